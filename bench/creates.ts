@@ -1,0 +1,41 @@
+/**
+ * POST /eventmatch against the real server process (a fresh database, schema synced first),
+ * driven by autocannon over keep-alive connections: creates per second and latency.
+ */
+import autocannon from 'autocannon';
+import { startBenchServer } from './server.js';
+import type { Row } from './table.js';
+
+const DURATION_S = 10;
+const CONNECTIONS = 32;
+
+
+export async function benchCreates(label: string, url: string): Promise<Row> {
+  const server = await startBenchServer(url);
+  try {
+    const body = JSON.stringify({
+      name: 'text files of project 1234',
+      jsonpath: "$.data[?@.destinationTable == 'Transactions.project' && @.value == '1234']",
+      target_url: 'http://127.0.0.1:9/hook',
+      auth: { type: 'basic', basic: { username: 'pipeline', password: 'secret' } },
+    });
+    const result = await autocannon({
+      url: `${server.url}/eventmatch`,
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'http-remote-user': 'bench' },
+      body,
+      connections: CONNECTIONS,
+      duration: DURATION_S,
+    });
+    const ok = result['2xx'];
+    return {
+      database: label,
+      'creates/s': ok / DURATION_S,
+      'non-2xx': result.non2xx + result.errors,
+      'latency p50 ms': result.latency.p50,
+      'latency p99 ms': result.latency.p99,
+    };
+  } finally {
+    await server.stop();
+  }
+}

@@ -1,0 +1,22 @@
+/** Prints rows of objects as an aligned text table. */
+export type Row = Record<string, string | number>;
+
+export function printTable(title: string, rows: readonly Row[]): void {
+  if (rows.length === 0) return;
+  const columns = Object.keys(rows[0]!);
+  const cells = rows.map((row) => columns.map((c) => format(row[c])));
+  const widths = columns.map((c, i) => Math.max(c.length, ...cells.map((r) => r[i]!.length)));
+  const line = (parts: string[]) => parts.map((p, i) => (i === 0 ? p.padEnd(widths[i]!) : p.padStart(widths[i]!))).join('  ');
+  console.log(`\n${title}`);
+  console.log(line(columns));
+  console.log(widths.map((w) => '-'.repeat(w)).join('  '));
+  for (const r of cells) console.log(line(r));
+}
+
+function format(value: string | number | undefined): string {
+  if (value === undefined) return '';
+  if (typeof value === 'string') return value;
+  if (!Number.isFinite(value)) return 'n/a';
+  if (Math.abs(value) >= 100) return Math.round(value).toLocaleString('en-US');
+  return value.toFixed(Math.abs(value) >= 10 ? 1 : 2);
+}

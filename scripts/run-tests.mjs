@@ -1,0 +1,23 @@
+#!/usr/bin/env node
+// Runs every compiled test file (dist/test/**/*.test.js) with node's test runner.
+// Arguments are passed on, e.g. `npm test -- --test-name-pattern=index`.
+import { spawnSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+function testFiles(dir) {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return testFiles(path);
+    return entry.name.endsWith('.test.js') ? [path] : [];
+  });
+}
+
+if (process.env.NOTIFICATIONS_TEST_DATABASE_URL) {
+  console.log('# databases: SQLite and PostgreSQL (NOTIFICATIONS_TEST_DATABASE_URL)');
+} else {
+  console.log('# databases: SQLite only; set NOTIFICATIONS_TEST_DATABASE_URL=postgres://… to run every test on PostgreSQL too');
+}
+const files = testFiles('dist/test').sort();
+const result = spawnSync(process.execPath, ['--test', ...process.argv.slice(2), ...files], { stdio: 'inherit' });
+process.exit(result.status ?? 1);

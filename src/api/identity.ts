@@ -1,0 +1,37 @@
+/**
+ * The acting user: the value of the identity header that the trusted front proxy sets, or the
+ * configured default user (compatibility mode) when a request has none.
+ */
+import type { FastifyRequest } from 'fastify';
+import { badRequest, ServiceError } from '../errors.js';
+
+export interface IdentityOptions {
+  /** Lower-cased header name, e.g. `http-remote-user`. */
+  header: string;
+  /** null: a request without the header is answered 401. */
+  defaultUser: string | null;
+}
+
+export function actingUser(request: FastifyRequest, options: IdentityOptions): string {
+  const value = request.headers[options.header];
+  // Two copies of the header mean the proxy appended to a client's own instead of replacing it;
+  // Node would join them into "a, b", which must not pass for a user name.
+  if (Array.isArray(value) || occurrences(request.raw.rawHeaders, options.header) > 1) {
+    throw badRequest(`the ${displayName(options.header)} header is given more than once`);
+  }
+  const user = value?.trim() ?? '';
+  if (user !== '') return user;
+  if (options.defaultUser !== null) return options.defaultUser;
+  throw new ServiceError('unauthenticated', `missing identity: the ${displayName(options.header)} header is required`);
+}
+
+function occurrences(rawHeaders: string[], name: string): number {
+  let count = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i]?.toLowerCase() === name) count++;
+  return count;
+}
+
+/** `http-remote-user` → `Http-Remote-User`, as people write header names. */
+function displayName(header: string): string {
+  return header.replace(/(^|-)([a-z])/g, (_, dash: string, letter: string) => dash + letter.toUpperCase());
+}

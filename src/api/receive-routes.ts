@@ -1,0 +1,54 @@
+/**
+ * `POST /receive`: CloudEvents in structured, binary or batched mode. The body is taken raw
+ * (any media type) and handed to cloudevents/, which decides what it is; 200 only after the
+ * events and their matches are committed.
+ */
+import { timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { parseReceived } from '../cloudevents/index.js';
+import { ServiceError } from '../errors.js';
+import { receiveEvent, type ReceiveDependencies } from '../events/receive.js';
+
+export interface ReceiveRouteDependencies extends ReceiveDependencies {
+  /** `NOTIFICATIONS_RECEIVE_TOKEN`: when set, `Authorization: Bearer <token>` is required. */
+  receiveToken: string | null;
+  /** Events were logged with matches: the policy stage has work. */
+  onReceived: () => void;
+}
+
+export function receiveRoutes(deps: ReceiveRouteDependencies) {
+  const expectedToken = deps.receiveToken === null ? null : Buffer.from(deps.receiveToken);
+  return async (app: FastifyInstance) => {
+    await app.register(async (scope) => {
+      scope.removeAllContentTypeParsers();
+      scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+      scope.post(
+        '/receive',
+        {
+          schema: { tags: ['receiving'], summary: 'Receive a CloudEvent (structured, binary or batched mode)' },
+          onRequest: async (request) => checkToken(request, expectedToken),
+        },
+        async (request) => {
+          const { batch, events } = parseReceived({
+            contentType: request.headers['content-type'],
+            headers: request.headers,
+            body: Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0),
+          });
+          const logged = await Promise.all(events.map((event) => receiveEvent(deps, event)));
+          if (logged.some((l) => !l.duplicate && l.matches > 0)) deps.onReceived();
+          const answers = logged.map(({ uuid, matches, duplicate }) => (duplicate ? { uuid, matches, duplicate } : { uuid, matches }));
+          return batch ? answers : answers[0];
+        },
+      );
+    });
+  };
+}
+
+function checkToken(request: FastifyRequest, expected: Buffer | null): void {
+  if (expected === null) return;
+  const given = /^Bearer (.+)$/i.exec(request.headers.authorization ?? '')?.[1] ?? '';
+  const actual = Buffer.from(given);
+  if (actual.length !== expected.length || !timingSafeEqual(actual, expected)) {
+    throw new ServiceError('unauthenticated', 'missing or wrong bearer token: /receive requires Authorization: Bearer <NOTIFICATIONS_RECEIVE_TOKEN>');
+  }
+}

@@ -1,0 +1,21 @@
+import type { DatabaseHandle } from '../db/connect.js';
+
+/** What a subcommand gets: its own arguments, the database, and where to write. */
+export interface CommandContext {
+  readonly args: string[];
+  readonly database: DatabaseHandle;
+  readonly out: (line: string) => void;
+  readonly err: (line: string) => void;
+}
+
+export interface Command {
+  readonly name: string;
+  readonly usage: string;
+  readonly summary: string;
+  /** Checks the arguments before the database is opened; returns a message when they are wrong. */
+  check(args: string[]): string | undefined;
+  run(context: CommandContext): Promise<number>;
+}
+
+/** Exit codes, as the original tool used them. */
+export const EXIT = { ok: 0, failure: 1, usage: 2, outOfDate: 255 } as const;

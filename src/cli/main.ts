@@ -1,0 +1,106 @@
+#!/usr/bin/env node
+/**
+ * `svc-notifications-cmd`: the admin CLI. Global options come before the subcommand; the
+ * database is the one the service would use (flags, NOTIFICATIONS_* variables, --config file).
+ */
+import { readFileSync } from 'node:fs';
+import { ConfigError, loadConfig } from '../config/load.js';
+import { SETTINGS } from '../config/settings.js';
+import { maskUrlPassword } from '../config/values.js';
+import { openDatabase, type DatabaseHandle } from '../db/connect.js';
+import { packageInfo } from '../package-info.js';
+import { EXIT, type Command } from './command.js';
+import { dbchk } from './dbchk.js';
+import { dbsync } from './dbsync.js';
+import { eventget } from './eventget.js';
+import { eventpurge } from './eventpurge.js';
+import { eventretry } from './eventretry.js';
+
+const PROGRAM = 'svc-notifications-cmd';
+const COMMANDS: readonly Command[] = [dbchk, dbsync, eventget, eventpurge, eventretry];
+const GLOBAL_WITH_VALUE = new Set(['--config', '--database-url']);
+
+function usageLine(): string {
+  return `usage: ${PROGRAM} [--database-url URL] [--config FILE] {${COMMANDS.map((c) => c.name).join('|')}} [options]`;
+}
+
+function help(): string {
+  return [
+    usageLine(),
+    '',
+    ...COMMANDS.map((c) => `  ${c.usage.padEnd(24)} ${c.summary}`),
+    '',
+    'The database comes from --database-url, NOTIFICATIONS_DATABASE_URL or the --config file',
+    `(default ${SETTINGS.databaseUrl.default}). Exit status: 0 success, 1 failure (database`,
+    'unreachable), 2 bad arguments, 255 schema out of date (dbchk).',
+  ].join('\n');
+}
+
+/** Splits `[global options] command [command args]`. */
+function split(argv: string[]): { global: string[]; command: string | undefined; args: string[] } {
+  const global: string[] = [];
+  let i = 0;
+  for (; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (GLOBAL_WITH_VALUE.has(arg)) global.push(arg, argv[++i] ?? '');
+    else if ([...GLOBAL_WITH_VALUE].some((flag) => arg.startsWith(`${flag}=`))) global.push(arg);
+    else break;
+  }
+  return { global, command: argv[i], args: argv.slice(i + 1) };
+}
+
+async function main(argv: string[]): Promise<number> {
+  if (argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
+    console.log(help());
+    return EXIT.ok;
+  }
+  if (argv[0] === '--version') {
+    console.log(packageInfo().version);
+    return EXIT.ok;
+  }
+  const { global, command: name, args } = split(argv);
+  const command = COMMANDS.find((c) => c.name === name);
+  if (!command) {
+    console.error(name ? `${PROGRAM}: unknown command ${name}` : `${PROGRAM}: no command given`);
+    console.error(usageLine());
+    return EXIT.usage;
+  }
+  const problem = command.check(args);
+  if (problem) {
+    console.error(`${PROGRAM} ${problem}`);
+    console.error(`usage: ${PROGRAM} ${command.usage}`);
+    return EXIT.usage;
+  }
+  let databaseUrl: string;
+  try {
+    databaseUrl = loadConfig({ argv: global, env: process.env, readFile: (path) => readFileSync(path, 'utf8') }).databaseUrl;
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    console.error(`${PROGRAM}: ${error.message}`);
+    return EXIT.usage;
+  }
+  let database: DatabaseHandle | undefined;
+  try {
+    database = openDatabase(databaseUrl);
+    return await command.run({ args, database, out: (line) => console.log(line), err: (line) => console.error(line) });
+  } catch (error) {
+    console.error(`${PROGRAM} ${command.name}: cannot use the database ${database?.description ?? maskUrlPassword(databaseUrl)}: ${oneLine(error)}`);
+    return EXIT.failure;
+  } finally {
+    await database?.close().catch(() => undefined);
+  }
+}
+
+function oneLine(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  return text.split('\n')[0] ?? text;
+}
+
+// exitCode, not exit(): the process ends once stdout has taken everything printed.
+main(process.argv.slice(2)).then(
+  (code) => (process.exitCode = code),
+  (error: unknown) => {
+    console.error(`${PROGRAM}: ${oneLine(error)}`);
+    process.exitCode = EXIT.failure;
+  },
+);

@@ -1,0 +1,31 @@
+/**
+ * Message bodies that must be JSON: strictly UTF-8 (RFC 8259 8.1), so a broken byte is a 400
+ * rather than a U+FFFD silently stored and delivered.
+ */
+import { badRequest } from '../errors.js';
+import type { JsonValue } from '../jsonpath/index.js';
+
+// JSON may drop a leading byte order mark (RFC 8259 8.1); text data keeps every character.
+const withoutBom = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+const asIs = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** The bytes as text, or undefined when they are not valid UTF-8 (overlong forms included). */
+export function decodeUtf8(bytes: Uint8Array, dropBom = false): string | undefined {
+  try {
+    return (dropBom ? withoutBom : asIs).decode(bytes);
+  } catch {
+    return undefined;
+  }
+}
+
+export function parseJsonBody(body: Buffer): JsonValue {
+  const text = decodeUtf8(body, true);
+  if (text === undefined) throw badRequest('body: not valid UTF-8, which JSON requires');
+  try {
+    return JSON.parse(text) as JsonValue;
+  } catch (error) {
+    if (!(error instanceof SyntaxError)) throw error;
+    const position = /position (\d+)/.exec(error.message)?.[1];
+    throw badRequest(text.trim() === '' ? 'body: not valid JSON (empty)' : `body: not valid JSON${position === undefined ? '' : ` (at character ${position})`}`);
+  }
+}

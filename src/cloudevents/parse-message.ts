@@ -1,0 +1,65 @@
+/**
+ * The HTTP binding's mode choice (section 3): the Content-Type says structured or batched;
+ * otherwise a `ce-specversion` header says binary; otherwise an `application/json` body that is
+ * an event object is taken as structured, which is how many producers post events.
+ */
+import { badRequest, ServiceError } from '../errors.js';
+import type { JsonValue } from '../jsonpath/index.js';
+import { binarySpecversion, parseBinary } from './binary-mode.js';
+import { parseJsonBody } from './json-body.js';
+import { parseMediaType, requireUtf8Json, type MediaType } from './media-type.js';
+import { isJsonObject, type ParsedMessage, type ReceivedEvent, type ReceivedMessage } from './types.js';
+import { validateEvent } from './validate-event.js';
+
+const STRUCTURED = 'application/cloudevents+json';
+const BATCHED = 'application/cloudevents-batch+json';
+const HOW = 'send a structured, binary or batched CloudEvent (Content-Type application/cloudevents+json, ce-* headers, or application/cloudevents-batch+json)';
+
+export function parseReceived(message: ReceivedMessage): ParsedMessage {
+  const type = parseMediaType(message.contentType);
+  if (type.essence === STRUCTURED) return { batch: false, events: [parseStructured(readJson(message.body, type))] };
+  if (type.essence === BATCHED) return { batch: true, events: parseBatch(readJson(message.body, type)) };
+  if (binarySpecversion(message.headers) !== undefined) return { batch: false, events: [parseBinary(message, type)] };
+  if (type.essence === 'application/json') {
+    const body = readJson(message.body, type);
+    if (isJsonObject(body) && (Object.hasOwn(body, 'specversion') || Object.hasOwn(body, 'cloudEventsVersion'))) {
+      return { batch: false, events: [parseStructured(body)] };
+    }
+    throw unsupported('"application/json" holding no event object (no specversion member) and no ce-specversion header');
+  }
+  const shown = type.essence === '' ? '(no Content-Type)' : JSON.stringify(type.essence);
+  throw unsupported(`${shown} without a ce-specversion header`);
+}
+
+function unsupported(what: string): ServiceError {
+  return new ServiceError('unsupported-media-type', `unsupported media type ${what}: ${HOW}`);
+}
+
+function readJson(body: Buffer, type: MediaType): JsonValue {
+  requireUtf8Json(type);
+  return parseJsonBody(body);
+}
+
+function parseStructured(body: JsonValue): ReceivedEvent {
+  if (Array.isArray(body)) throw badRequest(`body: must be a JSON object (one event); send a JSON array as ${BATCHED}`);
+  if (!isJsonObject(body)) throw badRequest('body: must be a JSON object (one event)');
+  return validateEvent(body, (attribute) => attribute);
+}
+
+/** An empty array is a valid batch (JSON format 4.3) and yields no events. */
+function parseBatch(body: JsonValue): ReceivedEvent[] {
+  if (!Array.isArray(body)) throw badRequest(`body: must be a JSON array of events (${BATCHED})`);
+  const events = body.map((member, index) => {
+    if (!isJsonObject(member)) throw badRequest(`[${index}]: must be an event object`);
+    return validateEvent(member, (attribute) => `[${index}].${attribute}`);
+  });
+  // HTTP binding 3.3.2: all events of a batch MUST have the same specversion.
+  const first = events[0]?.specVersion;
+  events.forEach((event, index) => {
+    if (event.specVersion !== first) {
+      const name = event.specVersion === '0.1' ? 'cloudEventsVersion' : 'specversion';
+      throw badRequest(`[${index}].${name}: every event in a batch must have the same spec version as [0] (${first})`);
+    }
+  });
+  return events;
+}

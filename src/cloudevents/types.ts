@@ -1,0 +1,44 @@
+/**
+ * Terms:
+ * - message: one HTTP request to `/receive` (content type, headers, body bytes).
+ * - mode: how the message carries events (HTTP binding 3): structured (one event as a JSON
+ *   object), batched (a JSON array of them) or binary (attributes in `ce-*` headers, the body
+ *   is `data`).
+ * - document: an event's structured-mode JSON form, attributes at top level and `data` as a
+ *   member (0.1: its own attribute names and an `extensions` object). Subscriptions are
+ *   matched against it, and it is what is stored and delivered.
+ */
+import type { JsonValue } from '../jsonpath/index.js';
+
+export type SpecVersion = '1.0' | '0.3' | '0.1';
+
+export interface ReceivedEvent {
+  specVersion: SpecVersion;
+  /** `id` (0.1: `eventID`). */
+  id: string;
+  source: string;
+  /** `type` (0.1: `eventType`). */
+  type: string;
+  /** Exactly as sent in structured and batched mode; built from the headers and body in binary mode. */
+  document: JsonValue;
+}
+
+export interface ReceivedMessage {
+  /** The Content-Type header as sent, parameters included. */
+  contentType: string | undefined;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+}
+
+export interface ParsedMessage {
+  /** True for a batched-mode message: the answer is then an array, one entry per event. */
+  batch: boolean;
+  /** One event, except in a batch, which may hold any number (an empty batch none). */
+  events: ReceivedEvent[];
+}
+
+export type JsonObject = { [key: string]: JsonValue };
+
+export function isJsonObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,219 @@
+// Every setting of the service in one table: environment variable, optional
+// flag, default (as text, parsed like any given value), parser, description.
+import { DIALECT_MODES, type DialectMode } from '../jsonpath/index.js';
+import {
+  durationMs,
+  listOf,
+  maskUrlPassword,
+  oneOf,
+  parseBearerToken,
+  parseCidr,
+  parseDatabaseUrl,
+  parseHeaderName,
+  parseHttpUrl,
+  parseListenAddress,
+  parseNonEmpty,
+  parsePort,
+  parseSecretKey,
+  parseSizeBytes,
+  type ParseValue,
+} from './values.js';
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** The validated, deeply frozen configuration. Durations are in milliseconds, sizes in bytes. */
+export interface Config {
+  readonly databaseUrl: string;
+  readonly address: string;
+  readonly port: number;
+  /** null: no policy service, every delivery is allowed. */
+  readonly policyUrl: string | null;
+  /** Lower-cased. */
+  readonly userHeader: string;
+  /** null: a request without the user header is answered 401. */
+  readonly defaultUser: string | null;
+  /** null: /receive needs no token. */
+  readonly receiveToken: string | null;
+  /** One delay per retry; after the last one the delivery fails. */
+  readonly retryDelaysMs: readonly number[];
+  readonly targetTimeoutMs: number;
+  readonly maxBodyBytes: number;
+  /** Normalized CIDR blocks, `address/prefix`. */
+  readonly targetAllow: readonly string[];
+  readonly targetDeny: readonly string[];
+  /** 32 bytes; null: target credentials are stored as given. Not frozen: Node cannot freeze a Buffer. */
+  readonly secretKey: Buffer | null;
+  readonly jsonpathDialect: DialectMode;
+  readonly logLevel: LogLevel;
+  readonly leaseMs: number;
+  readonly shutdownGraceMs: number;
+}
+
+/** What is known of a setting regardless of its type. */
+export interface SettingInfo {
+  readonly env: `NOTIFICATIONS_${string}`;
+  readonly flag?: `--${string}`;
+  /** Text parsed like a given value; null (only for nullable settings) means unset. */
+  readonly default: string | null;
+  /** What an unset nullable setting means, for --help. */
+  readonly whenUnset?: string;
+  /** secret: never shown; url: shown with its password masked. */
+  readonly sensitive?: 'secret' | 'url';
+  readonly description: string;
+}
+
+export interface Setting<V> extends SettingInfo {
+  readonly default: null extends V ? string | null : string;
+  readonly parse: ParseValue<NonNullable<V>>;
+}
+
+// 1s+5s+30s+2m+10m+30m+1h+2h+4h+8h+9h = 24h42m36s: a target that is down for a
+// whole day still gets its events. (With 8h as the last delay the sum would be
+// 23h42m36s, short of the day.)
+const DEFAULT_RETRY_DELAYS = '1s,5s,30s,2m,10m,30m,1h,2h,4h,8h,9h';
+
+export const SETTINGS: { readonly [K in keyof Config]: Setting<Config[K]> } = {
+  databaseUrl: {
+    env: 'NOTIFICATIONS_DATABASE_URL',
+    flag: '--database-url',
+    default: 'sqlite:./notifications.sqlite3',
+    parse: parseDatabaseUrl,
+    sensitive: 'url',
+    description: 'sqlite:<path> (relative or absolute), sqlite::memory:, or postgres://user:pass@host:port/db',
+  },
+  address: {
+    env: 'NOTIFICATIONS_ADDRESS',
+    flag: '--address',
+    default: '127.0.0.1',
+    parse: parseListenAddress,
+    description: 'address the HTTP server listens on',
+  },
+  port: {
+    env: 'NOTIFICATIONS_PORT',
+    flag: '--port',
+    default: '8070',
+    parse: parsePort,
+    description: 'port the HTTP server listens on (0: any free port)',
+  },
+  policyUrl: {
+    env: 'NOTIFICATIONS_POLICY_URL',
+    default: null,
+    whenUnset: 'allow-all mode',
+    parse: parseHttpUrl,
+    sensitive: 'url',
+    description: 'base URL of the policy service',
+  },
+  userHeader: {
+    env: 'NOTIFICATIONS_USER_HEADER',
+    default: 'Http-Remote-User',
+    parse: parseHeaderName,
+    description: 'request header that names the user',
+  },
+  defaultUser: {
+    env: 'NOTIFICATIONS_DEFAULT_USER',
+    default: null,
+    whenUnset: 'answer 401',
+    parse: parseNonEmpty,
+    description: 'user assumed when the user header is absent',
+  },
+  receiveToken: {
+    env: 'NOTIFICATIONS_RECEIVE_TOKEN',
+    default: null,
+    whenUnset: 'open',
+    parse: parseBearerToken,
+    sensitive: 'secret',
+    description: 'bearer token required on /receive',
+  },
+  retryDelaysMs: {
+    env: 'NOTIFICATIONS_RETRY_DELAYS',
+    default: DEFAULT_RETRY_DELAYS,
+    parse: listOf(durationMs({ min: 0 })),
+    description: 'comma-separated delays before each retry of a delivery; after the last the delivery fails',
+  },
+  targetTimeoutMs: {
+    env: 'NOTIFICATIONS_TARGET_TIMEOUT',
+    default: '10s',
+    parse: durationMs({ min: 1 }),
+    description: 'time-out of each request to a target or to the policy service',
+  },
+  maxBodyBytes: {
+    env: 'NOTIFICATIONS_MAX_BODY',
+    default: '1mb',
+    parse: parseSizeBytes,
+    description: 'largest accepted request body (b, kb, mb; 1kb = 1024 bytes)',
+  },
+  targetAllow: {
+    env: 'NOTIFICATIONS_TARGET_ALLOW',
+    default: '',
+    parse: listOf(parseCidr),
+    description: 'comma-separated CIDR blocks targets must be in (none: any address not denied)',
+  },
+  targetDeny: {
+    env: 'NOTIFICATIONS_TARGET_DENY',
+    default: '169.254.0.0/16,fe80::/10,100.100.100.200/32,fd00:ec2::254/128',
+    parse: listOf(parseCidr),
+    description: 'comma-separated CIDR blocks targets may not be in (default: link-local and cloud metadata)',
+  },
+  secretKey: {
+    env: 'NOTIFICATIONS_SECRET_KEY',
+    default: null,
+    whenUnset: 'credentials stored as given',
+    parse: parseSecretKey,
+    sensitive: 'secret',
+    description: 'key encrypting stored target credentials: 32 bytes in hex or base64 (openssl rand -base64 32)',
+  },
+  jsonpathDialect: {
+    env: 'NOTIFICATIONS_JSONPATH_DIALECT',
+    default: 'auto',
+    parse: oneOf(DIALECT_MODES),
+    description: `JSONPath dialect of subscriptions: ${DIALECT_MODES.join(', ')}`,
+  },
+  logLevel: {
+    env: 'NOTIFICATIONS_LOG_LEVEL',
+    default: 'info',
+    parse: oneOf(LOG_LEVELS),
+    description: `least severe level logged: ${LOG_LEVELS.join(', ')}`,
+  },
+  leaseMs: {
+    env: 'NOTIFICATIONS_LEASE',
+    default: '30s',
+    parse: durationMs({ min: 1 }),
+    description: 'how long a claimed delivery stays claimed; must exceed the target time-out',
+  },
+  shutdownGraceMs: {
+    env: 'NOTIFICATIONS_SHUTDOWN_GRACE',
+    default: '10s',
+    parse: durationMs({ min: 0 }),
+    description: 'how long shutdown waits for deliveries in flight',
+  },
+};
+
+export const SETTING_KEYS = Object.keys(SETTINGS) as ReadonlyArray<keyof Config>;
+
+export function describeSettings(): Array<{ name: string; flag?: string; default: string; description: string }> {
+  return SETTING_KEYS.map((key) => {
+    const setting: SettingInfo = SETTINGS[key];
+    return {
+      name: setting.env,
+      ...(setting.flag === undefined ? {} : { flag: setting.flag }),
+      default: setting.default === null ? `unset: ${setting.whenUnset ?? 'none'}` : setting.default || 'none',
+      description: setting.description,
+    };
+  });
+}
+
+export type LoggableValue = string | number | null | readonly string[] | readonly number[];
+
+/** The configuration as a plain object safe to log: secrets become "(set)", URL passwords "***". */
+export function redactedConfig(config: Config): Record<keyof Config, LoggableValue> {
+  const entries = SETTING_KEYS.map((key): [keyof Config, LoggableValue] => {
+    const value = config[key];
+    const sensitive = SETTINGS[key].sensitive;
+    if (value === null) return [key, null];
+    if (sensitive === 'secret' || Buffer.isBuffer(value)) return [key, '(set)'];
+    if (sensitive === 'url' && typeof value === 'string') return [key, maskUrlPassword(value)];
+    return [key, Array.isArray(value) ? [...value] : value];
+  });
+  return Object.fromEntries(entries) as Record<keyof Config, LoggableValue>;
+}

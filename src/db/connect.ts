@@ -1,0 +1,91 @@
+/**
+ * Opens the database a URL names: `sqlite:<path>` (embedded, one instance) or `postgres://…`
+ * (several instances). What differs between them is declared once, as capabilities.
+ */
+import SQLite from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect, type Transaction } from 'kysely';
+import pg from 'pg';
+import { maskUrlPassword } from '../config/values.js';
+import { GroupCommit } from './group-commit.js';
+import type { Database } from './tables.js';
+
+export interface Capabilities {
+  readonly backend: 'sqlite' | 'postgres';
+  /** Claims can skip rows another instance holds (`FOR UPDATE SKIP LOCKED`). */
+  readonly skipLocked: boolean;
+  /** More than one process may use the database at once. */
+  readonly sharedByInstances: boolean;
+}
+
+export interface DatabaseHandle {
+  readonly db: Kysely<Database>;
+  readonly capabilities: Capabilities;
+  /** PostgreSQL: the schema named by the URL's `schema` parameter (default: `public`). */
+  readonly schema: string | undefined;
+  /** Where it is, without credentials: for logs and error messages. */
+  readonly description: string;
+  /**
+   * Runs a write in a transaction shared with the writes that arrive at the same moment (group
+   * commit); settles after the commit.
+   */
+  write<T>(work: (tx: Transaction<Database>) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+const PG_INT8 = 20;
+const POSTGRES_POOL_SIZE = 10;
+// Waiting this long for a lock held by another connection beats failing at once (SQLITE_BUSY).
+const SQLITE_BUSY_TIMEOUT_MS = 5_000;
+
+export function openDatabase(url: string): DatabaseHandle {
+  if (url.startsWith('sqlite:')) return openSqlite(url.slice('sqlite:'.length));
+  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) return openPostgres(url);
+  throw new Error(`unsupported database URL (expected sqlite:<path> or postgres://…): ${url}`);
+}
+
+function openSqlite(path: string): DatabaseHandle {
+  const database = new SQLite(path, { timeout: SQLITE_BUSY_TIMEOUT_MS });
+  database.pragma('journal_mode = WAL');
+  // FULL: a commit is on disk before /receive answers, even across a power cut.
+  database.pragma('synchronous = FULL');
+  database.pragma('foreign_keys = ON');
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  const group = new GroupCommit(db, 1);
+  return {
+    db,
+    write: (work) => group.run(work),
+    capabilities: { backend: 'sqlite', skipLocked: false, sharedByInstances: false },
+    schema: undefined,
+    description: `sqlite:${path}`,
+    close: () => db.destroy(),
+  };
+}
+
+function openPostgres(url: string): DatabaseHandle {
+  const parsed = new URL(url);
+  // `?schema=name`: our own parameter (pg does not know it), so one database can hold several
+  // deployments, or one test each.
+  const schema = parsed.searchParams.get('schema') ?? undefined;
+  parsed.searchParams.delete('schema');
+  if (schema !== undefined && !/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(schema)) {
+    throw new Error(`invalid schema name in the database URL: ${schema}`);
+  }
+  const pool = new pg.Pool({
+    connectionString: parsed.toString(),
+    max: POSTGRES_POOL_SIZE,
+    ...(schema ? { options: `-c search_path=${schema}` } : {}),
+    // Timestamps are bigint microseconds: well inside the exact range of a JS number.
+    types: { getTypeParser: (oid, format) => (oid === PG_INT8 ? Number : pg.types.getTypeParser(oid, format)) },
+  });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  // One connection stays free of commits for reads (readiness, GET /eventmatch).
+  const group = new GroupCommit(db, POSTGRES_POOL_SIZE - 1);
+  return {
+    db,
+    write: (work) => group.run(work),
+    capabilities: { backend: 'postgres', skipLocked: true, sharedByInstances: true },
+    schema,
+    description: maskUrlPassword(url),
+    close: () => db.destroy(),
+  };
+}

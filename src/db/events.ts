@@ -1,0 +1,74 @@
+/**
+ * The events table and the match rows written with an event: the event log.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { Database, EventsTable, MatchesTable } from './tables.js';
+
+export type EventRow = EventsTable;
+export type MatchRow = MatchesTable;
+
+/** A new match of a logged event, waiting for the policy stage now. */
+export function pendingMatch(eventUuid: string, subscription: { uuid: string; owner: string }, now: number): MatchRow {
+  return {
+    uuid: randomUUID(),
+    event_uuid: eventUuid,
+    subscription_uuid: subscription.uuid,
+    owner: subscription.owner,
+    state: 'policy',
+    policy_code: null,
+    target_code: null,
+    created: now,
+    due: now,
+    locked_until: null,
+    locked_by: null,
+    attempts: 0,
+    updated: now,
+  };
+}
+
+export interface LoggedEvent {
+  uuid: string;
+  matches: number;
+  duplicate: boolean;
+}
+
+/**
+ * Logs an event with its match rows, unless an event with the same (source, id) is already
+ * logged (by anyone, in this transaction or another): then nothing is written and that event
+ * is returned as a duplicate. The unique index decides, so new events cost no look-up.
+ */
+export async function logEvent(db: Kysely<Database>, event: EventRow, matches: readonly MatchRow[]): Promise<LoggedEvent> {
+  const inserted = await db
+    .insertInto('events')
+    .values(event)
+    .onConflict((conflict) => conflict.columns(['source', 'event_id']).doNothing())
+    .returning('uuid')
+    .executeTakeFirst();
+  if (!inserted) return (await findEventBySourceAndId(db, event.source, event.event_id))!;
+  await insertMatches(db, matches);
+  return { uuid: event.uuid, matches: matches.length, duplicate: false };
+}
+
+export async function insertMatches(db: Kysely<Database>, rows: readonly MatchRow[]): Promise<void> {
+  if (rows.length > 0) await db.insertInto('matches').values([...rows]).execute();
+}
+
+export async function findEventBySourceAndId(db: Kysely<Database>, source: string, eventId: string): Promise<LoggedEvent | undefined> {
+  const row = await db
+    .selectFrom('events')
+    .leftJoin('matches', 'matches.event_uuid', 'events.uuid')
+    .select(['events.uuid', (eb) => eb.fn.count<number>('matches.uuid').as('matches')])
+    .where('events.source', '=', source)
+    .where('events.event_id', '=', eventId)
+    .groupBy('events.uuid')
+    .executeTakeFirst();
+  return row && { uuid: row.uuid, matches: Number(row.matches), duplicate: true };
+}
+
+/** The logged events with these uuids (their JSON documents, for the policy call and delivery). */
+export async function eventsByUuid(db: Kysely<Database>, uuids: readonly string[]): Promise<Map<string, EventRow>> {
+  if (uuids.length === 0) return new Map();
+  const rows = await db.selectFrom('events').selectAll().where('uuid', 'in', [...new Set(uuids)]).execute();
+  return new Map(rows.map((row) => [row.uuid, row]));
+}

@@ -1,0 +1,84 @@
+/**
+ * Group commit: writes that arrive while a commit is being prepared share one transaction,
+ * so many requests pay for one fsync. SQLite with `synchronous = FULL` commits ~4,000 times a
+ * second on this disk; one create per commit held the service to 1,750 creates/s.
+ *
+ * A write that shares its transaction runs inside its own savepoint: one that fails (a
+ * constraint, a bug) is rolled back alone and rejected, and the others still commit. A write's promise settles only after
+ * the commit, so an answer sent on it is durable.
+ *
+ * `concurrency` commits may be in flight at once: 1 for SQLite (one writer anyway), the pool
+ * size less one (kept for reads) for PostgreSQL, whose connections commit in parallel (one lane held PostgreSQL to
+ * 1,900 creates/s against 4,600 without grouping).
+ */
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Database } from './tables.js';
+
+type Write<T> = (tx: Transaction<Database>) => Promise<T>;
+
+interface Pending {
+  write: Write<unknown>;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+/** More writes than this wait for the next commit, so a burst cannot grow one without bound. */
+const MAX_WRITES_PER_COMMIT = 500;
+
+export class GroupCommit {
+  private queue: Pending[] = [];
+  private lanes = 0;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly concurrency: number,
+  ) {}
+
+  run<T>(write: Write<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ write, resolve: resolve as (value: unknown) => void, reject });
+      if (this.lanes < this.concurrency) {
+        this.lanes++;
+        // Let the writes of requests already read off the sockets join this commit.
+        setImmediate(() => void this.flush());
+      }
+    });
+  }
+
+  private async flush(): Promise<void> {
+    while (this.queue.length > 0) {
+      const batch = this.queue.splice(0, MAX_WRITES_PER_COMMIT);
+      const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
+      try {
+        await this.db.transaction().execute(async (tx) => {
+          // Alone in its transaction, a write needs no savepoint: its failure aborts only itself.
+          if (batch.length === 1) outcomes.push({ ok: true, value: await batch[0]!.write(tx) });
+          else for (const pending of batch) outcomes.push(await inSavepoint(tx, pending.write));
+        });
+      } catch (error) {
+        // The commit failed (or the lone write did): none of the batch is durable.
+        for (const pending of batch) pending.reject(error);
+        continue;
+      }
+      batch.forEach((pending, i) => {
+        const outcome = outcomes[i]!;
+        if (outcome.ok) pending.resolve(outcome.value);
+        else pending.reject(outcome.error);
+      });
+    }
+    this.lanes--;
+  }
+}
+
+async function inSavepoint(tx: Transaction<Database>, write: Write<unknown>): Promise<{ ok: true; value: unknown } | { ok: false; error: unknown }> {
+  await sql`savepoint group_write`.execute(tx);
+  try {
+    const value = await write(tx);
+    await sql`release savepoint group_write`.execute(tx);
+    return { ok: true, value };
+  } catch (error) {
+    await sql`rollback to savepoint group_write`.execute(tx);
+    await sql`release savepoint group_write`.execute(tx);
+    return { ok: false, error };
+  }
+}

@@ -1,0 +1,125 @@
+/**
+ * The matches table (the event log's ELM records, and the work queue).
+ */
+import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { Capabilities } from './connect.js';
+import { UNFINISHED_STATES, type Database, type MatchesTable, type MatchState } from './tables.js';
+
+/** A deleted or disabled subscription's matches still waiting for the policy or delivery are cancelled. */
+export async function cancelPendingMatches(db: Kysely<Database>, subscriptionUuid: string, at: number): Promise<number> {
+  const result = await db
+    .updateTable('matches')
+    .set({ state: 'cancelled', locked_until: null, locked_by: null, updated: at })
+    .where('subscription_uuid', '=', subscriptionUuid)
+    .where('state', 'in', [...UNFINISHED_STATES])
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+export type Stage = 'policy' | 'deliver';
+
+export interface Lease {
+  /** Who holds the claim: one worker of one instance. */
+  holder: string;
+  now: number;
+  durationUs: number;
+}
+
+/**
+ * Claims up to `limit` due rows of a stage whose lease is free or expired, oldest due first,
+ * and returns them. On PostgreSQL, rows another instance is claiming are skipped (`SKIP
+ * LOCKED`), so instances never take the same row; SQLite has one writer and needs no lock.
+ */
+export async function claimDueMatches(
+  db: Kysely<Database>,
+  capabilities: Capabilities,
+  stage: Stage,
+  lease: Lease,
+  limit: number,
+): Promise<MatchesTable[]> {
+  let due = db
+    .selectFrom('matches')
+    .select('uuid')
+    .where('state', '=', stage)
+    .where('due', '<=', lease.now)
+    .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', lease.now)]))
+    .orderBy('due')
+    .limit(limit);
+  if (capabilities.skipLocked) due = due.forUpdate().skipLocked();
+  const claimed = await db
+    .updateTable('matches')
+    .set({ locked_until: lease.now + lease.durationUs, locked_by: lease.holder })
+    .where('uuid', 'in', due)
+    // Checked again on the row itself: another claim may have taken it since the subquery read it.
+    .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', lease.now)]))
+    .returningAll()
+    .execute();
+  // RETURNING does not keep the subquery's order.
+  return claimed.sort((a, b) => a.due - b.due);
+}
+
+/** Moves claimed rows on: to a new state, or back to the same one due later. Releases the lease. */
+export async function settleMatches(
+  db: Kysely<Database>,
+  uuids: readonly string[],
+  holder: string,
+  change: { state: MatchState; due?: number; policyCode?: number; targetCode?: number | null; attempts?: 'count' | 'reset' },
+  at: number,
+): Promise<number> {
+  if (uuids.length === 0) return 0;
+  const result = await db
+    .updateTable('matches')
+    .set((eb) => ({
+      state: change.state,
+      locked_until: null,
+      locked_by: null,
+      updated: at,
+      ...(change.due !== undefined ? { due: change.due } : {}),
+      ...(change.policyCode !== undefined ? { policy_code: change.policyCode } : {}),
+      ...(change.targetCode !== undefined ? { target_code: change.targetCode } : {}),
+      ...(change.attempts === 'count' ? { attempts: eb('attempts', '+', 1) } : {}),
+      ...(change.attempts === 'reset' ? { attempts: 0 } : {}),
+    }))
+    .where('uuid', 'in', [...uuids])
+    // A lease that expired and was taken by someone else is theirs now.
+    .where('locked_by', '=', holder)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+export interface AttemptRecord {
+  matchUuid: string;
+  stage: Stage;
+  at: number;
+  status: number | null;
+  error: string | null;
+  durationMs: number;
+}
+
+export async function recordAttempts(db: Kysely<Database>, attempts: readonly AttemptRecord[]): Promise<void> {
+  if (attempts.length === 0) return;
+  await db
+    .insertInto('attempts')
+    .values(
+      attempts.map((a) => ({
+        uuid: randomUUID(),
+        match_uuid: a.matchUuid,
+        stage: a.stage,
+        at: a.at,
+        status: a.status,
+        error: a.error,
+        duration_ms: Math.round(a.durationMs),
+      })),
+    )
+    .execute();
+}
+
+/**
+ * Returns every claimed row to the queue. Only for a database one instance owns (SQLite): at
+ * start-up, any lease in it belonged to this instance's previous life, which is over.
+ */
+export async function releaseAllLeases(db: Kysely<Database>): Promise<number> {
+  const result = await db.updateTable('matches').set({ locked_until: null, locked_by: null }).where('locked_by', 'is not', null).executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}

@@ -1,0 +1,76 @@
+/**
+ * Schema version checks and migration (Kysely's migrator: ordered, recorded, run under a lock,
+ * so two `dbsync` at once is not an error: the second waits and finds nothing to do).
+ */
+import { Migrator, sql } from 'kysely';
+import type { DatabaseHandle } from './connect.js';
+import { MIGRATIONS } from './migrations/index.js';
+
+export interface SchemaStatus {
+  /** Migrations this program knows that the database has not run. */
+  pending: string[];
+  /** Migrations the database has run that this program does not know (a newer version's). */
+  unknown: string[];
+}
+
+const MIGRATION_TABLE = 'kysely_migration';
+
+export async function schemaStatus(handle: DatabaseHandle): Promise<SchemaStatus> {
+  const known = Object.keys(MIGRATIONS);
+  const schema = handle.capabilities.backend === 'postgres' ? (handle.schema ?? 'public') : undefined;
+  const tables = await handle.db.introspection.getTables({ withInternalKyselyTables: true });
+  if (!tables.some((t) => t.name === MIGRATION_TABLE && (schema === undefined || t.schema === schema))) {
+    return { pending: known, unknown: [] };
+  }
+  const rows = await sql<{ name: string }>`select name from ${sql.table(MIGRATION_TABLE)}`.execute(handle.db);
+  const applied = new Set(rows.rows.map((r) => r.name));
+  return { pending: known.filter((name) => !applied.has(name)), unknown: [...applied].filter((name) => !known.includes(name)) };
+}
+
+/**
+ * Runs every pending migration; returns the names it ran (none when already current). When
+ * another process migrates at the same moment, one of the two may fail on the other's tables
+ * (SQLite has no migration lock; PostgreSQL races on `create schema if not exists`): if the
+ * schema is current afterwards, the work was done, and that is success.
+ */
+export async function syncSchema(handle: DatabaseHandle): Promise<string[]> {
+  try {
+    return await migrate(handle);
+  } catch (error) {
+    if ((await schemaStatus(handle)).pending.length === 0) return [];
+    throw error;
+  }
+}
+
+async function migrate(handle: DatabaseHandle): Promise<string[]> {
+  if (handle.schema) await sql`create schema if not exists ${sql.id(handle.schema)}`.execute(handle.db);
+  const migrator = new Migrator({
+    db: handle.db,
+    provider: { getMigrations: async () => MIGRATIONS },
+    ...(handle.schema ? { migrationTableSchema: handle.schema } : {}),
+  });
+  const run = async () => {
+    const { error, results } = await migrator.migrateToLatest();
+    if (error) throw error instanceof Error ? error : new Error(String(error));
+    return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+  };
+  return handle.capabilities.backend === 'sqlite' ? inSqliteWriteLock(handle, run) : run();
+}
+
+/**
+ * Kysely runs SQLite migrations outside a transaction and takes no lock there, so another
+ * process could see the tables half made and the migration not yet recorded. Holding the
+ * write lock (BEGIN IMMEDIATE) for the whole run makes the others wait, then find it done.
+ * (SQLite has one connection per process here, so the migrator's statements run inside it.)
+ */
+async function inSqliteWriteLock<T>(handle: DatabaseHandle, work: () => Promise<T>): Promise<T> {
+  await sql`begin immediate`.execute(handle.db);
+  try {
+    const result = await work();
+    await sql`commit`.execute(handle.db);
+    return result;
+  } catch (error) {
+    await sql`rollback`.execute(handle.db);
+    throw error;
+  }
+}

@@ -1,0 +1,114 @@
+/**
+ * The subscriptions table: the only code that reads or writes it.
+ */
+import { sql, type Kysely } from 'kysely';
+import type { Database, SubscriptionsTable } from './tables.js';
+
+export type SubscriptionRow = SubscriptionsTable;
+
+/** A committed write, as those who keep copies of subscriptions (the matcher) hear of it. */
+export type SubscriptionChange = { kind: 'upsert'; row: SubscriptionRow } | { kind: 'delete'; uuid: string };
+
+export type SubscriptionChanges = Partial<
+  Pick<SubscriptionRow, 'name' | 'jsonpath' | 'dialect' | 'target_url' | 'auth' | 'extensions' | 'disabled' | 'error'>
+>;
+
+export async function insertSubscription(db: Kysely<Database>, row: SubscriptionRow): Promise<void> {
+  await db.insertInto('subscriptions').values(row).execute();
+}
+
+/** A live (not deleted) subscription of `owner`; anything else is as good as absent. */
+export async function findLiveSubscription(db: Kysely<Database>, owner: string, uuid: string): Promise<SubscriptionRow | undefined> {
+  return db
+    .selectFrom('subscriptions')
+    .selectAll()
+    .where('uuid', '=', uuid)
+    .where('owner', '=', owner)
+    .where('deleted', 'is', null)
+    .executeTakeFirst();
+}
+
+/** The owner's live subscriptions, oldest first. */
+export async function listLiveSubscriptions(
+  db: Kysely<Database>,
+  owner: string,
+  page: { limit: number; offset: number },
+): Promise<SubscriptionRow[]> {
+  return db
+    .selectFrom('subscriptions')
+    .selectAll()
+    .where('owner', '=', owner)
+    .where('deleted', 'is', null)
+    .orderBy('created')
+    .orderBy('uuid')
+    .limit(page.limit)
+    .offset(page.offset)
+    .execute();
+}
+
+/** Every live subscription of every owner: what the matcher loads at start-up. */
+export async function allLiveSubscriptions(db: Kysely<Database>): Promise<SubscriptionRow[]> {
+  return db.selectFrom('subscriptions').selectAll().where('deleted', 'is', null).execute();
+}
+
+/** `at`, or one microsecond past the row's `updated` if that is later: `updated` only moves forward. */
+function nextUpdated(at: number) {
+  return sql<number>`case when updated >= ${at} then updated + 1 else ${at} end`;
+}
+
+/**
+ * Applies `changes` to a live subscription and moves `updated` forward, in one statement, so
+ * that two instances updating at once cannot both write the same `updated`.
+ */
+export async function updateSubscription(
+  db: Kysely<Database>,
+  owner: string,
+  uuid: string,
+  changes: SubscriptionChanges,
+  at: number,
+): Promise<SubscriptionRow | undefined> {
+  return db
+    .updateTable('subscriptions')
+    .set({ ...changes, updated: nextUpdated(at) })
+    .where('uuid', '=', uuid)
+    .where('owner', '=', owner)
+    .where('deleted', 'is', null)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** Soft delete: the row stays (the event log refers to it) but never matches again. */
+export async function deleteSubscription(db: Kysely<Database>, owner: string, uuid: string, at: number): Promise<SubscriptionRow | undefined> {
+  return db
+    .updateTable('subscriptions')
+    .set({ deleted: nextUpdated(at), updated: nextUpdated(at) })
+    .where('uuid', '=', uuid)
+    .where('owner', '=', owner)
+    .where('deleted', 'is', null)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** Subscriptions by uuid, deleted and disabled ones included (the caller decides). */
+export async function subscriptionsByUuid(db: Kysely<Database>, uuids: readonly string[]): Promise<Map<string, SubscriptionRow>> {
+  if (uuids.length === 0) return new Map();
+  const rows = await db.selectFrom('subscriptions').selectAll().where('uuid', 'in', [...new Set(uuids)]).execute();
+  return new Map(rows.map((row) => [row.uuid, row]));
+}
+
+/** Disabled by the service: its target failed for good. Returns the row when this disabled it. */
+export async function disableSubscription(db: Kysely<Database>, uuid: string, error: string, at: number): Promise<SubscriptionRow | undefined> {
+  return db
+    .updateTable('subscriptions')
+    .set({ disabled: nextUpdated(at), updated: nextUpdated(at), error })
+    .where('uuid', '=', uuid)
+    .where('deleted', 'is', null)
+    .where('disabled', 'is', null)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** Subscriptions written (created, updated, deleted, disabled) at or after `since`. */
+export async function subscriptionsUpdatedSince(db: Kysely<Database>, since: number): Promise<SubscriptionRow[]> {
+  return db.selectFrom('subscriptions').selectAll().where('updated', '>=', since).execute();
+}

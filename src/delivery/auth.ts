@@ -1,0 +1,13 @@
+import type { Auth } from '../subscriptions/input.js';
+
+export type { Auth };
+
+/** The Authorization header value for `auth`, or undefined when there is none. */
+export function authorizationHeader(auth: Auth): string | undefined {
+  if (!('type' in auth)) return undefined;
+  if (auth.type === 'basic') {
+    const { username, password } = auth.basic;
+    return `Basic ${Buffer.from(`${username}:${password}`, 'utf8').toString('base64')}`;
+  }
+  return `${auth.header.type} ${auth.header.credentials}`;
+}

@@ -1,0 +1,205 @@
+/**
+ * The index requirement of a jsonpath2 expression (see ../requirement.ts): a necessary condition
+ * for the expression to select anything, derived from the tree.
+ *
+ * In this dialect a filter tests the node it is applied to, so a filter on the node at path P
+ * contributes its own requirement with `@` = P.
+ */
+import {
+  ALWAYS,
+  allOf,
+  anyOf,
+  compares,
+  equals,
+  exists,
+  flipped,
+  isScalar,
+  step,
+  type Ordering,
+  type PathStep,
+  type Requirement,
+} from '../requirement.js';
+import type { JsonValue } from '../types.js';
+import type { ComparisonOperator, FilterExpression, Operand, PathExpression, Segment, Selector } from './ast.js';
+
+/** Unions multiply the branches; past this many the walk stops at the union instead. */
+const MAX_UNION_BRANCHES = 32;
+
+interface Budget {
+  branches: number;
+}
+
+export function deriveRequirement(query: PathExpression): Requirement {
+  return fromSegments(query.segments, 0, [], { branches: MAX_UNION_BRANCHES });
+}
+
+function fromSegments(segments: readonly Segment[], at: number, prefix: readonly PathStep[], budget: Budget): Requirement {
+  const segment = segments[at];
+  if (segment === undefined) return exists(prefix);
+  // `..` applies the selectors to the node itself and to every node below it.
+  const base = segment.kind === 'descendant' ? [...prefix, step.descend()] : prefix;
+  const { selectors } = segment;
+  if (selectors.length > 1) {
+    if (budget.branches < selectors.length) return exists(base);
+    budget.branches -= selectors.length;
+  }
+  return anyOf(selectors.map((selector) => fromSelector(selector, segments, at, base, budget)));
+}
+
+function fromSelector(
+  selector: Selector, segments: readonly Segment[], at: number, prefix: readonly PathStep[], budget: Budget,
+): Requirement {
+  const rest = (next: PathStep): Requirement => fromSegments(segments, at + 1, [...prefix, next], budget);
+  switch (selector.kind) {
+    case 'name':
+      return rest(step.name(selector.name));
+    case 'index':
+      return rest(step.index(selector.index));
+    case 'wildcard':
+    case 'slice':
+    case 'nested':
+      return rest(step.any());
+    case 'filter':
+      return allOf([fromFilter(selector.expression, prefix), fromSegments(segments, at + 1, prefix, budget)]);
+    case 'call':
+      // A function result is not a document node: only the node it was applied to is certain.
+      return exists(prefix);
+  }
+}
+
+function fromFilter(expression: FilterExpression, current: readonly PathStep[]): Requirement {
+  switch (expression.kind) {
+    case 'and':
+      return allOf(expression.operands.map((e) => fromFilter(e, current)));
+    case 'or':
+      return anyOf(expression.operands.map((e) => fromFilter(e, current)));
+    case 'not':
+      return ALWAYS;
+    case 'test':
+      return operandExists(expression.operand, current);
+    case 'comparison':
+      return fromComparison(expression.operator, expression.left, expression.right, current);
+  }
+}
+
+/**
+ * Every comparison needs a node on each path side (a missing side makes it false). Two say
+ * more: `path = scalar` (`=` on scalars is `===` in the evaluator, as `equals` assumes) and
+ * `path <, <=, >, >= number` (ordering compares numbers only, as `compares` assumes).
+ */
+function fromComparison(operator: ComparisonOperator, left: Operand, right: Operand, current: readonly PathStep[]): Requirement {
+  if (operator === '=') {
+    if (left.kind === 'path' && right.kind === 'value') return pathEquals(left.path, right.value, current);
+    if (left.kind === 'value' && right.kind === 'path') return pathEquals(right.path, left.value, current);
+  }
+  if (operator === '<' || operator === '<=' || operator === '>' || operator === '>=') {
+    // Ordering compares numbers only (booleans are not numbers here).
+    if (left.kind === 'path' && right.kind === 'value') return pathCompares(left.path, operator, right.value, current);
+    if (left.kind === 'value' && right.kind === 'path') return pathCompares(right.path, flipped(operator), left.value, current);
+  }
+  return allOf([operandExists(left, current), operandExists(right, current)]);
+}
+
+function pathEquals(path: PathExpression, value: JsonValue, current: readonly PathStep[]): Requirement {
+  const located = locate(path, current);
+  return allOf([pathRequirement(path, current), located.exact ? equals(located.steps, value) : ALWAYS]);
+}
+
+function pathCompares(path: PathExpression, ordering: Ordering, bound: JsonValue, current: readonly PathStep[]): Requirement {
+  const located = locate(path, current);
+  return allOf([pathRequirement(path, current), located.exact ? compares(located.steps, ordering, bound) : ALWAYS]);
+}
+
+function operandExists(operand: Operand, current: readonly PathStep[]): Requirement {
+  return operand.kind === 'path' ? pathRequirement(operand.path, current) : ALWAYS;
+}
+
+/** What a path inside a filter needs to select anything, its own filters included. */
+function pathRequirement(path: PathExpression, current: readonly PathStep[]): Requirement {
+  return fromSegments(path.segments, 0, path.origin === 'root' ? [] : current, { branches: MAX_UNION_BRANCHES });
+}
+
+/**
+ * The steps of a path inside a filter, from the root. `exact` is false when the walk had to stop
+ * early (at a union or a function call): then the path only promises that its prefix exists.
+ */
+function locate(path: PathExpression, current: readonly PathStep[]): { steps: PathStep[]; exact: boolean } {
+  const steps = path.origin === 'root' ? [] : [...current];
+  for (const segment of path.segments) {
+    const selector = segment.selectors[0];
+    if (segment.selectors.length !== 1 || selector === undefined) return { steps, exact: false };
+    if (segment.kind === 'descendant') steps.push(step.descend());
+    const next = stepOf(selector);
+    if (next === 'stop') return { steps, exact: false };
+    if (next !== 'stay') steps.push(next);
+  }
+  return { steps, exact: true };
+}
+
+/** A filter keeps the node where it is; a call leaves the document. */
+function stepOf(selector: Selector): PathStep | 'stay' | 'stop' {
+  switch (selector.kind) {
+    case 'name':
+      return step.name(selector.name);
+    case 'index':
+      return step.index(selector.index);
+    case 'wildcard':
+    case 'slice':
+    case 'nested':
+      return step.any();
+    case 'filter':
+      return 'stay';
+    case 'call':
+      return 'stop';
+  }
+}
+
+/**
+ * For the simplest expressions, a requirement that holds exactly when the expression selects
+ * something (see DialectQuery.exact): a path of names, indices, wildcards and `..`, ending at
+ * most in a filter that tests one member path of the node against a scalar or for existence.
+ */
+export function exactRequirement(query: PathExpression): Requirement | undefined {
+  const path: PathStep[] = [];
+  for (const [i, segment] of query.segments.entries()) {
+    const selector = segment.selectors.length === 1 ? segment.selectors[0]! : undefined;
+    if (segment.kind === 'descendant') path.push(step.descend());
+    if (selector?.kind === 'name') path.push(step.name(selector.name));
+    else if (selector?.kind === 'index') path.push(step.index(selector.index));
+    else if (selector?.kind === 'wildcard') path.push(step.any());
+    else if (selector?.kind === 'filter' && i === query.segments.length - 1) return exactFilter(selector.expression, path);
+    else return undefined;
+  }
+  return exists(path);
+}
+
+function exactFilter(expression: FilterExpression, current: PathStep[]): Requirement | undefined {
+  if (expression.kind === 'test') {
+    const member = memberPath(expression.operand);
+    return member && exists([...current, ...member]);
+  }
+  if (expression.kind !== 'comparison') return undefined;
+  const { left, right, operator } = expression;
+  const pathOnLeft = left.kind === 'path';
+  const member = memberPath(pathOnLeft ? left : right);
+  const other = pathOnLeft ? right : left;
+  if (!member || other.kind !== 'value' || !isScalar(other.value)) return undefined;
+  const at = [...current, ...member];
+  if (operator === '=') return equals(at, other.value);
+  if (operator === '!=' || operator === 'contains' || typeof other.value !== 'number') return undefined;
+  return compares(at, pathOnLeft ? operator : flipped(operator), other.value);
+}
+
+/** `@.a.b[0]`: the steps of a current-node path of names and indices, or undefined. */
+function memberPath(operand: Operand): PathStep[] | undefined {
+  if (operand.kind !== 'path' || operand.path.origin !== 'current') return undefined;
+  const steps: PathStep[] = [];
+  for (const segment of operand.path.segments) {
+    const selector = segment.selectors.length === 1 ? segment.selectors[0] : undefined;
+    if (segment.kind === 'descendant') return undefined;
+    if (selector?.kind === 'name') steps.push(step.name(selector.name));
+    else if (selector?.kind === 'index') steps.push(step.index(selector.index));
+    else return undefined;
+  }
+  return steps;
+}

@@ -1,0 +1,157 @@
+/**
+ * The index requirement of an RFC 9535 query, read off json-p3's syntax tree.
+ * See ../requirement.ts for what a requirement promises. RFC 9535 comparison rules that matter
+ * here (section 2.3.5.2): an absent node compares equal only to another absent node, so
+ * `@.a == 1` needs a node at `a`, `@.a != 1` needs nothing, and `@.a == @.b` holds when both
+ * are absent.
+ */
+import { type JSONPathQuery, TokenKind, jsonpath } from 'json-p3';
+import {
+  ALWAYS,
+  allOf,
+  anyOf,
+  compares,
+  equals,
+  exists,
+  flipped,
+  step,
+  type Ordering,
+  type PathStep,
+  type Requirement,
+} from '../requirement.js';
+import type { JsonValue } from '../types.js';
+
+const { expressions, selectors } = jsonpath;
+type FilterExpression = jsonpath.expressions.FilterExpression;
+
+/** Requirement for `query` selecting at least one node, its path starting at `base`. */
+export function queryRequirement(query: JSONPathQuery, base: readonly PathStep[]): Requirement {
+  return pathRequirement(query, base).requirement;
+}
+
+interface PathResult {
+  /** Where the selected nodes are. */
+  path: PathStep[];
+  requirement: Requirement;
+}
+
+function pathRequirement(query: JSONPathQuery, base: readonly PathStep[]): PathResult {
+  const path = [...base];
+  const parts: Requirement[] = [];
+  for (const segment of query.segments) {
+    // `..[sel]` applies the selectors to the node and to everything below it.
+    if (segment.token.kind === TokenKind.DDOT) path.push(step.descend());
+    const only = segment.selectors.length === 1 ? segment.selectors[0] : undefined;
+    if (only instanceof selectors.NameSelector) path.push(step.name(only.name));
+    else if (only instanceof selectors.IndexSelector) path.push(step.index(only.index));
+    else {
+      // a union, a slice, a wildcard or a filter: whatever it selects is some child.
+      path.push(step.any());
+      if (only instanceof selectors.FilterSelector) parts.push(filterRequirement(only.expression, path));
+    }
+  }
+  return { path, requirement: allOf([...parts, exists(path)]) };
+}
+
+function filterRequirement(expression: FilterExpression, current: readonly PathStep[]): Requirement {
+  if (expression instanceof expressions.LogicalExpression) return filterRequirement(expression.expression, current);
+  if (expression instanceof expressions.FilterQuery) return nestedQuery(expression, current).requirement;
+  if (expression instanceof expressions.InfixExpression) {
+    const { left, right, operator } = expression;
+    if (operator === '&&') return allOf([filterRequirement(left, current), filterRequirement(right, current)]);
+    if (operator === '||') return anyOf([filterRequirement(left, current), filterRequirement(right, current)]);
+    return comparisonRequirement(left, operator, right, current);
+  }
+  // `!`, function extensions (match, search, ...) and anything new: no promise.
+  return ALWAYS;
+}
+
+function comparisonRequirement(
+  left: FilterExpression,
+  operator: string,
+  right: FilterExpression,
+  current: readonly PathStep[],
+): Requirement {
+  const leftQuery = left instanceof expressions.FilterQuery ? nestedQuery(left, current) : undefined;
+  const rightQuery = right instanceof expressions.FilterQuery ? nestedQuery(right, current) : undefined;
+  const literal = literalValue(leftQuery ? right : left);
+  const query = leftQuery ?? rightQuery;
+  if (leftQuery && rightQuery) {
+    // absent == absent is true, so only strict ordering needs both nodes.
+    return operator === '<' || operator === '>' ? allOf([leftQuery.requirement, rightQuery.requirement]) : ALWAYS;
+  }
+  if (!query || literal === undefined || operator === '!=') return ALWAYS;
+  if (operator === '==') return allOf([query.requirement, equals(query.path, literal)]);
+  // Ordering holds only between two numbers or two strings (section 2.3.5.2.2).
+  const ordering = leftQuery ? (operator as Ordering) : flipped(operator as Ordering);
+  return allOf([query.requirement, compares(query.path, ordering, literal)]);
+}
+
+function nestedQuery(expression: jsonpath.expressions.FilterQuery, current: readonly PathStep[]): PathResult {
+  return pathRequirement(expression.path, expression instanceof expressions.RootQuery ? [] : current);
+}
+
+function literalValue(expression: FilterExpression): JsonValue | undefined {
+  if (expression instanceof expressions.NullLiteral) return null;
+  if (
+    expression instanceof expressions.StringLiteral ||
+    expression instanceof expressions.NumberLiteral ||
+    expression instanceof expressions.BooleanLiteral
+  ) {
+    return expression.value;
+  }
+  return undefined;
+}
+
+/**
+ * For the simplest queries, a requirement that holds exactly when the query selects something,
+ * so the index needs no evaluation: a path of names, indices, wildcards and `..`, ending at
+ * most in a filter that tests one member path against a literal (`@.mimetype == 'text/plain'`,
+ * `@.size > 100`) or for existence. Anything else: undefined.
+ */
+export function exactRequirement(query: JSONPathQuery): Requirement | undefined {
+  const path: PathStep[] = [];
+  const segments = query.segments;
+  for (const [i, segment] of segments.entries()) {
+    if (segment.token.kind === TokenKind.DDOT) path.push(step.descend());
+    const only = segment.selectors.length === 1 ? segment.selectors[0] : undefined;
+    if (only instanceof selectors.NameSelector) path.push(step.name(only.name));
+    else if (only instanceof selectors.IndexSelector) path.push(step.index(only.index));
+    else if (only instanceof selectors.WildcardSelector) path.push(step.any());
+    else if (only instanceof selectors.FilterSelector && i === segments.length - 1) {
+      return exactFilter(only.expression.expression, [...path, step.any()]);
+    } else return undefined;
+  }
+  return exists(path);
+}
+
+function exactFilter(expression: FilterExpression, current: PathStep[]): Requirement | undefined {
+  if (expression instanceof expressions.RelativeQuery) {
+    const member = memberPath(expression.path);
+    return member && exists([...current, ...member]);
+  }
+  if (!(expression instanceof expressions.InfixExpression) || expression.logical) return undefined;
+  const { left, right, operator } = expression;
+  const queryOnLeft = left instanceof expressions.RelativeQuery;
+  const query = queryOnLeft ? left : right;
+  const literal = literalValue(queryOnLeft ? right : left);
+  const member = query instanceof expressions.RelativeQuery ? memberPath(query.path) : undefined;
+  if (!member || literal === undefined) return undefined;
+  const at = [...current, ...member];
+  if (operator === '==') return equals(at, literal);
+  if (operator === '!=' || typeof literal !== 'number') return undefined;
+  return compares(at, queryOnLeft ? (operator as Ordering) : flipped(operator as Ordering), literal);
+}
+
+/** `@.a.b[0]`: the steps of a singular relative query, or undefined for anything else. */
+function memberPath(query: JSONPathQuery): PathStep[] | undefined {
+  const steps: PathStep[] = [];
+  for (const segment of query.segments) {
+    const only = segment.selectors.length === 1 ? segment.selectors[0] : undefined;
+    if (segment.token.kind === TokenKind.DDOT) return undefined;
+    if (only instanceof selectors.NameSelector) steps.push(step.name(only.name));
+    else if (only instanceof selectors.IndexSelector) steps.push(step.index(only.index));
+    else return undefined;
+  }
+  return steps;
+}

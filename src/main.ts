@@ -1,0 +1,198 @@
+#!/usr/bin/env node
+/**
+ * `svc-notifications`: the server. The composition root: the only place where the modules
+ * are wired together and where the process (argv, env, signals, exit codes) is touched.
+ */
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { buildApp } from './api/app.js';
+import { deliveriesRoutes } from './api/deliveries-routes.js';
+import { eventmatchRoutes } from './api/eventmatch-routes.js';
+import { healthRoutes } from './api/health.js';
+import { receiveRoutes } from './api/receive-routes.js';
+import { ConfigError, loadConfig } from './config/load.js';
+import { describeSettings, redactedConfig, type Config } from './config/settings.js';
+import { openDatabase, type DatabaseHandle } from './db/connect.js';
+import { releaseAllLeases } from './db/matches.js';
+import { schemaStatus } from './db/migrate.js';
+import { allLiveSubscriptions, type SubscriptionChange } from './db/subscriptions.js';
+import { addressGuard } from './delivery/address-guard.js';
+import { createTargetClient } from './delivery/target-client.js';
+import { LiveMatcher } from './matching/live-matcher.js';
+import { allowAll, createPolicyClient } from './policy/policy-client.js';
+import { deliveryStep } from './routing/delivery-stage.js';
+import { policyStep } from './routing/policy-stage.js';
+import { subscriptionRefreshStep } from './routing/subscription-refresh.js';
+import { startWorkerLoop } from './routing/worker-loop.js';
+import { packageInfo } from './package-info.js';
+import { systemClock } from './time/clock.js';
+
+const PROGRAM = 'svc-notifications';
+/** Other instances' work (PostgreSQL) and retries coming due are found by polling this often. */
+const POLL_MS = 1_000;
+const MAX_ERROR_PAUSE_MS = 30_000;
+const STAGE_BATCH = 64;
+const CONNECTIONS_PER_TARGET = 16;
+const SUBSCRIPTION_REFRESH_MS = 500;
+/** Ten seconds of clock skew between instances is tolerated. */
+const SUBSCRIPTION_REFRESH_WINDOW_US = 10_000_000;
+
+function usage(): string {
+  const lines = [
+    `usage: ${PROGRAM} [--address ADDR] [--port N] [--database-url URL] [--config FILE]`,
+    '',
+    'Runs the event notification router. Settings come from flags, then NOTIFICATIONS_* environment',
+    'variables, then the JSON file named by --config, then these defaults:',
+    '',
+  ];
+  for (const s of describeSettings()) lines.push(`  ${s.name.padEnd(32)} ${s.default.padEnd(28)} ${s.description}`);
+  lines.push('', `The schema must be current: run \`svc-notifications-cmd dbsync\` first.`);
+  return lines.join('\n');
+}
+
+async function main(argv: string[]): Promise<number> {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    console.log(usage());
+    return 0;
+  }
+  if (argv.includes('--version')) {
+    console.log(packageInfo().version);
+    return 0;
+  }
+  let config: Config;
+  try {
+    config = loadConfig({ argv, env: process.env, readFile: (path) => readFileSync(path, 'utf8') });
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(`${PROGRAM}: ${error.message}`);
+      return 1;
+    }
+    throw error;
+  }
+  return serve(config);
+}
+
+async function serve(config: Config): Promise<number> {
+  let database: DatabaseHandle;
+  try {
+    database = openDatabase(config.databaseUrl);
+  } catch (error) {
+    console.error(`${PROGRAM}: cannot open the database: ${error instanceof Error ? error.message : String(error)}`);
+    return 1;
+  }
+  try {
+    const status = await schemaStatus(database);
+    if (status.pending.length > 0) {
+      console.error(`${PROGRAM}: the database schema is out of date (${database.description} lacks ${status.pending.join(', ')}): run \`svc-notifications-cmd dbsync\``);
+      await database.close();
+      return 1;
+    }
+  } catch (error) {
+    console.error(`${PROGRAM}: cannot use the database ${database.description}: ${error instanceof Error ? error.message : String(error)}`);
+    await database.close();
+    return 1;
+  }
+
+  const clock = systemClock();
+  const policyMode = config.policyUrl ? 'policy-service' : 'allow-all';
+  if (!database.capabilities.sharedByInstances) await releaseAllLeases(database.db);
+  const matcher = new LiveMatcher();
+  matcher.load(await allLiveSubscriptions(database.db));
+  const policy = config.policyUrl ? createPolicyClient({ baseUrl: config.policyUrl, timeoutMs: config.targetTimeoutMs }) : undefined;
+  const target = createTargetClient({
+    timeoutMs: config.targetTimeoutMs,
+    connectionsPerOrigin: CONNECTIONS_PER_TARGET,
+    guard: addressGuard({ allow: config.targetAllow, deny: config.targetDeny }),
+  });
+  const stage = {
+    database,
+    clock,
+    holder: `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
+    leaseUs: config.leaseMs * 1000,
+    batchSize: STAGE_BATCH,
+    retryDelaysMs: config.retryDelaysMs,
+    random: Math.random,
+  };
+  const app = await buildApp({ maxBodyBytes: config.maxBodyBytes, logLevel: config.logLevel, version: packageInfo().version }, [
+    healthRoutes({ database, policyMode }),
+    eventmatchRoutes({
+      database,
+      clock,
+      secretKey: config.secretKey,
+      dialectMode: config.jsonpathDialect,
+      identity: { header: config.userHeader, defaultUser: config.defaultUser },
+      onChange: (change: SubscriptionChange) => matcher.apply(change),
+    }),
+    deliveriesRoutes({ database, identity: { header: config.userHeader, defaultUser: config.defaultUser } }),
+    receiveRoutes({ database, matcher, clock, receiveToken: config.receiveToken, onReceived: () => policyLoop.wake() }),
+  ]);
+  const onLoopError = (name: string) => (error: unknown) => app.log.error({ err: error }, `${name} stage failed; retrying`);
+  // Other instances write subscriptions too: their changes reach this matcher within a poll.
+  const refreshLoop = database.capabilities.sharedByInstances
+    ? startWorkerLoop({
+        step: subscriptionRefreshStep({ database, matcher, clock, windowUs: SUBSCRIPTION_REFRESH_WINDOW_US }),
+        idleMs: SUBSCRIPTION_REFRESH_MS,
+        maxErrorPauseMs: MAX_ERROR_PAUSE_MS,
+        onError: onLoopError('subscription refresh'),
+      })
+    : undefined;
+  const deliveryLoop = startWorkerLoop({
+    step: deliveryStep({ ...stage, target, secretKey: config.secretKey, onSubscriptionChange: (change) => matcher.apply(change) }),
+    idleMs: POLL_MS,
+    maxErrorPauseMs: MAX_ERROR_PAUSE_MS,
+    onError: onLoopError('delivery'),
+  });
+  const policyLoop = startWorkerLoop({
+    step: policyStep({ ...stage, policy: policy ?? allowAll, onAllowed: () => deliveryLoop.wake() }),
+    idleMs: POLL_MS,
+    maxErrorPauseMs: MAX_ERROR_PAUSE_MS,
+    onError: onLoopError('policy'),
+  });
+  app.log.info({ config: redactedConfig(config) }, 'configuration');
+  if (policyMode === 'allow-all') {
+    app.log.warn('allow-all mode: NOTIFICATIONS_POLICY_URL is not set, so every subscriber receives every event its subscriptions match');
+  }
+
+  let stopping = false;
+  const stopped = new Promise<number>((resolve) => {
+    const stop = (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      app.log.info({ signal }, 'shutting down: no new requests, finishing those in flight');
+      const force = setTimeout(() => {
+        app.log.error(`shutdown took longer than ${config.shutdownGraceMs} ms; exiting anyway`);
+        resolve(1);
+      }, config.shutdownGraceMs);
+      force.unref();
+      app
+        .close()
+        .then(() => Promise.all([policyLoop.stop(), deliveryLoop.stop(), refreshLoop?.stop()]))
+        .then(() => Promise.all([target.close(), policy?.close()]))
+        .then(() => database.close())
+        .then(() => resolve(0), (error: unknown) => {
+          app.log.error({ err: error }, 'shutdown failed');
+          resolve(1);
+        });
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+  });
+
+  try {
+    await app.listen({ host: config.address, port: config.port });
+  } catch (error) {
+    console.error(`${PROGRAM}: cannot listen on ${config.address}:${config.port}: ${error instanceof Error ? error.message : String(error)}`);
+    await database.close();
+    return 1;
+  }
+  return stopped;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    console.error(`${PROGRAM}: ${error instanceof Error ? error.stack ?? error.message : String(error)}`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,110 @@
+/**
+ * Turns an expression's requirement into the keys the index files it under. A subscription is
+ * a candidate for an event when ANY of its keys is found in the event, so the keys must form
+ * one clause that the requirement implies: one conjunct of an `all`, or one key per branch of
+ * an `any`. Among the clauses a requirement offers, the index picks the cheapest (see cost).
+ */
+import type { Ordering, PathStep, Requirement, Scalar } from '../jsonpath/index.js';
+
+/** What the node at the key's path must be for the key to be found in an event. */
+export type KeyTest =
+  | { readonly kind: 'exists' }
+  | { readonly kind: 'equals'; readonly value: Scalar }
+  | { readonly kind: 'compares'; readonly ordering: Ordering; readonly bound: number };
+
+export interface IndexKey {
+  readonly path: readonly PathStep[];
+  readonly test: KeyTest;
+  /** Identity of the key, for counting how many expressions mention it. */
+  readonly id: string;
+}
+
+/** A disjunction of keys: the requirement holds only if one of them is found. */
+export type Clause = readonly IndexKey[];
+
+/** Cost of one key: lower is more selective. */
+export type KeyCost = (key: IndexKey) => number;
+
+/** Every clause the requirement implies, cheapest choices made inside `any` branches. */
+export function clausesOf(requirement: Requirement, cost: KeyCost): Clause[] {
+  switch (requirement.kind) {
+    case 'always':
+      return [];
+    case 'exists':
+      return [[makeKey(requirement.path, { kind: 'exists' })]];
+    case 'equals':
+      return [[makeKey(requirement.path, { kind: 'equals', value: requirement.value })]];
+    case 'compares': {
+      const { ordering, bound } = requirement;
+      return [[makeKey(requirement.path, { kind: 'compares', ordering, bound })]];
+    }
+    case 'all':
+      return requirement.of.flatMap((r) => clausesOf(r, cost));
+    case 'any': {
+      const union: IndexKey[] = [];
+      for (const branch of requirement.of) {
+        const best = cheapest(clausesOf(branch, cost), cost);
+        if (!best) return [];
+        union.push(...best);
+      }
+      return [dedupe(union)];
+    }
+  }
+}
+
+export function cheapest(clauses: readonly Clause[], cost: KeyCost): Clause | undefined {
+  let best: Clause | undefined;
+  let bestCost = Infinity;
+  for (const clause of clauses) {
+    const c = clauseCost(clause, cost);
+    if (c < bestCost) {
+      best = clause;
+      bestCost = c;
+    }
+  }
+  return best;
+}
+
+function clauseCost(clause: Clause, cost: KeyCost): number {
+  let total = 0;
+  for (const key of clause) total += cost(key);
+  return total;
+}
+
+export function keysOf(clauses: readonly Clause[]): IndexKey[] {
+  return dedupe(clauses.flat());
+}
+
+function makeKey(path: readonly PathStep[], test: KeyTest): IndexKey {
+  return { path, test, id: JSON.stringify(path.map(stepId)) + testId(test) };
+}
+
+function testId(test: KeyTest): string {
+  switch (test.kind) {
+    case 'exists':
+      return '';
+    case 'equals':
+      return ` = ${typeof test.value}:${String(test.value)}`;
+    case 'compares':
+      return ` ${test.ordering} ${test.bound}`;
+  }
+}
+
+function stepId(s: PathStep): string | number {
+  switch (s.kind) {
+    case 'name':
+      return `.${s.name}`;
+    case 'index':
+      return s.index;
+    case 'any':
+      return '*';
+    case 'descend':
+      return '..';
+  }
+}
+
+function dedupe(keys: readonly IndexKey[]): IndexKey[] {
+  const byId = new Map<string, IndexKey>();
+  for (const key of keys) byId.set(key.id, key);
+  return [...byId.values()];
+}

@@ -1,0 +1,46 @@
+/**
+ * The subscriptions that can match new events, compiled and indexed, kept in step with the
+ * subscriptions table: loaded at start-up, then told of every write. Deleted and disabled
+ * subscriptions are left out (re-enabling one puts it back).
+ */
+import type { SubscriptionChange, SubscriptionRow } from '../db/subscriptions.js';
+import { compileJsonPath, type Dialect, type JsonValue } from '../jsonpath/index.js';
+import { SubscriptionIndex } from './subscription-index.js';
+
+export interface MatchedSubscription {
+  uuid: string;
+  owner: string;
+}
+
+export class LiveMatcher {
+  private readonly index = new SubscriptionIndex<string>();
+  private readonly owners = new Map<string, string>();
+  /** What each indexed subscription was compiled from: an unchanged one is not compiled again. */
+  private readonly sources = new Map<string, string>();
+
+  load(rows: readonly SubscriptionRow[]): void {
+    for (const row of rows) this.apply({ kind: 'upsert', row });
+  }
+
+  apply(change: SubscriptionChange): void {
+    if (change.kind === 'delete' || change.row.deleted !== null || change.row.disabled !== null) {
+      const uuid = change.kind === 'delete' ? change.uuid : change.row.uuid;
+      this.index.delete(uuid);
+      this.owners.delete(uuid);
+      this.sources.delete(uuid);
+      return;
+    }
+    const { row } = change;
+    const source = `${row.dialect}\u0000${row.jsonpath}`;
+    if (this.sources.get(row.uuid) === source) return;
+    // The stored dialect, not today's configured order: a subscription keeps its meaning.
+    this.index.set(row.uuid, compileJsonPath(row.jsonpath, row.dialect as Dialect));
+    this.owners.set(row.uuid, row.owner);
+    this.sources.set(row.uuid, source);
+  }
+
+  match(event: JsonValue): MatchedSubscription[] {
+    return this.index.match(event).map((uuid) => ({ uuid, owner: this.owners.get(uuid)! }));
+  }
+
+}

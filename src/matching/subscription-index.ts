@@ -1,0 +1,170 @@
+/**
+ * Finds the subscriptions whose expression matches an event without evaluating all of them.
+ *
+ * Each distinct expression is filed under the keys of one clause of its requirement (see
+ * index-keys.ts); an event's walk through the key trie yields the candidates, and only those
+ * are evaluated in full, except those whose requirement is exact (a single condition such as
+ * `$.data[?@.mimetype == 'text/plain']`), for which finding the key is the match. Expressions
+ * with no usable requirement (`$`, a jsonpath2 filter on the root with `not`) have no key and
+ * are evaluated for every event, exact or not. Subscriptions sharing the same expression share one evaluation.
+ * The result is exactly what evaluating every subscription would give; the index only skips
+ * expressions whose necessary condition the event does not meet.
+ */
+import type { CompiledJsonPath, JsonValue } from '../jsonpath/index.js';
+import { cheapest, clausesOf, keysOf, type Clause, type IndexKey } from './index-keys.js';
+import { KeyTrie } from './key-trie.js';
+
+/**
+ * What a key costs beyond the number of expressions filed under it: an `exists` key is found
+ * in most events that have the member at all, a `compares` key in many, an `equals` key rarely.
+ */
+const KEY_PENALTY: Record<IndexKey['test']['kind'], number> = { equals: 0, compares: 100, exists: 1_000 };
+/**
+ * When this many expressions (then twice as many, and so on) mention a key, the entries filed
+ * under it are reconsidered: a key that was rare when they were placed may have become common.
+ */
+const POPULAR_KEY = 64;
+
+interface Entry<Id> {
+  /** Dialect and expression text: subscriptions with the same one share the entry. */
+  readonly identity: string;
+  readonly compiled: CompiledJsonPath;
+  readonly subscribers: Set<Id>;
+  readonly clauses: Clause[];
+  placement: Clause | undefined;
+  /** The number of the last lookup that found this entry, so that it is evaluated once. */
+  seenIn: number;
+}
+
+export interface IndexStats {
+  subscriptions: number;
+  expressions: number;
+  /** Distinct expressions evaluated for every event. */
+  unindexed: number;
+  /** Events matched so far, and the full evaluations that took. */
+  lookups: number;
+  evaluations: number;
+}
+
+export class SubscriptionIndex<Id> {
+  private readonly entries = new Map<string, Entry<Id>>();
+  private readonly entryOf = new Map<Id, Entry<Id>>();
+  private readonly unindexed = new Set<Entry<Id>>();
+  private readonly trie = new KeyTrie<Entry<Id>>();
+  /** How many expressions mention each key, in any of their clauses: the key's cost. */
+  private readonly mentions = new Map<string, number>();
+  private lookups = 0;
+  private evaluations = 0;
+
+  /** Adds or replaces the subscription `id`. */
+  set(id: Id, compiled: CompiledJsonPath): void {
+    this.delete(id);
+    const identity = `${compiled.dialect}\u0000${compiled.expression}`;
+    let entry = this.entries.get(identity);
+    if (!entry) {
+      entry = this.createEntry(identity, compiled);
+      this.entries.set(identity, entry);
+    }
+    entry.subscribers.add(id);
+    this.entryOf.set(id, entry);
+  }
+
+  delete(id: Id): boolean {
+    const entry = this.entryOf.get(id);
+    if (!entry) return false;
+    this.entryOf.delete(id);
+    entry.subscribers.delete(id);
+    if (entry.subscribers.size === 0) this.dropEntry(entry);
+    return true;
+  }
+
+
+  /** The subscriptions whose expression selects at least one node of `event`. */
+  match(event: JsonValue): Id[] {
+    const lookup = ++this.lookups;
+    const candidates: Entry<Id>[] = [];
+    this.trie.visit(event, (entry) => {
+      if (entry.seenIn !== lookup) {
+        entry.seenIn = lookup;
+        candidates.push(entry);
+      }
+    });
+    const matched: Id[] = [];
+    for (const entry of candidates) {
+      // An exact entry's key was found: that is the match (see DialectQuery.exact).
+      if (entry.compiled.exact || this.evaluate(entry, event)) for (const id of entry.subscribers) matched.push(id);
+    }
+    for (const entry of this.unindexed) {
+      if (this.evaluate(entry, event)) for (const id of entry.subscribers) matched.push(id);
+    }
+    return matched;
+  }
+
+  stats(): IndexStats {
+    return {
+      subscriptions: this.entryOf.size,
+      expressions: this.entries.size,
+      unindexed: this.unindexed.size,
+      lookups: this.lookups,
+      evaluations: this.evaluations,
+    };
+  }
+
+  private evaluate(entry: Entry<Id>, event: JsonValue): boolean {
+    this.evaluations++;
+    return entry.compiled.matches(event);
+  }
+
+  private createEntry(identity: string, compiled: CompiledJsonPath): Entry<Id> {
+    const clauses = clausesOf(compiled.requirement, this.keyCost);
+    const popular: IndexKey[] = [];
+    for (const key of keysOf(clauses)) {
+      const mentions = (this.mentions.get(key.id) ?? 0) + 1;
+      this.mentions.set(key.id, mentions);
+      if (mentions >= POPULAR_KEY && (mentions & (mentions - 1)) === 0) popular.push(key);
+    }
+    const entry: Entry<Id> = { identity, compiled, subscribers: new Set(), clauses, placement: undefined, seenIn: 0 };
+    this.place(entry);
+    for (const key of popular) this.reconsider(key);
+    return entry;
+  }
+
+  private dropEntry(entry: Entry<Id>): void {
+    this.entries.delete(entry.identity);
+    this.unplace(entry);
+    for (const key of keysOf(entry.clauses)) {
+      const left = (this.mentions.get(key.id) ?? 1) - 1;
+      if (left === 0) this.mentions.delete(key.id);
+      else this.mentions.set(key.id, left);
+    }
+  }
+
+  private place(entry: Entry<Id>, clause = cheapest(entry.clauses, this.keyCost)): void {
+    entry.placement = clause;
+    if (!entry.placement) {
+      this.unindexed.add(entry);
+      return;
+    }
+    for (const key of entry.placement) this.trie.add(key, entry);
+  }
+
+  private unplace(entry: Entry<Id>): void {
+    if (entry.placement) for (const key of entry.placement) this.trie.remove(key, entry);
+    else this.unindexed.delete(entry);
+    entry.placement = undefined;
+  }
+
+  /** Moves the entries filed under a key that became popular to cheaper clauses. */
+  private reconsider(key: IndexKey): void {
+    for (const entry of this.trie.itemsAt(key)) {
+      const best = cheapest(entry.clauses, this.keyCost);
+      if (best && best !== entry.placement) {
+        this.unplace(entry);
+        this.place(entry, best);
+      }
+    }
+  }
+
+  private readonly keyCost = (key: IndexKey): number =>
+    (this.mentions.get(key.id) ?? 0) + KEY_PENALTY[key.test.kind];
+}

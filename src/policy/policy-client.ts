@@ -1,0 +1,77 @@
+import { STATUS_CODES } from 'node:http';
+import { Pool } from 'undici';
+import { describeNetworkError, ExchangeTimeoutError } from '../delivery/network-error.js';
+import type { JsonValue } from '../jsonpath/index.js';
+
+/**
+ * The policy service's word on one (event, user). `deny` is a result, not an
+ * error: the match is recorded and never delivered. `retry` means no word yet.
+ */
+export type PolicyAnswer =
+  | { kind: 'allow'; status: number }
+  | { kind: 'deny'; status: number }
+  | { kind: 'retry'; status: number | null; error: string };
+
+export interface PolicyClient {
+  /** Never rejects for network problems: they come back as `retry`. */
+  ask(user: string, event: JsonValue): Promise<PolicyAnswer>;
+  close(): Promise<void>;
+}
+
+export interface PolicyClientOptions {
+  /** NOTIFICATIONS_POLICY_URL; operator-configured, so no address guard. */
+  readonly baseUrl: string;
+  /** Covers the whole exchange, like a target's. */
+  readonly timeoutMs: number;
+}
+
+/** The policy code recorded in allow-all mode. */
+const ALLOW_ALL_STATUS = 200;
+
+/** For when no policy URL is configured: every user may see every event. */
+export const allowAll: PolicyClient = Object.freeze({
+  ask: () => Promise.resolve<PolicyAnswer>({ kind: 'allow', status: ALLOW_ALL_STATUS }),
+  close: () => Promise.resolve(),
+});
+
+/** Pacifica Policy protocol: POST {baseUrl}/events/{user} with the event JSON. */
+export function createPolicyClient(options: PolicyClientOptions): PolicyClient {
+  const { timeoutMs } = options;
+  const base = new URL(options.baseUrl);
+  const basePath = base.pathname.replace(/\/+$/, '');
+  const pool = new Pool(base.origin, { connect: { timeout: timeoutMs }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+
+  async function ask(user: string, event: JsonValue): Promise<PolicyAnswer> {
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(new ExchangeTimeoutError(timeoutMs)), timeoutMs);
+    try {
+      const response = await pool.request({
+        method: 'POST',
+        path: `${basePath}/events/${encodeURIComponent(user)}`,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(event),
+        signal: abort.signal,
+      });
+      // Only the status matters. The body is read off (dump never rejects) so the
+      // connection is reused; a failure while reading it cannot change the answer.
+      await response.body.dump();
+      return answerFor(response.statusCode);
+    } catch (error) {
+      return { kind: 'retry', status: null, error: describeNetworkError(error).message };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  return { ask, close: () => pool.close() };
+}
+
+function answerFor(status: number): PolicyAnswer {
+  if (status >= 200 && status <= 299) return { kind: 'allow', status };
+  if (status >= 400 && status <= 499) return { kind: 'deny', status };
+  // 5xx, and anything else (a redirect is not followed): no decision, so ask again
+  // later rather than show or hide the event on a guess.
+  const phrase = STATUS_CODES[status];
+  const note = status >= 300 && status <= 399 ? ' (redirects are not followed)' : '';
+  return { kind: 'retry', status, error: `policy service answered ${status}${phrase === undefined ? '' : ` ${phrase}`}${note}` };
+}

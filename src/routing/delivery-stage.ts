@@ -1,0 +1,104 @@
+/**
+ * The delivery stage: due "deliver" rows are claimed and POSTed to their subscription's
+ * target in structured mode, with its extensions and credentials. Every attempt is recorded.
+ * A 2xx delivers; a retryable failure waits its turn on the schedule (or what Retry-After
+ * asks); a permanent failure, or the end of the schedule, fails the row and disables the
+ * subscription with what the target said, cancelling its other pending deliveries.
+ * Rows of deleted or disabled subscriptions are cancelled instead of sent.
+ */
+import type { ReceivedEvent } from '../cloudevents/index.js';
+import { withExtensions } from '../cloudevents/index.js';
+import { eventsByUuid, type EventRow } from '../db/events.js';
+import { cancelPendingMatches, claimDueMatches, recordAttempts, settleMatches, type AttemptRecord } from '../db/matches.js';
+import { disableSubscription, subscriptionsByUuid, type SubscriptionChange, type SubscriptionRow } from '../db/subscriptions.js';
+import type { MatchesTable } from '../db/tables.js';
+import { classifyNoAnswer, classifyResponse } from '../delivery/outcome.js';
+import { nextDelayMs } from '../delivery/retry-schedule.js';
+import type { TargetClient } from '../delivery/target-client.js';
+import type { Extensions } from '../subscriptions/input.js';
+import { openAuth } from '../subscriptions/secret-box.js';
+import type { StageDependencies } from './policy-stage.js';
+
+/** What the subscription's `error` field keeps of a target's answer. */
+const ERROR_LIMIT = 1024;
+
+export interface DeliveryStageDependencies extends StageDependencies {
+  target: Pick<TargetClient, 'post'>;
+  secretKey: Buffer | null;
+  /** A subscription was disabled: the matcher must stop matching it. */
+  onSubscriptionChange: (change: SubscriptionChange) => void;
+}
+
+type Outcome =
+  | { row: MatchesTable; kind: 'cancelled' }
+  | { row: MatchesTable; kind: 'sent'; subscription: SubscriptionRow; status: number | null; error: string | null; durationMs: number; retryAfterMs?: number; permanent: boolean; bodyExcerpt: string; at: number };
+
+export function deliveryStep(deps: DeliveryStageDependencies): () => Promise<number> {
+  return async () => {
+    const lease = { holder: deps.holder, now: deps.clock(), durationUs: deps.leaseUs };
+    const rows = await claimDueMatches(deps.database.db, deps.database.capabilities, 'deliver', lease, deps.batchSize);
+    if (rows.length === 0) return 0;
+    const [events, subscriptions] = await Promise.all([
+      eventsByUuid(deps.database.db, rows.map((r) => r.event_uuid)),
+      subscriptionsByUuid(deps.database.db, rows.map((r) => r.subscription_uuid)),
+    ]);
+    const outcomes = await Promise.all(rows.map((row) => send(deps, row, events.get(row.event_uuid), subscriptions.get(row.subscription_uuid))));
+    const disabled = await deps.database.write(async (tx) => {
+      const attempts: AttemptRecord[] = [];
+      const givenUp: Array<{ subscription: string; reason: string; at: number }> = [];
+      // Every row of the batch is settled before any subscription is disabled: disabling
+      // cancels the subscription's pending rows, which must not include rows of this batch.
+      for (const outcome of outcomes) {
+        const { row } = outcome;
+        if (outcome.kind === 'cancelled') {
+          await settleMatches(tx, [row.uuid], deps.holder, { state: 'cancelled' }, deps.clock());
+          continue;
+        }
+        const { at, status } = outcome;
+        // The ELM target code is the latest HTTP status: an attempt without one leaves it be.
+        const targetCode = status ?? undefined;
+        attempts.push({ matchUuid: row.uuid, stage: 'deliver', at, status, error: outcome.error, durationMs: outcome.durationMs });
+        const verdict = status === null ? classifyNoAnswer(outcome.error ?? 'no answer', outcome.permanent) : classifyResponse(status, outcome.retryAfterMs, outcome.bodyExcerpt);
+        if (verdict.kind === 'delivered') {
+          await settleMatches(tx, [row.uuid], deps.holder, { state: 'delivered', targetCode, attempts: 'count' }, at);
+          continue;
+        }
+        const delayMs = verdict.kind === 'retry' ? nextDelayMs(row.attempts + 1, deps.retryDelaysMs, deps.random, verdict.retryAfterMs) : undefined;
+        if (delayMs !== undefined) {
+          await settleMatches(tx, [row.uuid], deps.holder, { state: 'deliver', due: at + delayMs * 1000, targetCode, attempts: 'count' }, at);
+          continue;
+        }
+        await settleMatches(tx, [row.uuid], deps.holder, { state: 'failed', targetCode, attempts: 'count' }, at);
+        const reason = verdict.kind === 'retry' ? `gave up after ${row.attempts + 1} attempts: ${verdict.reason}` : verdict.reason;
+        givenUp.push({ subscription: row.subscription_uuid, reason: reason.slice(0, ERROR_LIMIT), at });
+      }
+      await recordAttempts(tx, attempts);
+      const newlyDisabled: SubscriptionRow[] = [];
+      for (const { subscription: uuid, reason, at } of givenUp) {
+        const subscription = await disableSubscription(tx, uuid, reason, at);
+        if (subscription) {
+          await cancelPendingMatches(tx, subscription.uuid, at);
+          newlyDisabled.push(subscription);
+        }
+      }
+      return newlyDisabled;
+    });
+    for (const row of disabled) deps.onSubscriptionChange({ kind: 'upsert', row });
+    return rows.length;
+  };
+}
+
+async function send(deps: DeliveryStageDependencies, row: MatchesTable, event: EventRow | undefined, subscription: SubscriptionRow | undefined): Promise<Outcome> {
+  if (!event || !subscription || subscription.deleted !== null || subscription.disabled !== null) return { row, kind: 'cancelled' };
+  const received: ReceivedEvent = {
+    specVersion: event.spec_version as ReceivedEvent['specVersion'],
+    id: event.event_id,
+    source: event.source,
+    type: event.type,
+    document: JSON.parse(event.body) as ReceivedEvent['document'],
+  };
+  const extensions = JSON.parse(subscription.extensions) as Extensions;
+  const auth = openAuth(subscription.auth, deps.secretKey);
+  const response = await deps.target.post({ url: subscription.target_url, auth, body: JSON.stringify(withExtensions(received, extensions)) });
+  return { row, kind: 'sent', subscription, ...response, at: deps.clock() };
+}

@@ -1,0 +1,95 @@
+/**
+ * The policy stage: due "policy" rows are claimed, grouped by (event, user), and the policy
+ * service is asked once per group (not once per subscription). Allowed rows move on to
+ * delivery, denied ones are recorded with the policy's status and never delivered, and when
+ * the policy service fails the rows wait and are asked again: an outage never disables a
+ * subscription or loses an event.
+ */
+import type { DatabaseHandle } from '../db/connect.js';
+import { eventsByUuid } from '../db/events.js';
+import { claimDueMatches, recordAttempts, settleMatches, type AttemptRecord } from '../db/matches.js';
+import type { MatchesTable } from '../db/tables.js';
+import { nextDelayMs } from '../delivery/retry-schedule.js';
+import type { JsonValue } from '../jsonpath/index.js';
+import type { PolicyAnswer } from '../policy/policy-client.js';
+import type { Clock } from '../time/clock.js';
+
+export interface PolicySource {
+  ask(user: string, event: JsonValue): Promise<PolicyAnswer>;
+}
+
+export interface StageDependencies {
+  database: DatabaseHandle;
+  clock: Clock;
+  /** Names this instance's claims. */
+  holder: string;
+  leaseUs: number;
+  batchSize: number;
+  retryDelaysMs: readonly number[];
+  random: () => number;
+}
+
+export interface PolicyStageDependencies extends StageDependencies {
+  policy: PolicySource;
+  /** Rows were allowed: the delivery stage has work. */
+  onAllowed: () => void;
+}
+
+export function policyStep(deps: PolicyStageDependencies): () => Promise<number> {
+  return async () => {
+    const lease = { holder: deps.holder, now: deps.clock(), durationUs: deps.leaseUs };
+    const rows = await claimDueMatches(deps.database.db, deps.database.capabilities, 'policy', lease, deps.batchSize);
+    if (rows.length === 0) return 0;
+    const events = await eventsByUuid(deps.database.db, rows.map((r) => r.event_uuid));
+    const groups = groupBy(rows, (r) => `${r.event_uuid}\u0000${r.owner}`);
+    const answered = await Promise.all(
+      [...groups.values()].flatMap((group) => {
+        const first = group[0]!;
+        const event = events.get(first.event_uuid);
+        // Purged since the claim: its match rows went with it (cascade), nothing is left to settle.
+        if (!event) return [];
+        return [
+          (async () => {
+            const started = performance.now();
+            const answer = await deps.policy.ask(first.owner, JSON.parse(event.body) as JsonValue);
+            return { group, answer, durationMs: performance.now() - started, at: deps.clock() };
+          })(),
+        ];
+      }),
+    );
+    let allowed = false;
+    await deps.database.write(async (tx) => {
+      const attempts: AttemptRecord[] = [];
+      for (const { group, answer, durationMs, at } of answered) {
+        const uuids = group.map((r) => r.uuid);
+        if (answer.kind === 'allow') {
+          allowed = true;
+          // `attempts` counted policy tries so far; from here on it counts delivery tries.
+          await settleMatches(tx, uuids, deps.holder, { state: 'deliver', due: at, policyCode: answer.status, attempts: 'reset' }, at);
+        } else if (answer.kind === 'deny') {
+          await settleMatches(tx, uuids, deps.holder, { state: 'denied', policyCode: answer.status }, at);
+        } else {
+          // Never given up on: the delays stop growing at the end of the schedule.
+          const tries = Math.min(group[0]!.attempts + 1, deps.retryDelaysMs.length);
+          const delayMs = nextDelayMs(tries, deps.retryDelaysMs, deps.random) ?? 0;
+          await settleMatches(tx, uuids, deps.holder, { state: 'policy', due: at + delayMs * 1000, attempts: 'count' }, at);
+          for (const uuid of uuids) attempts.push({ matchUuid: uuid, stage: 'policy', at, status: answer.status, error: answer.error, durationMs });
+        }
+      }
+      await recordAttempts(tx, attempts);
+    });
+    if (allowed) deps.onAllowed();
+    return rows.length;
+  };
+}
+
+function groupBy(rows: readonly MatchesTable[], key: (row: MatchesTable) => string): Map<string, MatchesTable[]> {
+  const groups = new Map<string, MatchesTable[]>();
+  for (const row of rows) {
+    const k = key(row);
+    const group = groups.get(k);
+    if (group) group.push(row);
+    else groups.set(k, [row]);
+  }
+  return groups;
+}

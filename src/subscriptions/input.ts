@@ -1,0 +1,238 @@
+/**
+ * What a client sends about a subscription, checked beyond what the JSON schema can say. Every
+ * failure is a 400 whose message starts with the field at fault (`body.auth.basic.username: …`,
+ * the same form the schema errors take) and never repeats a credential.
+ */
+import { badRequest } from '../errors.js';
+import { compileJsonPath, JsonPathSyntaxError, type CompiledJsonPath, type DialectMode, type JsonValue } from '../jsonpath/index.js';
+
+export type Auth =
+  | Record<string, never>
+  | { type: 'basic'; basic: { username: string; password: string } }
+  | { type: 'header'; header: { type: string; credentials: string } };
+
+export type ExtensionValue = string | number | boolean;
+export type Extensions = Record<string, ExtensionValue>;
+
+/** A create or update, validated. Absent members are left as they are (update) or defaulted (create). */
+export interface SubscriptionChangeInput {
+  name?: string;
+  compiled?: CompiledJsonPath;
+  target_url?: string;
+  auth?: Auth;
+  extensions?: Extensions;
+  /** true: disable now; false: enable and clear the error. */
+  disable?: boolean;
+}
+
+export interface SubscriptionCreateInput extends SubscriptionChangeInput {
+  name: string;
+  compiled: CompiledJsonPath;
+  target_url: string;
+}
+
+export type Body = Readonly<Record<string, unknown>>;
+
+const WRITABLE = ['name', 'jsonpath', 'target_url', 'auth', 'extensions', 'disabled'] as const;
+/** Sent back by clients that PUT a record they read; ignored. */
+const SERVICE_SET_FIELDS = ['uuid', 'user', 'created', 'updated', 'deleted', 'version', 'error'] as const;
+
+export function validateCreate(body: Body, mode: DialectMode): SubscriptionCreateInput {
+  for (const field of ['name', 'jsonpath', 'target_url'] as const) {
+    if (body[field] === undefined) throw badRequest(`body.${field}: required`);
+  }
+  return validateUpdate(body, mode) as SubscriptionCreateInput;
+}
+
+export function validateUpdate(body: Body, mode: DialectMode): SubscriptionChangeInput {
+  for (const field of Object.keys(body)) {
+    if (!(WRITABLE as readonly string[]).includes(field) && !(SERVICE_SET_FIELDS as readonly string[]).includes(field)) {
+      throw badRequest(`body: unknown field "${field}"`);
+    }
+  }
+  const input: SubscriptionChangeInput = {};
+  if (body['name'] !== undefined) input.name = validateName(body['name']);
+  if (body['jsonpath'] !== undefined) input.compiled = compileExpression(body['jsonpath'], 'body.jsonpath', mode);
+  if (body['target_url'] !== undefined) input.target_url = validateTargetUrl(body['target_url']);
+  if (body['auth'] !== undefined) input.auth = validateAuth(body['auth']);
+  if (body['extensions'] !== undefined) input.extensions = validateExtensions(body['extensions']);
+  if ('disabled' in body) input.disable = body['disabled'] !== null;
+  return input;
+}
+
+function validateName(value: unknown): string {
+  const name = requireString(value, 'body.name');
+  if (name.trim() === '') throw badRequest('body.name: must not be empty');
+  return name;
+}
+
+/** Compiles `value` in the first dialect of `mode` that accepts it; 400 with the error's position. */
+function compileExpression(value: unknown, field: string, mode: DialectMode): CompiledJsonPath {
+  const source = requireString(value, field);
+  try {
+    return compileJsonPath(source, mode);
+  } catch (error) {
+    if (error instanceof JsonPathSyntaxError) throw badRequest(`${field}: ${error.message}`);
+    throw error;
+  }
+}
+
+/**
+ * Credentials in the URL are refused: they would be stored and echoed in clear text (only
+ * `auth` is encrypted) and appear wherever the URL is logged. The URL is kept as written, so
+ * what could make it read differently from how it parses (spaces, control characters) is refused.
+ */
+function validateTargetUrl(value: unknown): string {
+  const text = requireString(value, 'body.target_url');
+  if (/[\s\x00-\x1f\x7f]/.test(text)) throw badRequest('body.target_url: must not contain spaces or control characters');
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw badRequest('body.target_url: must be an absolute http or https URL, e.g. https://example.org/events');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw badRequest(`body.target_url: must be an http or https URL, not ${url.protocol.slice(0, -1)}`);
+  }
+  if (url.username !== '' || url.password !== '') {
+    throw badRequest('body.target_url: must not contain credentials; put them in auth');
+  }
+  return text;
+}
+
+// RFC 9110 token: what an auth scheme such as `Bearer` is made of.
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+// Visible ASCII with inner spaces: all a header value can carry through every HTTP stack.
+const HEADER_VALUE = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/;
+const CONTROL = /[\x00-\x1f\x7f]/;
+
+function validateAuth(value: unknown): Auth {
+  const auth = requireObject(value, 'body.auth');
+  const members = Object.keys(auth);
+  if (members.length === 0) return {};
+  const type = auth['type'];
+  if (type === undefined) throw badRequest('body.auth.type: required ("basic" or "header"), or send {} for no credentials');
+  if (type !== 'basic' && type !== 'header') throw badRequest('body.auth.type: must be "basic" or "header"');
+  for (const member of members) {
+    if (member !== 'type' && member !== type) {
+      throw badRequest(member === 'basic' || member === 'header' ? `body.auth.${member}: not allowed when type is "${type}"` : `body.auth: unknown field "${member}"`);
+    }
+  }
+  if (auth[type] === undefined) throw badRequest(`body.auth.${type}: required when type is "${type}"`);
+  if (type === 'basic') {
+    const basic = requireMembers(auth['basic'], 'body.auth.basic', ['username', 'password']);
+    // RFC 7617: the user-id cannot hold a colon, and neither part a control character.
+    if (basic['username'].includes(':')) throw badRequest('body.auth.basic.username: must not contain ":"');
+    for (const part of ['username', 'password'] as const) {
+      if (CONTROL.test(basic[part])) throw badRequest(`body.auth.basic.${part}: must not contain control characters`);
+    }
+    return { type, basic: { username: basic['username'], password: basic['password'] } };
+  }
+  const header = requireMembers(auth['header'], 'body.auth.header', ['type', 'credentials']);
+  if (!TOKEN.test(header['type'])) throw badRequest('body.auth.header.type: must be an authentication scheme such as Bearer (letters, digits, no spaces)');
+  if (!HEADER_VALUE.test(header['credentials'])) {
+    throw badRequest('body.auth.header.credentials: must be non-empty visible ASCII, without leading or trailing spaces');
+  }
+  return { type, header: { type: header['type'], credentials: header['credentials'] } };
+}
+
+function requireMembers<K extends string>(value: unknown, field: string, names: readonly K[]): Record<K, string> {
+  const object = requireObject(value, field);
+  for (const member of Object.keys(object)) {
+    if (!(names as readonly string[]).includes(member)) throw badRequest(`${field}: unknown field "${member}"`);
+  }
+  for (const name of names) {
+    if (object[name] === undefined) throw badRequest(`${field}.${name}: required`);
+    requireString(object[name], `${field}.${name}`);
+  }
+  return object as Record<K, string>;
+}
+
+// CloudEvents 1.0 context attributes, plus those of 0.3 and (lower-cased) the legacy 0.1
+// shape the facility still emits: an extension must never overwrite or shadow one of them.
+const CONTEXT_ATTRIBUTES = new Set([
+  'id', 'source', 'specversion', 'type', 'datacontenttype', 'dataschema', 'subject', 'time', 'data',
+  'schemaurl', 'datacontentencoding',
+  'cloudeventsversion', 'eventid', 'eventtype', 'eventtypeversion', 'eventtime', 'contenttype', 'extensions',
+]);
+const EXTENSION_NAME = /^[a-z0-9]{1,20}$/;
+const INT32_MIN = -(2 ** 31);
+const INT32_MAX = 2 ** 31 - 1;
+// CloudEvents String: no C0/C1 controls, no unpaired surrogates, no Unicode noncharacters.
+const DISALLOWED_IN_STRING = /[\p{Cc}\p{Cs}\p{Noncharacter_Code_Point}]/u;
+
+function validateExtensions(value: unknown): Extensions {
+  const object = requireObject(value, 'body.extensions');
+  const extensions: Extensions = {};
+  for (const [name, attribute] of Object.entries(object)) {
+    const field = `body.extensions.${name}`;
+    if (!EXTENSION_NAME.test(name)) throw badRequest(`${field}: extension names are 1 to 20 lowercase letters or digits (CloudEvents)`);
+    if (CONTEXT_ATTRIBUTES.has(name)) throw badRequest(`${field}: is a CloudEvents context attribute, not an extension; choose another name`);
+    if (typeof attribute === 'number') {
+      // CloudEvents has no fractional or 64-bit numbers: its Integer is 32-bit signed.
+      if (!Number.isInteger(attribute) || attribute < INT32_MIN || attribute > INT32_MAX) {
+        throw badRequest(`${field}: numbers must be integers from ${INT32_MIN} to ${INT32_MAX} (CloudEvents Integer); send others as strings`);
+      }
+    } else if (typeof attribute === 'string') {
+      if (DISALLOWED_IN_STRING.test(attribute)) throw badRequest(`${field}: must not contain control characters, unpaired surrogates or noncharacters`);
+    } else if (typeof attribute !== 'boolean') {
+      throw badRequest(`${field}: must be a string, an integer or a boolean`);
+    }
+    extensions[name] = attribute as ExtensionValue;
+  }
+  return extensions;
+}
+
+export interface TryItInput {
+  compiled: CompiledJsonPath;
+  event: JsonValue;
+}
+
+/** The body of `POST /eventmatch/test`: `{"jsonpath": "...", "event": {...}}`. */
+export function validateTryIt(body: Body, mode: DialectMode): TryItInput {
+  for (const field of Object.keys(body)) {
+    if (field !== 'jsonpath' && field !== 'event') throw badRequest(`body: unknown field "${field}"`);
+  }
+  if (body['jsonpath'] === undefined) throw badRequest('body.jsonpath: required');
+  if (body['event'] === undefined) throw badRequest('body.event: required');
+  const event = requireObject(body['event'], 'body.event');
+  return { compiled: compileExpression(body['jsonpath'], 'body.jsonpath', mode), event: event as JsonValue };
+}
+
+export interface Page {
+  limit: number;
+  offset: number;
+}
+
+export const PAGE_LIMIT_DEFAULT = 100;
+export const PAGE_LIMIT_MAX = 1000;
+
+/** `?limit=&offset=` of a listing, given as query-string text. */
+export function parsePage(
+  query: Readonly<Record<string, unknown>>,
+  limits: { default: number; max: number } = { default: PAGE_LIMIT_DEFAULT, max: PAGE_LIMIT_MAX },
+): Page {
+  return {
+    limit: integerParameter(query['limit'], 'limit', limits.default, 1, limits.max),
+    offset: integerParameter(query['offset'], 'offset', 0, 0, Number.MAX_SAFE_INTEGER),
+  };
+}
+
+function integerParameter(value: unknown, name: string, fallback: number, min: number, max: number): number {
+  if (value === undefined) return fallback;
+  const range = max === Number.MAX_SAFE_INTEGER ? `an integer of at least ${min}` : `an integer from ${min} to ${max}`;
+  if (typeof value !== 'string' || !/^\d{1,16}$/.test(value)) throw badRequest(`querystring.${name}: must be ${range}`);
+  const number = Number(value);
+  if (number < min || number > max) throw badRequest(`querystring.${name}: must be ${range}`);
+  return number;
+}
+
+function requireString(value: unknown, field: string): string {
+  if (typeof value !== 'string') throw badRequest(`${field}: must be a string`);
+  return value;
+}
+
+function requireObject(value: unknown, field: string): Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw badRequest(`${field}: must be an object`);
+  return value as Record<string, unknown>;
+}

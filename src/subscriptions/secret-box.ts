@@ -1,0 +1,58 @@
+/**
+ * Target credentials at rest. With `NOTIFICATIONS_SECRET_KEY` set, the auth JSON is sealed with
+ * AES-256-GCM: `v1:` + base64(12-byte random IV ‖ 16-byte tag ‖ ciphertext). Without a key it
+ * is stored as the plain JSON text. Plain text still opens once a key is configured, so a key
+ * can be added to a running deployment; rows are sealed as their auth is next written.
+ */
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import type { Auth } from './input.js';
+import { ServiceError } from '../errors.js';
+
+const PREFIX = 'v1:';
+const ALGORITHM = 'aes-256-gcm';
+// 96-bit IVs are what GCM is specified for; random ones stay safe well past 2^32 seals per key.
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+const KEY_BYTES = 32;
+
+const WRONG_KEY =
+  'stored target credentials are encrypted; start the service with the NOTIFICATIONS_SECRET_KEY they were written with';
+
+export function sealSecret(plain: string, key: Buffer | null): string {
+  if (key === null) return plain;
+  checkKey(key);
+  const iv = randomBytes(IV_BYTES);
+  const cipher = createCipheriv(ALGORITHM, key, iv, { authTagLength: TAG_BYTES });
+  const ciphertext = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
+  return PREFIX + Buffer.concat([iv, cipher.getAuthTag(), ciphertext]).toString('base64');
+}
+
+/** The plain text of a stored value; a ServiceError (500) when it cannot be opened with `key`. */
+export function openSecret(stored: string, key: Buffer | null): string {
+  if (!isSealed(stored)) return stored;
+  if (key === null) throw new ServiceError('internal', WRONG_KEY);
+  checkKey(key);
+  const sealed = Buffer.from(stored.slice(PREFIX.length), 'base64');
+  if (sealed.length < IV_BYTES + TAG_BYTES) throw new ServiceError('internal', 'stored target credentials are damaged (too short to be sealed)');
+  const decipher = createDecipheriv(ALGORITHM, key, sealed.subarray(0, IV_BYTES), { authTagLength: TAG_BYTES });
+  decipher.setAuthTag(sealed.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
+  try {
+    return Buffer.concat([decipher.update(sealed.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString('utf8');
+  } catch {
+    // GCM cannot tell a wrong key from altered bytes; a wrong key is by far the likelier cause.
+    throw new ServiceError('internal', WRONG_KEY);
+  }
+}
+
+export function isSealed(stored: string): boolean {
+  return stored.startsWith(PREFIX);
+}
+
+function checkKey(key: Buffer): void {
+  if (key.length !== KEY_BYTES) throw new Error(`secret key must be ${KEY_BYTES} bytes, got ${key.length}`);
+}
+
+/** A subscription's stored `auth`, opened and parsed. */
+export function openAuth(stored: string, key: Buffer | null): Auth {
+  return JSON.parse(openSecret(stored, key)) as Auth;
+}

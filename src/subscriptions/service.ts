@@ -1,0 +1,179 @@
+/**
+ * The subscription operations behind `/eventmatch`, for one acting user at a time. A
+ * subscription that is missing, deleted, or someone else's is "not found", whichever it is.
+ */
+import { randomUUID } from 'node:crypto';
+import type { DatabaseHandle } from '../db/connect.js';
+import {
+  deleteSubscription,
+  findLiveSubscription,
+  insertSubscription,
+  listLiveSubscriptions,
+  updateSubscription,
+  type SubscriptionChange,
+  type SubscriptionChanges,
+  type SubscriptionRow,
+} from '../db/subscriptions.js';
+import { cancelPendingMatches } from '../db/matches.js';
+import { ServiceError, subscriptionNotFound } from '../errors.js';
+import { canonicalUuid } from '../uuid.js';
+import { compileJsonPath, type Dialect, type DialectMode, type JsonValue, type Selection } from '../jsonpath/index.js';
+import type { Clock } from '../time/clock.js';
+import {
+  validateCreate,
+  validateTryIt,
+  validateUpdate,
+  type Body,
+  type Page,
+  type SubscriptionChangeInput,
+} from './input.js';
+import { RECORD_VERSION, toRecord, type SubscriptionRecord } from './record.js';
+import { sealSecret } from './secret-box.js';
+
+export type { SubscriptionChange };
+
+export interface SubscriptionServiceDependencies {
+  database: DatabaseHandle;
+  clock: Clock;
+  secretKey: Buffer | null;
+  dialectMode: DialectMode;
+  /** Told of every successful write, after it is committed. */
+  onChange?: (change: SubscriptionChange) => void;
+}
+
+export interface TryItResult extends Selection {
+  matches: boolean;
+  dialect: Dialect;
+}
+
+export interface SubscriptionService {
+  create(owner: string, body: Body): Promise<SubscriptionRecord>;
+  get(owner: string, uuid: string): Promise<SubscriptionRecord>;
+  list(owner: string, page: Page): Promise<SubscriptionRecord[]>;
+  update(owner: string, uuid: string, body: Body): Promise<SubscriptionRecord>;
+  remove(owner: string, uuid: string): Promise<SubscriptionRecord>;
+  /** Evaluates an expression (compiled as a new subscription's would be) against an event. */
+  tryExpression(body: Body): TryItResult;
+  /** Evaluates a subscription's stored expression, in the dialect it was written in. */
+  trySubscription(owner: string, uuid: string, event: JsonValue): Promise<TryItResult>;
+}
+
+export function subscriptionService(deps: SubscriptionServiceDependencies): SubscriptionService {
+  const { db } = deps.database;
+  const notify = (change: SubscriptionChange) => deps.onChange?.(change);
+
+  async function findOwned(owner: string, uuid: string): Promise<SubscriptionRow> {
+    const key = canonicalUuid(uuid);
+    const row = key === undefined ? undefined : await findLiveSubscription(db, owner, key);
+    if (!row) throw subscriptionNotFound(uuid);
+    return row;
+  }
+
+  return {
+    async create(owner, body) {
+      const input = validateCreate(body, deps.dialectMode);
+      const now = deps.clock();
+      const row: SubscriptionRow = {
+        uuid: randomUUID(),
+        owner,
+        name: input.name,
+        jsonpath: input.compiled.source,
+        dialect: input.compiled.dialect,
+        target_url: input.target_url,
+        auth: sealSecret(JSON.stringify(input.auth ?? {}), deps.secretKey),
+        extensions: JSON.stringify(input.extensions ?? {}),
+        version: RECORD_VERSION,
+        created: now,
+        updated: now,
+        deleted: null,
+        disabled: input.disable ? now : null,
+        error: null,
+      };
+      await deps.database.write((tx) => insertSubscription(tx, row));
+      notify({ kind: 'upsert', row });
+      return toRecord(row, deps.secretKey);
+    },
+
+    async get(owner, uuid) {
+      return toRecord(await findOwned(owner, uuid), deps.secretKey);
+    },
+
+    async list(owner, page) {
+      const rows = await listLiveSubscriptions(db, owner, page);
+      return rows.map((row) => toRecord(row, deps.secretKey));
+    },
+
+    async update(owner, uuid, body) {
+      const input = validateUpdate(body, deps.dialectMode);
+      const key = canonicalUuid(uuid);
+      const now = deps.clock();
+      // An empty change set still moves `updated`: the client asked for an update.
+      const changes = changesFrom(input, now, deps.secretKey);
+      const row =
+        key === undefined
+          ? undefined
+          : await deps.database.write(async (tx) => {
+              const updated = await updateSubscription(tx, owner, key, changes, now);
+              // Disabling stops pending deliveries, as deleting does; re-enabling lets new events through.
+              if (updated && changes.disabled !== undefined && changes.disabled !== null) await cancelPendingMatches(tx, updated.uuid, now);
+              return updated;
+            });
+      if (!row) throw subscriptionNotFound(uuid);
+      notify({ kind: 'upsert', row });
+      return toRecord(row, deps.secretKey);
+    },
+
+    async remove(owner, uuid) {
+      const key = canonicalUuid(uuid);
+      const now = deps.clock();
+      const row =
+        key === undefined
+          ? undefined
+          : await deps.database.write(async (tx) => {
+              const deleted = await deleteSubscription(tx, owner, key, now);
+              if (deleted) await cancelPendingMatches(tx, deleted.uuid, deleted.updated);
+              return deleted;
+            });
+      if (!row) throw subscriptionNotFound(uuid);
+      notify({ kind: 'delete', uuid: row.uuid });
+      return toRecord(row, deps.secretKey);
+    },
+
+    tryExpression(body) {
+      const { compiled, event } = validateTryIt(body, deps.dialectMode);
+      return { matches: compiled.matches(event), dialect: compiled.dialect, ...compiled.select(event) };
+    },
+
+    async trySubscription(owner, uuid, event) {
+      const row = await findOwned(owner, uuid);
+      // The stored dialect, not today's NOTIFICATIONS_JSONPATH_DIALECT: a subscription keeps the
+      // meaning it was written with.
+      const compiled = compileJsonPath(row.jsonpath, storedDialect(row));
+      return { matches: compiled.matches(event), dialect: compiled.dialect, ...compiled.select(event) };
+    },
+  };
+}
+
+function changesFrom(input: SubscriptionChangeInput, now: number, secretKey: Buffer | null): SubscriptionChanges {
+  const changes: SubscriptionChanges = {};
+  if (input.name !== undefined) changes.name = input.name;
+  if (input.compiled !== undefined) {
+    changes.jsonpath = input.compiled.source;
+    changes.dialect = input.compiled.dialect;
+  }
+  if (input.target_url !== undefined) changes.target_url = input.target_url;
+  if (input.auth !== undefined) changes.auth = sealSecret(JSON.stringify(input.auth), secretKey);
+  if (input.extensions !== undefined) changes.extensions = JSON.stringify(input.extensions);
+  if (input.disable === true) changes.disabled = now;
+  if (input.disable === false) {
+    changes.disabled = null;
+    changes.error = null;
+  }
+  return changes;
+}
+
+function storedDialect(row: SubscriptionRow): Dialect {
+  if (row.dialect === 'rfc9535' || row.dialect === 'jsonpath2') return row.dialect;
+  throw new ServiceError('internal', `subscription ${row.uuid} has an unknown stored dialect "${row.dialect}"`);
+}
+

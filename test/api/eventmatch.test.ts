@@ -1,0 +1,354 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+import type { EventmatchDependencies } from '../../src/api/eventmatch-routes.js';
+import type { DatabaseHandle } from '../../src/db/connect.js';
+import { startEventmatchApp } from '../support/app.js';
+import { openTestDatabase, testBackends } from '../support/database.js';
+
+const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}$/;
+const FIELDS = ['user', 'uuid', 'name', 'jsonpath', 'target_url', 'auth', 'extensions', 'created', 'updated', 'deleted', 'disabled', 'version', 'error'];
+
+const startApp = (database: DatabaseHandle, overrides: Partial<EventmatchDependencies> = {}) => startEventmatchApp(database, overrides);
+
+const as = (user: string) => ({ 'http-remote-user': user });
+const sample = (extra: Record<string, unknown> = {}) => ({
+  name: 'text files of project 1234',
+  jsonpath: "$.data[?@.mimetype == 'text/plain']",
+  target_url: 'https://pipeline.example.org/hook',
+  ...extra,
+});
+
+type Record_ = Record<string, unknown> & { uuid: string; updated: string };
+
+for (const backend of testBackends()) {
+  describe(`/eventmatch (${backend.name})`, () => {
+    let test: Awaited<ReturnType<typeof openTestDatabase>>;
+    let app: FastifyInstance;
+    before(async () => {
+      test = await openTestDatabase(backend);
+      app = await startApp(test.handle);
+    });
+    after(async () => {
+      await app.close();
+      await test.close();
+    });
+
+    async function create(user: string, body: Record<string, unknown> = sample()): Promise<Record_> {
+      const response = await app.inject({ method: 'POST', url: '/eventmatch', headers: as(user), payload: body });
+      assert.equal(response.statusCode, 200, response.body);
+      return response.json<Record_>();
+    }
+    const get = (user: string, uuid: string) => app.inject({ method: 'GET', url: `/eventmatch/${uuid}`, headers: as(user) });
+    const put = (user: string, uuid: string, body: unknown) => app.inject({ method: 'PUT', url: `/eventmatch/${uuid}`, headers: as(user), payload: body as object });
+    const remove = (user: string, uuid: string) => app.inject({ method: 'DELETE', url: `/eventmatch/${uuid}`, headers: as(user) });
+    const list = async (user: string, query = ''): Promise<Record_[]> => {
+      const response = await app.inject({ method: 'GET', url: `/eventmatch${query}`, headers: as(user) });
+      assert.equal(response.statusCode, 200, response.body);
+      return response.json<Record_[]>();
+    };
+
+    describe('create', () => {
+      it('answers 200 with exactly the fields of the spec, in its order, and a Location', async () => {
+        const response = await app.inject({ method: 'POST', url: '/eventmatch', headers: as('alice'), payload: sample() });
+        assert.equal(response.statusCode, 200);
+        const record = response.json<Record_>();
+        assert.deepEqual(Object.keys(record), FIELDS);
+        assert.equal(response.headers['location'], `/eventmatch/${record.uuid}`);
+        assert.match(record.uuid, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+        assert.deepEqual({ ...record, uuid: '', created: '', updated: '' }, {
+          user: 'alice',
+          uuid: '',
+          ...sample(),
+          auth: {},
+          extensions: {},
+          created: '',
+          updated: '',
+          deleted: null,
+          disabled: null,
+          version: 'v0.1',
+          error: null,
+        });
+        assert.match(String(record['created']), TIMESTAMP);
+        assert.equal(record.updated, record['created']);
+        const now = new Date().toISOString().slice(0, 16);
+        assert.equal(String(record['created']).slice(0, 16) <= now, true);
+      });
+
+      it('echoes auth and extensions as supplied', async () => {
+        const basic = { type: 'basic', basic: { username: 'pipeline', password: 's3cret' } };
+        const header = { type: 'header', header: { type: 'Bearer', credentials: 'abc.def-ghi' } };
+        const extensions = { project: '1234', priority: 7, urgent: true, negative: -2147483648 };
+        assert.deepEqual((await create('alice', sample({ auth: basic, extensions }))).auth, basic);
+        const record = await create('alice', sample({ auth: header, extensions }));
+        assert.deepEqual(record.auth, header);
+        assert.deepEqual(record['extensions'], extensions);
+        assert.deepEqual((await get('alice', record.uuid)).json(), record);
+      });
+
+      it('ignores service-set fields sent by the client', async () => {
+        const forged = {
+          uuid: '00000000-0000-4000-8000-000000000000',
+          user: 'mallory',
+          created: '2001-01-01T00:00:00.000000',
+          updated: '2001-01-01T00:00:00.000000',
+          deleted: '2001-01-01T00:00:00.000000',
+          version: 'v9',
+          error: 'forged',
+        };
+        const record = await create('alice', sample(forged));
+        assert.notEqual(record.uuid, forged.uuid);
+        assert.equal(record['user'], 'alice');
+        assert.notEqual(record['created'], forged.created);
+        assert.equal(record['deleted'], null);
+        assert.equal(record['version'], 'v0.1');
+        assert.equal(record['error'], null);
+        assert.equal((await get('mallory', forged.uuid)).statusCode, 404);
+      });
+
+      it('accepts disabled: null as enabled and any other value as disabled at creation', async () => {
+        assert.equal((await create('alice', sample({ disabled: null })))['disabled'], null);
+        for (const value of [true, '2020-01-01T00:00:00.000000', 0]) {
+          const record = await create('alice', sample({ disabled: value }));
+          assert.equal(record['disabled'], record['created'], `disabled: ${JSON.stringify(value)}`);
+        }
+      });
+
+      it('accepts an expression that is not valid RFC 9535 as jsonpath2, and a root-relative one', async () => {
+        const record = await create('alice', sample({ jsonpath: '$.data[*][?(@.size > 100)].name' }));
+        assert.equal(record['jsonpath'], '$.data[*][?(@.size > 100)].name');
+        const row = await test.handle.db.selectFrom('subscriptions').select('dialect').where('uuid', '=', record.uuid).executeTakeFirstOrThrow();
+        assert.equal(row.dialect, 'rfc9535');
+        const pacifica = await create('alice', sample({ jsonpath: '$.data[*][?(@.mimetype = "text/plain")]' }));
+        const pacificaRow = await test.handle.db.selectFrom('subscriptions').select('dialect').where('uuid', '=', pacifica.uuid).executeTakeFirstOrThrow();
+        assert.equal(pacificaRow.dialect, 'jsonpath2');
+        assert.equal((await create('alice', sample({ jsonpath: 'data.files[0]' })))['jsonpath'], 'data.files[0]');
+      });
+    });
+
+    describe('read', () => {
+      it('GET /eventmatch/{uuid} answers the record; the uuid is case-insensitive', async () => {
+        const record = await create('alice');
+        assert.deepEqual((await get('alice', record.uuid)).json(), record);
+        assert.deepEqual((await get('alice', record.uuid.toUpperCase())).json(), record);
+      });
+
+      it("GET /eventmatch lists only the caller's live subscriptions, oldest first", async () => {
+        const created = [await create('lister'), await create('lister'), await create('lister')];
+        await create('someone-else');
+        assert.deepEqual(await list('lister'), created);
+        assert.equal((await remove('lister', created[1]!.uuid)).statusCode, 200);
+        assert.deepEqual((await list('lister')).map((r) => r.uuid), [created[0]!.uuid, created[2]!.uuid]);
+        assert.deepEqual(await list('nobody'), []);
+      });
+
+      it('pages with limit and offset', async () => {
+        const created: string[] = [];
+        for (let i = 0; i < 5; i++) created.push((await create('pager', sample({ name: `n${i}` }))).uuid);
+        assert.deepEqual((await list('pager', '?limit=2')).map((r) => r.uuid), created.slice(0, 2));
+        assert.deepEqual((await list('pager', '?limit=2&offset=2')).map((r) => r.uuid), created.slice(2, 4));
+        assert.deepEqual((await list('pager', '?offset=4')).map((r) => r.uuid), created.slice(4));
+        assert.deepEqual(await list('pager', '?offset=5'), []);
+        assert.deepEqual((await list('pager', '?limit=1000&offset=0')).map((r) => r.uuid), created);
+      });
+
+      it('answers at most 100 by default', async () => {
+        await Promise.all(Array.from({ length: 101 }, () => test.handle.db.insertInto('subscriptions').values(rawRow('many')).execute()));
+        assert.equal((await list('many')).length, 100);
+        assert.equal((await list('many', '?limit=101')).length, 101);
+      });
+    });
+
+    describe('update', () => {
+      it('a body with only target_url changes only target_url (and updated)', async () => {
+        const before = await create('alice', sample({ auth: { type: 'basic', basic: { username: 'u', password: 'p' } }, extensions: { project: 'x' } }));
+        const response = await put('alice', before.uuid, { target_url: 'http://elsewhere.example.org:8080/x?y=1' });
+        assert.equal(response.statusCode, 200);
+        const after = response.json<Record_>();
+        assert.deepEqual(Object.keys(after), FIELDS);
+        assert.deepEqual({ ...after, updated: '' }, { ...before, target_url: 'http://elsewhere.example.org:8080/x?y=1', updated: '' });
+        assert.ok(after.updated > before.updated);
+        assert.deepEqual((await get('alice', before.uuid)).json(), after);
+      });
+
+      it('changes each writable field', async () => {
+        const record = await create('alice');
+        const changes = {
+          name: 'renamed',
+          jsonpath: '$.data[*][?(@.mimetype = "application/pdf")]',
+          target_url: 'http://127.0.0.1:9000/',
+          auth: { type: 'header', header: { type: 'Bearer', credentials: 't0ken' } },
+          extensions: { facility: 'emsl' },
+        };
+        for (const [field, value] of Object.entries(changes)) {
+          const response = await put('alice', record.uuid, { [field]: value });
+          assert.equal(response.statusCode, 200, response.body);
+          assert.deepEqual(response.json<Record_>()[field], value);
+        }
+        const row = await test.handle.db.selectFrom('subscriptions').select('dialect').where('uuid', '=', record.uuid).executeTakeFirstOrThrow();
+        assert.equal(row.dialect, 'jsonpath2', 'a new expression is compiled and its dialect stored');
+        assert.deepEqual((await put('alice', record.uuid, { auth: {} })).json<Record_>().auth, {});
+      });
+
+      it('accepts a record read back unchanged, ignoring its service-set fields', async () => {
+        const record = await create('alice', sample({ auth: { type: 'basic', basic: { username: 'u', password: 'p' } } }));
+        const response = await put('alice', record.uuid, { ...record, uuid: randomUUID(), user: 'mallory', created: '1999-01-01T00:00:00.000000', version: 'v7' });
+        assert.equal(response.statusCode, 200, response.body);
+        assert.deepEqual({ ...response.json<Record_>(), updated: '' }, { ...record, updated: '' });
+      });
+
+      it('moves updated strictly forward on every PUT, an empty one included, even within one millisecond', async () => {
+        const record = await create('alice');
+        let previous = record.updated;
+        for (let i = 0; i < 10; i++) {
+          const updated = (await put('alice', record.uuid, {})).json<Record_>().updated;
+          assert.match(updated, TIMESTAMP);
+          assert.ok(updated > previous, `${updated} after ${previous}`);
+          previous = updated;
+        }
+        const concurrent = await Promise.all(Array.from({ length: 10 }, (_, i) => put('alice', record.uuid, { name: `n${i}` })));
+        const stamps = concurrent.map((r) => r.json<Record_>().updated);
+        assert.equal(new Set(stamps).size, 10);
+        assert.ok(stamps.every((s) => s > previous));
+      });
+
+      it('disables with any non-null disabled, and re-enables with null, clearing error', async () => {
+        const record = await create('alice');
+        for (const value of ['2020-01-01T00:00:00.000000', true, false, 'yes', 1, {}]) {
+          const disabled = (await put('alice', record.uuid, { disabled: value })).json<Record_>();
+          assert.match(String(disabled['disabled']), TIMESTAMP);
+          assert.equal(disabled['disabled'], disabled.updated, `disabled now, not ${JSON.stringify(value)}`);
+        }
+        // As the delivery stage does when a target keeps failing.
+        await test.handle.db.updateTable('subscriptions').set({ error: 'target answered 410 Gone' }).where('uuid', '=', record.uuid).execute();
+        assert.equal((await get('alice', record.uuid)).json<Record_>()['error'], 'target answered 410 Gone');
+        const renamed = (await put('alice', record.uuid, { name: 'still broken' })).json<Record_>();
+        assert.equal(renamed['error'], 'target answered 410 Gone', 'other changes keep the error');
+        const enabled = (await put('alice', record.uuid, { disabled: null })).json<Record_>();
+        assert.equal(enabled['disabled'], null);
+        assert.equal(enabled['error'], null);
+      });
+    });
+
+    describe('delete', () => {
+      it('soft-deletes: 200 with the final record, then 404 everywhere and absent from the list', async () => {
+        const record = await create('deleter');
+        const response = await remove('deleter', record.uuid);
+        assert.equal(response.statusCode, 200);
+        const final = response.json<Record_>();
+        assert.deepEqual(Object.keys(final), FIELDS);
+        assert.match(String(final['deleted']), TIMESTAMP);
+        assert.ok(String(final['deleted']) > record.updated);
+        assert.deepEqual({ ...final, deleted: null, updated: '' }, { ...record, updated: '' });
+        for (const again of [await remove('deleter', record.uuid), await get('deleter', record.uuid), await put('deleter', record.uuid, { name: 'x' })]) {
+          assert.equal(again.statusCode, 404);
+          assert.equal(again.json<{ message: string }>().message, `subscription ${record.uuid} not found`);
+        }
+        assert.deepEqual(await list('deleter'), []);
+        const row = await test.handle.db.selectFrom('subscriptions').selectAll().where('uuid', '=', record.uuid).executeTakeFirst();
+        assert.ok(row?.deleted, 'the row stays, marked deleted');
+      });
+
+      it('accepts a Content-Type: application/json header on a DELETE without a body', async () => {
+        const record = await create('deleter');
+        const response = await app.inject({ method: 'DELETE', url: `/eventmatch/${record.uuid}`, headers: { ...as('deleter'), 'content-type': 'application/json' } });
+        assert.equal(response.statusCode, 200, response.body);
+      });
+    });
+
+    describe('not found', () => {
+      it('answers the same 404 for a missing, deleted, malformed or foreign uuid', async () => {
+        const foreign = await create('bob');
+        const deleted = await create('alice');
+        await remove('alice', deleted.uuid);
+        const cases = { missing: randomUUID(), deleted: deleted.uuid, malformed: 'not-a-uuid', foreign: foreign.uuid };
+        for (const [reason, uuid] of Object.entries(cases)) {
+          for (const request of [
+            () => get('alice', uuid),
+            () => put('alice', uuid, { name: 'x' }),
+            () => remove('alice', uuid),
+            () => app.inject({ method: 'POST', url: `/eventmatch/${uuid}/test`, headers: as('alice'), payload: {} }),
+          ]) {
+            const response = await request();
+            assert.equal(response.statusCode, 404, `${reason}: ${response.body}`);
+            assert.deepEqual(response.json(), { statusCode: 404, error: 'Not Found', message: `subscription ${uuid} not found` });
+          }
+        }
+        assert.deepEqual((await get('bob', foreign.uuid)).json(), foreign, "the foreign subscription is untouched");
+      });
+    });
+
+    describe('identity', () => {
+      it('answers 401 without the header, with an empty one, or a blank one', async () => {
+        const cases: Array<Record<string, string>> = [{}, { 'http-remote-user': '' }, { 'http-remote-user': '   ' }];
+        for (const headers of cases) {
+          for (const [method, url] of [['GET', '/eventmatch'], ['POST', '/eventmatch'], ['GET', `/eventmatch/${randomUUID()}`], ['DELETE', `/eventmatch/${randomUUID()}`], ['POST', '/eventmatch/test']] as const) {
+            const response = await app.inject({ method, url, headers, ...(method === 'POST' ? { payload: sample() } : {}) });
+            assert.equal(response.statusCode, 401, `${method} ${url} ${JSON.stringify(headers)}`);
+            assert.deepEqual(response.json(), { statusCode: 401, error: 'Unauthorized', message: 'missing identity: the Http-Remote-User header is required' });
+          }
+        }
+      });
+
+      it('answers 401 before looking at the body', async () => {
+        const response = await app.inject({ method: 'POST', url: '/eventmatch', headers: { 'content-type': 'text/plain' }, payload: 'x' });
+        assert.equal(response.statusCode, 401);
+      });
+
+      it('refuses the header given twice', async () => {
+        const response = await app.inject({ method: 'GET', url: '/eventmatch', headers: { 'http-remote-user': ['alice', 'bob'] } });
+        assert.equal(response.statusCode, 400);
+        assert.match(response.json<{ message: string }>().message, /Http-Remote-User header is given more than once/);
+      });
+
+      it('names a configured header in the 401', async () => {
+        const custom = await startApp(test.handle, { identity: { header: 'x-forwarded-user', defaultUser: null } });
+        try {
+          const response = await custom.inject({ method: 'GET', url: '/eventmatch', headers: as('alice') });
+          assert.equal(response.statusCode, 401);
+          assert.equal(response.json<{ message: string }>().message, 'missing identity: the X-Forwarded-User header is required');
+          const ok = await custom.inject({ method: 'GET', url: '/eventmatch', headers: { 'X-Forwarded-User': 'alice' } });
+          assert.equal(ok.statusCode, 200);
+        } finally {
+          await custom.close();
+        }
+      });
+
+      it('uses the default user when one is configured and the header is absent or blank', async () => {
+        const compat = await startApp(test.handle, { identity: { header: 'http-remote-user', defaultUser: 'facility' } });
+        try {
+          const created = await compat.inject({ method: 'POST', url: '/eventmatch', payload: sample() });
+          assert.equal(created.statusCode, 200);
+          assert.equal(created.json<Record_>()['user'], 'facility');
+          const blank = await compat.inject({ method: 'GET', url: `/eventmatch/${created.json<Record_>().uuid}`, headers: { 'http-remote-user': ' ' } });
+          assert.equal(blank.statusCode, 200);
+          const named = await compat.inject({ method: 'GET', url: `/eventmatch/${created.json<Record_>().uuid}`, headers: as('alice') });
+          assert.equal(named.statusCode, 404, 'a named user is that user, not the default');
+        } finally {
+          await compat.close();
+        }
+      });
+    });
+  });
+}
+
+function rawRow(owner: string) {
+  const now = Date.now() * 1000 + Math.floor(Math.random() * 1000);
+  return {
+    uuid: randomUUID(),
+    owner,
+    name: 'bulk',
+    jsonpath: '$.data',
+    dialect: 'rfc9535',
+    target_url: 'http://127.0.0.1/',
+    auth: '{}',
+    extensions: '{}',
+    version: 'v0.1',
+    created: now,
+    updated: now,
+    deleted: null,
+    disabled: null,
+    error: null,
+  };
+}

@@ -1,0 +1,54 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { buildApp } from '../../src/api/app.js';
+import { healthRoutes, type HealthDependencies } from '../../src/api/health.js';
+import { openDatabase } from '../../src/db/connect.js';
+import { syncSchema } from '../../src/db/migrate.js';
+import { testBackends } from '../support/database.js';
+
+for (const backend of testBackends()) {
+  describe(`/readyz (${backend.name})`, () => {
+    async function readyz(policyMode: HealthDependencies['policyMode'], prepare: (database: HealthDependencies['database']) => Promise<void>) {
+      const created = await backend.create();
+      const database = openDatabase(created.url);
+      try {
+        await prepare(database);
+        const app = await buildApp({ maxBodyBytes: 1024, logLevel: 'silent', version: 'test' }, [healthRoutes({ database, policyMode })]);
+        const response = await app.inject({ method: 'GET', url: '/readyz' });
+        await app.close();
+        return { status: response.statusCode, body: response.json() as Record<string, string> };
+      } finally {
+        await database.close().catch(() => undefined);
+        await created.cleanup();
+      }
+    }
+
+    it('is ready with a current schema, and names the policy mode', async () => {
+      const { status, body } = await readyz('policy-service', async (database) => void (await syncSchema(database)));
+      assert.equal(status, 200);
+      assert.deepEqual(body, { status: 'ready', policy: 'policy-service', database: 'ok', schema: 'current' });
+    });
+
+    it('is not ready while the schema is out of date, and says what to run', async () => {
+      const { status, body } = await readyz('allow-all', async () => undefined);
+      assert.equal(status, 503);
+      assert.equal(body['status'], 'not ready');
+      assert.match(body['schema'] ?? '', /out of date: run svc-notifications-cmd dbsync/);
+    });
+  });
+}
+
+describe('/readyz without a database', () => {
+  it('is not ready when the database cannot be reached', async () => {
+    const database = openDatabase('postgres://postgres@127.0.0.1:1/nowhere');
+    const app = await buildApp({ maxBodyBytes: 1024, logLevel: 'silent', version: 'test' }, [healthRoutes({ database, policyMode: 'allow-all' })]);
+    try {
+      const response = await app.inject({ method: 'GET', url: '/readyz' });
+      assert.equal(response.statusCode, 503);
+      assert.deepEqual(response.json(), { status: 'not ready', policy: 'allow-all', database: 'unreachable' });
+    } finally {
+      await app.close();
+      await database.close();
+    }
+  });
+});

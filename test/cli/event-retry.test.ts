@@ -1,0 +1,144 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { describe, it } from 'node:test';
+import type { DatabaseHandle } from '../../src/db/connect.js';
+import { logEvent, type EventRow, type MatchRow } from '../../src/db/events.js';
+import { insertSubscription, type SubscriptionRow } from '../../src/db/subscriptions.js';
+import { openTestDatabase, testBackends, type TestBackend } from '../support/database.js';
+import { eventually, startStub } from '../support/http-stub.js';
+import { runCli, startServer } from '../support/processes.js';
+
+const MATCHING = '$.data.project';
+
+function subscription(owner: string, jsonpath: string, changes: Partial<SubscriptionRow> = {}): SubscriptionRow {
+  return {
+    uuid: randomUUID(), owner, name: 'n', jsonpath, dialect: 'rfc9535', target_url: 'http://127.0.0.1:9/', auth: '{}', extensions: '{}',
+    version: 'v0.1', created: 1, updated: 1, deleted: null, disabled: null, error: null, ...changes,
+  };
+}
+
+function event(data: unknown = { project: 1234 }): EventRow {
+  const uuid = randomUUID();
+  const body = { specversion: '1.0', id: uuid, source: '/facility', type: 'org.example.upload', data };
+  return { uuid, source: '/facility', event_id: uuid, type: body.type, spec_version: '1.0', body: JSON.stringify(body), received: 1_000_000 };
+}
+
+function match(eventUuid: string, sub: SubscriptionRow, state: MatchRow['state']): MatchRow {
+  return {
+    uuid: randomUUID(), event_uuid: eventUuid, subscription_uuid: sub.uuid, owner: sub.owner, state, policy_code: 200,
+    target_code: 500, created: 2_000_000, due: 2_000_000, locked_until: null, locked_by: null, attempts: 3, updated: 2_000_000,
+  };
+}
+
+async function withLog(backend: TestBackend, body: (handle: DatabaseHandle, cli: (...args: string[]) => ReturnType<typeof runCli>) => Promise<void>) {
+  const t = await openTestDatabase(backend);
+  try {
+    await body(t.handle, (...args) => runCli(['--database-url', t.database.url, ...args]));
+  } finally {
+    await t.close();
+  }
+}
+
+const newMatchesOf = (handle: DatabaseHandle, eventUuid: string) =>
+  handle.db.selectFrom('matches').selectAll().where('event_uuid', '=', eventUuid).where('created', '>', 2_000_000).orderBy('owner').execute();
+
+for (const backend of testBackends()) {
+  describe(`svc-notifications-cmd eventretry (${backend.name})`, () => {
+    it("matches the event against today's live subscriptions and queues new matches for the policy, due now", async () => {
+      await withLog(backend, async (handle, cli) => {
+        const alice = subscription('alice', MATCHING);
+        const bob = subscription('bob', MATCHING);
+        const others = [
+          subscription('carol', '$.data.missing'),
+          subscription('dave', MATCHING, { deleted: 5 }),
+          subscription('erin', MATCHING, { disabled: 5, error: 'gone' }),
+        ];
+        for (const s of [alice, bob, ...others]) await insertSubscription(handle.db, s);
+        const e = event();
+        await logEvent(handle.db, e, [match(e.uuid, alice, 'failed')]);
+        const before = Date.now() * 1000;
+        const result = await cli('eventretry', e.uuid);
+        assert.equal(result.code, 0, result.stderr);
+        const rows = await newMatchesOf(handle, e.uuid);
+        assert.deepEqual(result.stdout.trim().split('\n').sort(), rows.map((r) => r.uuid).sort());
+        assert.deepEqual(rows.map((r) => [r.subscription_uuid, r.owner]), [[alice.uuid, 'alice'], [bob.uuid, 'bob']]);
+        for (const row of rows) {
+          assert.deepEqual([row.state, row.policy_code, row.target_code, row.attempts, row.locked_by, row.locked_until], ['policy', null, null, 0, null, null]);
+          assert.ok(row.due >= before && row.due <= Date.now() * 1000 && row.created === row.due, 'due now');
+        }
+        const old = await handle.db.selectFrom('matches').select('state').where('created', '=', 2_000_000).execute();
+        assert.deepEqual(old, [{ state: 'failed' }], 'the earlier match stays as it was');
+      });
+    });
+
+    it('skips a subscription whose match for the event is still in progress', async () => {
+      await withLog(backend, async (handle, cli) => {
+        const alice = subscription('alice', MATCHING);
+        const bob = subscription('bob', MATCHING);
+        for (const s of [alice, bob]) await insertSubscription(handle.db, s);
+        const e = event();
+        await logEvent(handle.db, e, [match(e.uuid, alice, 'deliver')]);
+        const result = await cli('eventretry', e.uuid);
+        assert.equal(result.code, 0, result.stderr);
+        assert.match(result.stderr, new RegExp(`${alice.uuid} still has a match in progress`));
+        const rows = await newMatchesOf(handle, e.uuid);
+        assert.deepEqual(rows.map((r) => r.subscription_uuid), [bob.uuid]);
+        assert.equal(result.stdout, `${rows[0]!.uuid}\n`);
+      });
+    });
+
+    it('an unknown uuid is named on stderr and gives exit 1; the others are still routed', async () => {
+      await withLog(backend, async (handle, cli) => {
+        const alice = subscription('alice', MATCHING);
+        await insertSubscription(handle.db, alice);
+        const [e, unmatched] = [event(), event({ other: true })];
+        for (const x of [e, unmatched]) await logEvent(handle.db, x, []);
+        const unknown = randomUUID();
+        const result = await cli('eventretry', unknown, e.uuid, unmatched.uuid);
+        assert.equal(result.code, 1);
+        assert.match(result.stderr, new RegExp(`no event ${unknown} in the log`));
+        assert.match(result.stderr, new RegExp(`event ${unmatched.uuid} matches no live subscription`));
+        const rows = await newMatchesOf(handle, e.uuid);
+        assert.equal(rows.length, 1);
+        assert.equal(result.stdout, `${rows[0]!.uuid}\n`);
+      });
+    });
+  });
+
+  describe(`eventretry with the service running (${backend.name})`, () => {
+    it('delivers an event to a subscription made after it arrived', async () => {
+      const t = await openTestDatabase(backend);
+      const target = await startStub();
+      const server = await startServer({ NOTIFICATIONS_DATABASE_URL: t.database.url });
+      try {
+        const cloudEvent = { specversion: '1.0', id: 'retry-1', source: '/e2e', type: 'org.example.test', data: { project: 7 } };
+        const received = await fetch(`${server.url}/receive`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/cloudevents+json' },
+          body: JSON.stringify(cloudEvent),
+        });
+        const logged = (await received.json()) as { uuid: string; matches: number };
+        assert.equal(logged.matches, 0);
+        const subscribed = await fetch(`${server.url}/eventmatch`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'http-remote-user': 'alice' },
+          body: JSON.stringify({ name: 'late', jsonpath: MATCHING, target_url: `${target.url}/hook` }),
+        });
+        assert.equal(subscribed.status, 200);
+        const retried = await runCli(['--database-url', t.database.url, 'eventretry', logged.uuid]);
+        assert.equal(retried.code, 0, retried.stderr);
+        const elm = retried.stdout.trim();
+        await eventually(() => target.requests.length === 1, 'the retried event reaches the target');
+        assert.equal((JSON.parse(target.requests[0]!.body) as { id: string }).id, 'retry-1');
+        await eventually(async () => {
+          const shown = await runCli(['--database-url', t.database.url, 'eventget', logged.uuid]);
+          return shown.stdout.includes(`    ELM ${elm} (`) && / policy 200 target 200\n$/.test(shown.stdout);
+        }, 'eventget shows the delivered match');
+      } finally {
+        await server.stop();
+        await target.close();
+        await t.close();
+      }
+    });
+  });
+}

@@ -1,0 +1,59 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { GroupCommit } from '../../src/db/group-commit.js';
+import { insertSubscription, type SubscriptionRow } from '../../src/db/subscriptions.js';
+import { openTestDatabase, testBackends } from '../support/database.js';
+
+function row(uuid: string): SubscriptionRow {
+  return {
+    uuid,
+    owner: 'alice',
+    name: uuid,
+    jsonpath: '$.a',
+    dialect: 'rfc9535',
+    target_url: 'http://127.0.0.1:9/',
+    auth: '{}',
+    extensions: '{}',
+    version: 'v0.1',
+    created: 1,
+    updated: 1,
+    deleted: null,
+    disabled: null,
+    error: null,
+  };
+}
+
+for (const backend of testBackends()) {
+  describe(`group commit (${backend.name})`, () => {
+    it('commits concurrent writes together and settles each with its own result', async () => {
+      const { handle, close } = await openTestDatabase(backend);
+      try {
+        const group = new GroupCommit(handle.db, 2);
+        const ids = Array.from({ length: 1200 }, (_, i) => `00000000-0000-0000-0000-${String(i).padStart(12, '0')}`);
+        const results = await Promise.all(ids.map((id) => group.run(async (tx) => (await insertSubscription(tx, row(id)), id))));
+        assert.deepEqual(results, ids);
+        const count = await handle.db.selectFrom('subscriptions').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+        assert.equal(Number(count.n), ids.length);
+      } finally {
+        await close();
+      }
+    });
+
+    it('rejects a failing write alone; the others of its commit are kept', async () => {
+      const { handle, close } = await openTestDatabase(backend);
+      try {
+        const group = new GroupCommit(handle.db, 2);
+        const outcomes = await Promise.allSettled([
+          group.run((tx) => insertSubscription(tx, row('00000000-0000-0000-0000-000000000001'))),
+          group.run((tx) => insertSubscription(tx, row('00000000-0000-0000-0000-000000000001'))), // duplicate key
+          group.run((tx) => insertSubscription(tx, row('00000000-0000-0000-0000-000000000002'))),
+        ]);
+        assert.deepEqual(outcomes.map((o) => o.status), ['fulfilled', 'rejected', 'fulfilled']);
+        const rows = await handle.db.selectFrom('subscriptions').select('uuid').orderBy('uuid').execute();
+        assert.deepEqual(rows.map((r) => r.uuid), ['00000000-0000-0000-0000-000000000001', '00000000-0000-0000-0000-000000000002']);
+      } finally {
+        await close();
+      }
+    });
+  });
+}

@@ -1,0 +1,109 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { describe, it } from 'node:test';
+import { logEvent, type EventRow, type MatchRow } from '../../src/db/events.js';
+import { claimDueMatches, recordAttempts, settleMatches } from '../../src/db/matches.js';
+import { insertSubscription } from '../../src/db/subscriptions.js';
+import { openTestDatabase, testBackends } from '../support/database.js';
+
+const SUBSCRIPTION = '00000000-0000-0000-0000-00000000000a';
+const LEASE_US = 30_000_000;
+
+function event(source = '/facility', id: string = randomUUID()): EventRow {
+  return { uuid: randomUUID(), source, event_id: id, type: 'org.example', spec_version: '1.0', body: '{}', received: 1 };
+}
+
+function match(eventUuid: string, due: number, state: MatchRow['state'] = 'policy'): MatchRow {
+  return {
+    uuid: randomUUID(), event_uuid: eventUuid, subscription_uuid: SUBSCRIPTION, owner: 'alice', state,
+    policy_code: null, target_code: null, created: due, due, locked_until: null, locked_by: null, attempts: 0, updated: due,
+  };
+}
+
+for (const backend of testBackends()) {
+  describe(`event log and work queue (${backend.name})`, () => {
+    async function withQueue(body: (t: Awaited<ReturnType<typeof openTestDatabase>>) => Promise<void>): Promise<void> {
+      const t = await openTestDatabase(backend);
+      try {
+        await insertSubscription(t.handle.db, {
+          uuid: SUBSCRIPTION, owner: 'alice', name: 'n', jsonpath: '$', dialect: 'rfc9535', target_url: 'http://127.0.0.1:9/',
+          auth: '{}', extensions: '{}', version: 'v0.1', created: 1, updated: 1, deleted: null, disabled: null, error: null,
+        });
+        await body(t);
+      } finally {
+        await t.close();
+      }
+    }
+
+    it('logs an event once per (source, id); a duplicate returns the first', async () => {
+      await withQueue(async ({ handle }) => {
+        const first = event('/a', 'same-id');
+        const logged = await logEvent(handle.db, first, [match(first.uuid, 1), match(first.uuid, 1)]);
+        assert.deepEqual(logged, { uuid: first.uuid, matches: 2, duplicate: false });
+        const again = await logEvent(handle.db, event('/a', 'same-id'), [match(randomUUID(), 1)]);
+        assert.deepEqual(again, { uuid: first.uuid, matches: 2, duplicate: true });
+        const other = await logEvent(handle.db, event('/b', 'same-id'), []);
+        assert.equal(other.duplicate, false, 'the same id from another source is another event');
+        const count = await handle.db.selectFrom('matches').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+        assert.equal(Number(count.n), 2);
+      });
+    });
+
+    it('claims due rows of a stage, oldest first, up to the limit', async () => {
+      await withQueue(async ({ handle }) => {
+        const e = event();
+        const rows = [match(e.uuid, 30), match(e.uuid, 10), match(e.uuid, 20), match(e.uuid, 500), match(e.uuid, 5, 'deliver')];
+        await logEvent(handle.db, e, rows);
+        const claimed = await claimDueMatches(handle.db, handle.capabilities, 'policy', { holder: 'w1', now: 100, durationUs: LEASE_US }, 2);
+        assert.deepEqual(claimed.map((r) => r.due), [10, 20]);
+        assert.ok(claimed.every((r) => r.locked_by === 'w1' && r.locked_until === 100 + LEASE_US));
+      });
+    });
+
+    it('a lease keeps a row from other claims until it expires', async () => {
+      await withQueue(async ({ handle }) => {
+        const e = event();
+        await logEvent(handle.db, e, [match(e.uuid, 1)]);
+        const claim = (holder: string, now: number) => claimDueMatches(handle.db, handle.capabilities, 'policy', { holder, now, durationUs: LEASE_US }, 10);
+        assert.equal((await claim('w1', 100)).length, 1);
+        assert.equal((await claim('w2', 200)).length, 0, 'held');
+        const taken = await claim('w2', 100 + LEASE_US + 1);
+        assert.equal(taken.length, 1, 'an expired lease returns the row');
+        assert.equal(await settleMatches(handle.db, [taken[0]!.uuid], 'w1', { state: 'deliver', due: 5 }, 300), 0, 'the old holder cannot settle it');
+        assert.equal(await settleMatches(handle.db, [taken[0]!.uuid], 'w2', { state: 'deliver', due: 5, policyCode: 200, attempts: 'count' }, 300), 1);
+        const row = await handle.db.selectFrom('matches').selectAll().executeTakeFirstOrThrow();
+        assert.deepEqual([row.state, row.due, row.policy_code, row.attempts, row.locked_by, row.locked_until], ['deliver', 5, 200, 1, null, null]);
+      });
+    });
+
+    it('concurrent claims get disjoint rows', async () => {
+      await withQueue(async ({ handle }) => {
+        const e = event();
+        await logEvent(handle.db, e, Array.from({ length: 200 }, (_, i) => match(e.uuid, i)));
+        const claims = await Promise.all(
+          ['a', 'b', 'c', 'd'].map((holder) => claimDueMatches(handle.db, handle.capabilities, 'policy', { holder, now: 1_000, durationUs: LEASE_US }, 60)),
+        );
+        const all = claims.flat().map((r) => r.uuid);
+        assert.equal(new Set(all).size, all.length, 'no row claimed twice');
+        assert.equal(all.length, 200);
+      });
+    });
+
+    it('keeps every attempt', async () => {
+      await withQueue(async ({ handle }) => {
+        const e = event();
+        const m = match(e.uuid, 1);
+        await logEvent(handle.db, e, [m]);
+        await recordAttempts(handle.db, [
+          { matchUuid: m.uuid, stage: 'deliver', at: 10, status: 500, error: null, durationMs: 12.4 },
+          { matchUuid: m.uuid, stage: 'deliver', at: 20, status: null, error: 'connection refused', durationMs: 1 },
+        ]);
+        const rows = await handle.db.selectFrom('attempts').select(['at', 'status', 'error', 'duration_ms']).orderBy('at').execute();
+        assert.deepEqual(rows, [
+          { at: 10, status: 500, error: null, duration_ms: 12 },
+          { at: 20, status: null, error: 'connection refused', duration_ms: 1 },
+        ]);
+      });
+    });
+  });
+}

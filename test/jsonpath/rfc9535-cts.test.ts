@@ -1,0 +1,39 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { isDeepStrictEqual } from 'node:util';
+import { compileJsonPath, JsonPathSyntaxError, type JsonValue } from '../../src/jsonpath/index.js';
+import { readShared } from '../support/shared.js';
+
+interface CtsCase {
+  name: string;
+  selector: string;
+  invalid_selector?: boolean;
+  document?: JsonValue;
+  result?: JsonValue[];
+  results?: JsonValue[][];
+  result_paths?: string[];
+  results_paths?: string[][];
+}
+
+const cts = readShared<{ tests: CtsCase[] }>('jsonpath-cts/cts.json');
+
+describe('RFC 9535 compliance test suite, in rfc9535 mode', () => {
+  it('has the whole suite to run', () => assert.ok(cts.tests.length >= 700, `only ${cts.tests.length} cases`));
+
+  for (const t of cts.tests) {
+    it(t.name, () => {
+      if (t.invalid_selector) {
+        assert.throws(() => compileJsonPath(t.selector, 'rfc9535'), JsonPathSyntaxError);
+        return;
+      }
+      const query = compileJsonPath(t.selector, 'rfc9535');
+      const { values, paths } = query.select(t.document!);
+      const allowed = t.results ?? [t.result!];
+      const which = allowed.findIndex((r) => isDeepStrictEqual(values, r));
+      assert.ok(which >= 0, `selected ${JSON.stringify(values)}, expected one of ${JSON.stringify(allowed)}`);
+      const expectedPaths = t.results_paths?.[which] ?? t.result_paths;
+      if (expectedPaths) assert.deepEqual(paths, expectedPaths);
+      assert.equal(query.matches(t.document!), values.length > 0);
+    });
+  }
+});

@@ -1,0 +1,93 @@
+/**
+ * The delivery stage against a real database, the real target client and a real HTTP server
+ * on 127.0.0.1: how each answer settles a match and its subscription.
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { describe, it } from 'node:test';
+import { logEvent, pendingMatch } from '../../src/db/events.js';
+import { insertSubscription, type SubscriptionRow } from '../../src/db/subscriptions.js';
+import { addressGuard } from '../../src/delivery/address-guard.js';
+import { createTargetClient } from '../../src/delivery/target-client.js';
+import { deliveryStep } from '../../src/routing/delivery-stage.js';
+import { systemClock } from '../../src/time/clock.js';
+import { openTestDatabase, testBackends } from '../support/database.js';
+import { startStub } from '../support/http-stub.js';
+
+for (const backend of testBackends()) {
+  describe(`delivery stage (${backend.name})`, () => {
+    async function scenario(
+      targetUrl: (stubUrl: string) => string,
+      answer: (eventId: string) => { status: number; body?: string },
+      events: Array<{ id: string; targetCode?: number; attempts?: number }>,
+      deny: string[] = [],
+    ) {
+      const t = await openTestDatabase(backend);
+      const stub = await startStub((request, response) => {
+        const { status, body } = answer((JSON.parse(request.body) as { id: string }).id);
+        response.writeHead(status).end(body ?? '');
+      });
+      const target = createTargetClient({ timeoutMs: 2_000, connectionsPerOrigin: 4, guard: addressGuard({ allow: [], deny }) });
+      const subscription: SubscriptionRow = {
+        uuid: randomUUID(), owner: 'alice', name: 'n', jsonpath: '$', dialect: 'rfc9535', target_url: targetUrl(stub.url),
+        auth: '{}', extensions: '{}', version: 'v0.1', created: 1, updated: 1, deleted: null, disabled: null, error: null,
+      };
+      await insertSubscription(t.handle.db, subscription);
+      const matches = [];
+      for (const e of events) {
+        const eventUuid = randomUUID();
+        const match = { ...pendingMatch(eventUuid, subscription, 1), state: 'deliver' as const, target_code: e.targetCode ?? null, attempts: e.attempts ?? 0 };
+        await logEvent(t.handle.db, { uuid: eventUuid, source: '/t', event_id: e.id, type: 't', spec_version: '1.0', body: JSON.stringify({ specversion: '1.0', id: e.id, source: '/t', type: 't' }), received: 1 }, [match]);
+        matches.push(match);
+      }
+      const disabled: string[] = [];
+      const step = deliveryStep({
+        database: t.handle, clock: systemClock(), holder: 'test', leaseUs: 30_000_000, batchSize: 64,
+        retryDelaysMs: [60_000, 60_000], random: () => 0.5, target, secretKey: null,
+        onSubscriptionChange: (change) => disabled.push(change.kind === 'upsert' ? change.row.uuid : change.uuid),
+      });
+      assert.equal(await step(), events.length);
+      const rows = await Promise.all(matches.map((m) => t.handle.db.selectFrom('matches').selectAll().where('uuid', '=', m.uuid).executeTakeFirstOrThrow()));
+      const stored = await t.handle.db.selectFrom('subscriptions').selectAll().where('uuid', '=', subscription.uuid).executeTakeFirstOrThrow();
+      await target.close();
+      await stub.close();
+      await t.close();
+      return { rows, stored, disabled };
+    }
+
+    it('a permanent failure disables the subscription without touching the other rows of its batch', async () => {
+      const { rows, stored, disabled } = await scenario((url) => url, (id) => (id === 'bad' ? { status: 400, body: 'no' } : { status: 200 }), [
+        { id: 'bad' },
+        { id: 'good' },
+      ]);
+      assert.deepEqual(rows.map((r) => [r.state, r.target_code]), [['failed', 400], ['delivered', 200]]);
+      assert.notEqual(stored.disabled, null);
+      assert.match(stored.error ?? '', /^target answered 400/);
+      assert.deepEqual(disabled, [stored.uuid]);
+    });
+
+    it('a target in a denied range fails at once and disables the subscription, without a connection', async () => {
+      let connections = 0;
+      const { rows, stored } = await scenario(
+        (url) => url.replace('127.0.0.1', 'localhost'),
+        () => (connections++, { status: 200 }),
+        [{ id: 'e' }],
+        ['127.0.0.0/8', '::1/128'],
+      );
+      assert.equal(connections, 0);
+      assert.deepEqual([rows[0]!.state, rows[0]!.target_code], ['failed', null]);
+      assert.match(stored.error ?? '', /denied by NOTIFICATIONS_TARGET_DENY/);
+    });
+
+    it("keeps the target's last HTTP status when an attempt gets none", async () => {
+      const { rows } = await scenario(() => 'http://127.0.0.1:1/refused', () => ({ status: 200 }), [{ id: 'e', targetCode: 500, attempts: 1 }]);
+      assert.deepEqual([rows[0]!.state, rows[0]!.target_code, rows[0]!.attempts], ['deliver', 500, 2]);
+    });
+
+    it("keeps at most 1 KiB of what the target said in the subscription's error", async () => {
+      const { stored } = await scenario((url) => url, () => ({ status: 404, body: 'x'.repeat(5_000) }), [{ id: 'e' }]);
+      assert.match(stored.error ?? '', /^target answered 404 Not Found: x+/);
+      assert.ok((stored.error ?? '').length <= 1024, `${stored.error?.length} characters`);
+    });
+  });
+}

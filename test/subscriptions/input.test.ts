@@ -1,0 +1,144 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ServiceError } from '../../src/errors.js';
+import { parsePage, validateCreate, validateTryIt, validateUpdate } from '../../src/subscriptions/input.js';
+import { canonicalUuid } from '../../src/uuid.js';
+
+const valid = { name: 'n', jsonpath: '$.data', target_url: 'https://example.org/hook' };
+
+function rejects(run: () => unknown, message: RegExp) {
+  assert.throws(run, (error: unknown) => {
+    assert.ok(error instanceof ServiceError, String(error));
+    assert.equal(error.statusCode, 400);
+    assert.match(error.message, message);
+    return true;
+  });
+}
+
+describe('subscription input', () => {
+  it('defaults nothing it was not given and compiles the expression', () => {
+    const input = validateCreate(valid, 'auto');
+    assert.equal(input.name, 'n');
+    assert.equal(input.compiled.source, '$.data');
+    assert.equal(input.compiled.dialect, 'rfc9535');
+    assert.equal(input.auth, undefined);
+    assert.equal(input.extensions, undefined);
+    assert.equal(input.disable, undefined);
+  });
+
+  it('keeps the name as written, inner and outer spaces included', () => {
+    assert.equal(validateCreate({ ...valid, name: '  my pipeline ' }, 'auto').name, '  my pipeline ');
+  });
+
+  it('compiles in the dialects the mode allows', () => {
+    const pacifica = '$.data[*][?(@.mimetype = "text/plain")]';
+    assert.equal(validateCreate({ ...valid, jsonpath: pacifica }, 'auto').compiled.dialect, 'jsonpath2');
+    rejects(() => validateCreate({ ...valid, jsonpath: pacifica }, 'rfc9535'), /^body\.jsonpath: invalid JSONPath at position \d+: /);
+    assert.equal(validateCreate({ ...valid, jsonpath: '$.data[*][?(@.size > 1)]' }, 'jsonpath2-first').compiled.dialect, 'jsonpath2');
+  });
+
+  it('accepts http and https URLs of every usual form', () => {
+    for (const url of [
+      'http://example.org',
+      'HTTPS://Example.org:8443/a/b?c=d&e=f',
+      'http://127.0.0.1:8080/hook',
+      'http://[::1]:9000/',
+      'https://example.org/x#fragment',
+      'https://xn--bcher-kva.example/',
+      'https://bücher.example/pfad/ä',
+    ]) {
+      assert.equal(validateCreate({ ...valid, target_url: url }, 'auto').target_url, url, url);
+    }
+  });
+
+  it('refuses URLs with only a user name, with spaces inside, or other schemes', () => {
+    rejects(() => validateCreate({ ...valid, target_url: 'https://token@example.org/' }, 'auto'), /must not contain credentials/);
+    rejects(() => validateCreate({ ...valid, target_url: 'https://exa mple.org/' }, 'auto'), /must not contain spaces/);
+    rejects(() => validateCreate({ ...valid, target_url: 'https://example.org/\n' }, 'auto'), /must not contain spaces or control characters/);
+    rejects(() => validateCreate({ ...valid, target_url: 'file:///etc/passwd' }, 'auto'), /not file$/);
+    rejects(() => validateCreate({ ...valid, target_url: 'ws://example.org/' }, 'auto'), /not ws$/);
+    rejects(() => validateCreate({ ...valid, target_url: 'http://' }, 'auto'), /absolute http or https URL/);
+  });
+
+  it('accepts the three auth shapes', () => {
+    assert.deepEqual(validateCreate({ ...valid, auth: {} }, 'auto').auth, {});
+    const basic = { type: 'basic', basic: { username: 'ü', password: '' } };
+    assert.deepEqual(validateCreate({ ...valid, auth: basic }, 'auto').auth, basic);
+    const emptyUser = { type: 'basic', basic: { username: '', password: 'api-key' } };
+    assert.deepEqual(validateCreate({ ...valid, auth: emptyUser }, 'auto').auth, emptyUser);
+    for (const header of [
+      { type: 'Bearer', credentials: 'abc.def_ghi-jkl~+/=' },
+      { type: 'token', credentials: 'x' },
+      { type: 'Digest', credentials: 'username="a", realm="b", nonce="c"' },
+    ]) {
+      assert.deepEqual(validateCreate({ ...valid, auth: { type: 'header', header } }, 'auto').auth, { type: 'header', header });
+    }
+  });
+
+  it('never repeats a credential in an error message', () => {
+    const secret = 'hunter2\u0001';
+    for (const auth of [
+      { type: 'basic', basic: { username: 'a:b', password: secret } },
+      { type: 'basic', basic: { username: 'u', password: secret } },
+      { type: 'header', header: { type: 'Bearer', credentials: secret } },
+      { type: 'header', header: { type: secret, credentials: 'x' } },
+    ]) {
+      assert.throws(() => validateCreate({ ...valid, auth }, 'auto'), (error: Error) => !error.message.includes('hunter2'));
+    }
+  });
+
+  it('accepts extension values CloudEvents can carry', () => {
+    const extensions = { a: '', b: 'ünïcødé 😀', c: 2147483647, d: -2147483648, e: 0, f: true, g: false, abcdefghij0123456789: 'max' };
+    assert.deepEqual(validateCreate({ ...valid, extensions }, 'auto').extensions, extensions);
+    assert.deepEqual(validateCreate({ ...valid, extensions: {} }, 'auto').extensions, {});
+    assert.deepEqual(validateCreate({ ...valid, extensions: { traceparent: 'x', dataref: 'y' } }, 'auto').extensions, { traceparent: 'x', dataref: 'y' });
+  });
+
+  it('refuses unpaired surrogates, C1 controls and noncharacters in extension strings', () => {
+    for (const value of ['\ud800', 'a\udc00', '\u0085', '\ufffe', '\u{10ffff}']) {
+      rejects(() => validateCreate({ ...valid, extensions: { a: value } }, 'auto'), /^body\.extensions\.a: must not contain control characters/);
+    }
+  });
+
+  it('maps disabled: null to enable and anything else to disable', () => {
+    assert.equal(validateUpdate({ disabled: null }, 'auto').disable, false);
+    for (const value of [true, false, 0, '', 'now', '2024-01-01T00:00:00.000000', {}]) {
+      assert.equal(validateUpdate({ disabled: value }, 'auto').disable, true, JSON.stringify(value));
+    }
+    assert.equal(validateUpdate({}, 'auto').disable, undefined);
+  });
+
+  it('ignores service-set fields and refuses unknown ones', () => {
+    const input = validateUpdate({ uuid: 1, user: 'x', created: null, updated: [], deleted: 'y', version: 2, error: 'z' }, 'auto');
+    assert.deepEqual(input, {});
+    rejects(() => validateUpdate({ owner: 'x' }, 'auto'), /^body: unknown field "owner"$/);
+    rejects(() => validateUpdate({ dialect: 'rfc9535' }, 'auto'), /^body: unknown field "dialect"$/);
+  });
+
+  it('requires name, jsonpath and target_url on create only', () => {
+    rejects(() => validateCreate({ jsonpath: '$', target_url: valid.target_url }, 'auto'), /^body\.name: required$/);
+    assert.deepEqual(validateUpdate({ name: 'x' }, 'auto'), { name: 'x' });
+  });
+
+  it('validates the try-it body', () => {
+    const input = validateTryIt({ jsonpath: 'data', event: { data: 1 } }, 'auto');
+    assert.deepEqual(input.compiled.select(input.event), { values: [1], paths: ["$['data']"] });
+    rejects(() => validateTryIt({ jsonpath: '$', event: null }, 'auto'), /^body\.event: must be an object$/);
+  });
+
+  it('parses limit and offset', () => {
+    assert.deepEqual(parsePage({}), { limit: 100, offset: 0 });
+    assert.deepEqual(parsePage({ limit: '1', offset: '0' }), { limit: 1, offset: 0 });
+    assert.deepEqual(parsePage({ limit: '1000', offset: '123456' }), { limit: 1000, offset: 123456 });
+    assert.deepEqual(parsePage({ limit: '007' }), { limit: 7, offset: 0 });
+    for (const limit of ['0', '1001', '-1', '+1', '1e2', ' 1', '0x10', '']) rejects(() => parsePage({ limit }), /^querystring\.limit: must be an integer from 1 to 1000$/);
+    for (const offset of ['-1', 'x', '1.0', '99999999999999999']) rejects(() => parsePage({ offset }), /^querystring\.offset: must be an integer of at least 0$/);
+  });
+
+  it('recognizes uuids in any case', () => {
+    assert.equal(canonicalUuid('6F1C2D3E-4B5A-4C6D-8E7F-8091A2B3C4D5'), '6f1c2d3e-4b5a-4c6d-8e7f-8091a2b3c4d5');
+    for (const text of ['', 'x', '6f1c2d3e4b5a4c6d8e7f8091a2b3c4d5', '6f1c2d3e-4b5a-4c6d-8e7f-8091a2b3c4d5 ', '{6f1c2d3e-4b5a-4c6d-8e7f-8091a2b3c4d5}']) {
+      assert.equal(canonicalUuid(text), undefined, text);
+    }
+  });
+});

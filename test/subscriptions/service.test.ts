@@ -1,0 +1,164 @@
+import assert from 'node:assert/strict';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import type { SubscriptionRow } from '../../src/db/subscriptions.js';
+import type { MatchState } from '../../src/db/tables.js';
+import { ServiceError } from '../../src/errors.js';
+import { subscriptionService, type SubscriptionChange, type SubscriptionServiceDependencies } from '../../src/subscriptions/service.js';
+import { openTestDatabase, testBackends } from '../support/database.js';
+
+const valid = { name: 'n', jsonpath: '$.data', target_url: 'https://example.org/hook' };
+const AMBIGUOUS = '$.data[*][?(@.size > 100)].name';
+
+for (const backend of testBackends()) {
+  describe(`subscription service (${backend.name})`, () => {
+    let test: Awaited<ReturnType<typeof openTestDatabase>>;
+    before(async () => {
+      test = await openTestDatabase(backend);
+    });
+    after(async () => test.close());
+
+    const service = (overrides: Partial<SubscriptionServiceDependencies> = {}) => {
+      let now = 1_700_000_000_000_000;
+      return subscriptionService({ database: test.handle, clock: () => ++now, secretKey: null, dialectMode: 'auto', ...overrides });
+    };
+    const rowOf = (uuid: string) => test.handle.db.selectFrom('subscriptions').selectAll().where('uuid', '=', uuid).executeTakeFirstOrThrow();
+    const findRow = (uuid: string) => test.handle.db.selectFrom('subscriptions').selectAll().where('uuid', '=', uuid).executeTakeFirst();
+
+    it('cancels the pending matches of a deleted subscription, and leaves finished ones alone', async () => {
+      const subscriptions = service();
+      const created = await subscriptions.create('alice', valid);
+      const other = await subscriptions.create('alice', valid);
+      const event = { uuid: randomUUID(), source: '/s', event_id: randomUUID(), type: 't', spec_version: '1.0', body: '{}', received: 1 };
+      await test.handle.db.insertInto('events').values(event).execute();
+      const match = (subscription: string, state: MatchState) => ({
+        uuid: randomUUID(), event_uuid: event.uuid, subscription_uuid: subscription, owner: 'alice', state,
+        policy_code: null, target_code: null, created: 1, due: 1, locked_until: 5, locked_by: 'worker', attempts: 0, updated: 1,
+      });
+      const rows = [match(created.uuid, 'policy'), match(created.uuid, 'deliver'), match(created.uuid, 'delivered'), match(other.uuid, 'deliver')];
+      await test.handle.db.insertInto('matches').values(rows).execute();
+      await subscriptions.remove('alice', created.uuid);
+      const states = await test.handle.db.selectFrom('matches').select(['uuid', 'state', 'locked_by']).execute();
+      const stateOf = (uuid: string) => states.find((r) => r.uuid === uuid);
+      assert.deepEqual(rows.map((r) => stateOf(r.uuid)?.state), ['cancelled', 'cancelled', 'delivered', 'deliver']);
+      assert.equal(stateOf(rows[0]!.uuid)?.locked_by, null, 'a cancelled row is released');
+    });
+
+    it('disabling cancels pending matches as deleting does; re-enabling leaves them cancelled', async () => {
+      const subscriptions = service();
+      const created = await subscriptions.create('alice', valid);
+      const event = { uuid: randomUUID(), source: '/s', event_id: randomUUID(), type: 't', spec_version: '1.0', body: '{}', received: 1 };
+      await test.handle.db.insertInto('events').values(event).execute();
+      const pending = {
+        uuid: randomUUID(), event_uuid: event.uuid, subscription_uuid: created.uuid, owner: 'alice', state: 'deliver' as MatchState,
+        policy_code: 200, target_code: null, created: 1, due: 1, locked_until: null, locked_by: null, attempts: 0, updated: 1,
+      };
+      await test.handle.db.insertInto('matches').values(pending).execute();
+      await subscriptions.update('alice', created.uuid, { name: 'renamed' });
+      const stateNow = async () => (await test.handle.db.selectFrom('matches').select('state').where('uuid', '=', pending.uuid).executeTakeFirstOrThrow()).state;
+      assert.equal(await stateNow(), 'deliver', 'other changes leave pending work alone');
+      await subscriptions.update('alice', created.uuid, { disabled: 'now' });
+      assert.equal(await stateNow(), 'cancelled');
+      await subscriptions.update('alice', created.uuid, { disabled: null });
+      assert.equal(await stateNow(), 'cancelled');
+    });
+
+    it('tells onChange of every successful write, after it is committed, and of nothing else', async () => {
+      const changes: SubscriptionChange[] = [];
+      const reads: Array<Promise<SubscriptionRow | undefined>> = [];
+      const subscriptions = service({
+        onChange: (change) => {
+          changes.push(change);
+          if (change.kind === 'upsert') reads.push(findRow(change.row.uuid));
+        },
+      });
+      const created = await subscriptions.create('alice', valid);
+      const updated = await subscriptions.update('alice', created.uuid, { name: 'renamed' });
+      await subscriptions.get('alice', created.uuid);
+      await subscriptions.list('alice', { limit: 10, offset: 0 });
+      subscriptions.tryExpression({ jsonpath: '$', event: {} });
+      await subscriptions.trySubscription('alice', created.uuid, {});
+      await assert.rejects(subscriptions.update('alice', created.uuid, { name: '' }), ServiceError);
+      await assert.rejects(subscriptions.update('bob', created.uuid, { name: 'x' }), ServiceError);
+      await subscriptions.remove('alice', created.uuid);
+      await assert.rejects(subscriptions.remove('alice', created.uuid), ServiceError);
+
+      assert.deepEqual(changes.map((c) => c.kind), ['upsert', 'upsert', 'delete']);
+      const [first, second, third] = changes;
+      assert.ok(first?.kind === 'upsert' && second?.kind === 'upsert' && third?.kind === 'delete');
+      assert.equal(first.row.uuid, created.uuid);
+      assert.equal(first.row.dialect, 'rfc9535');
+      assert.equal(second.row.name, 'renamed');
+      assert.ok(second.row.updated > first.row.updated);
+      assert.notEqual(updated.updated, created.updated);
+      assert.equal(third.uuid, created.uuid);
+      const seen = await Promise.all(reads);
+      assert.equal(seen.length, 2);
+      assert.ok(seen.every((row) => row !== undefined), 'the row is readable when onChange runs');
+    });
+
+    it('moves updated strictly forward even when the clock stands still', async () => {
+      const frozen = subscriptionService({ database: test.handle, clock: () => 1_700_000_000_000_000, secretKey: null, dialectMode: 'auto' });
+      const created = await frozen.create('alice', valid);
+      const stamps = [created.updated];
+      for (let i = 0; i < 5; i++) stamps.push((await frozen.update('alice', created.uuid, {})).updated);
+      for (let i = 1; i < stamps.length; i++) assert.ok(stamps[i]! > stamps[i - 1]!, `${stamps[i]} after ${stamps[i - 1]}`);
+      const deleted = await frozen.remove('alice', created.uuid);
+      assert.ok(deleted.deleted! > stamps.at(-1)!);
+      assert.ok(deleted.updated > stamps.at(-1)!);
+    });
+
+    it('disables at the clock reading and re-enables with null', async () => {
+      const subscriptions = service();
+      const created = await subscriptions.create('alice', valid);
+      const disabled = await subscriptions.update('alice', created.uuid, { disabled: '1999-01-01T00:00:00.000000' });
+      assert.equal(disabled.disabled, disabled.updated);
+      assert.equal((await rowOf(created.uuid)).disabled, (await rowOf(created.uuid)).updated);
+      const enabled = await subscriptions.update('alice', created.uuid, { disabled: null });
+      assert.equal(enabled.disabled, null);
+    });
+
+    it('keeps the stored dialect unless the expression changes', async () => {
+      const migrating = service({ dialectMode: 'jsonpath2-first' });
+      const created = await migrating.create('alice', { ...valid, jsonpath: AMBIGUOUS });
+      assert.equal((await rowOf(created.uuid)).dialect, 'jsonpath2');
+      const standard = service({ dialectMode: 'auto' });
+      await standard.update('alice', created.uuid, { name: 'renamed', target_url: 'http://127.0.0.1/' });
+      assert.equal((await rowOf(created.uuid)).dialect, 'jsonpath2');
+      const event = { data: [{ size: 500, name: 'large', meta: { size: 1000, name: 'inner' } }] };
+      assert.deepEqual(await standard.trySubscription('alice', created.uuid, event), {
+        matches: true,
+        dialect: 'jsonpath2',
+        values: ['large'],
+        paths: ["$['data'][0]['name']"],
+      });
+      await standard.update('alice', created.uuid, { jsonpath: AMBIGUOUS });
+      assert.equal((await rowOf(created.uuid)).dialect, 'rfc9535', 'rewritten: compiled with the setting in force');
+      assert.deepEqual((await standard.trySubscription('alice', created.uuid, event)).values, ['inner']);
+    });
+
+    it('seals auth with the key and writes it only when sent', async () => {
+      const key = randomBytes(32);
+      const subscriptions = service({ secretKey: key });
+      const auth = { type: 'basic', basic: { username: 'u', password: 'secret-password' } };
+      const created = await subscriptions.create('alice', { ...valid, auth });
+      const sealed = (await rowOf(created.uuid)).auth;
+      assert.ok(sealed.startsWith('v1:') && !sealed.includes('secret-password'));
+      await subscriptions.update('alice', created.uuid, { name: 'x' });
+      assert.equal((await rowOf(created.uuid)).auth, sealed, 'not re-sealed when auth is not sent');
+      assert.deepEqual((await subscriptions.get('alice', created.uuid)).auth, auth);
+      assert.equal((await rowOf(created.uuid)).extensions, '{}');
+    });
+
+    it('stores a new subscription with its version, owner and equal created and updated', async () => {
+      const created = await service().create('carol', { ...valid, uuid: 'x', user: 'mallory', disabled: true });
+      const row = await rowOf(created.uuid);
+      assert.equal(row.owner, 'carol');
+      assert.equal(row.version, 'v0.1');
+      assert.equal(row.created, row.updated);
+      assert.equal(row.disabled, row.created);
+      assert.equal(row.error, null);
+      assert.equal(row.deleted, null);
+    });
+  });
+}

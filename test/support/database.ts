@@ -1,0 +1,72 @@
+/**
+ * Real databases for tests, each test isolated: SQLite in a fresh temporary file, PostgreSQL
+ * in a fresh schema of the database `NOTIFICATIONS_TEST_DATABASE_URL` names (dropped after).
+ * Without that variable only SQLite runs, and the test runner says so.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { openDatabase, type DatabaseHandle } from '../../src/db/connect.js';
+import { syncSchema } from '../../src/db/migrate.js';
+
+export interface TestDatabase {
+  /** The URL a server process or the CLI can be given. */
+  readonly url: string;
+  /** Removes the file or drops the schema. */
+  cleanup(): Promise<void>;
+}
+
+export interface TestBackend {
+  readonly name: 'sqlite' | 'postgres';
+  create(): Promise<TestDatabase>;
+}
+
+export const POSTGRES_TEST_URL = process.env['NOTIFICATIONS_TEST_DATABASE_URL'];
+
+export function testBackends(): TestBackend[] {
+  const backends: TestBackend[] = [{ name: 'sqlite', create: createSqlite }];
+  if (POSTGRES_TEST_URL) backends.push({ name: 'postgres', create: () => createPostgres(POSTGRES_TEST_URL) });
+  return backends;
+}
+
+/** A fresh SQLite file in its own temporary directory. */
+export async function createSqlite(): Promise<TestDatabase> {
+  const dir = mkdtempSync(join(tmpdir(), 'notifications-test-'));
+  return { url: `sqlite:${join(dir, 'notifications.sqlite3')}`, cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** A fresh schema in the PostgreSQL database `base` names. */
+export async function createPostgres(base: string): Promise<TestDatabase> {
+  const schema = `test_${randomBytes(6).toString('hex')}`;
+  const url = new URL(base);
+  url.searchParams.set('schema', schema);
+  return {
+    url: url.toString(),
+    cleanup: async () => {
+      const client = new pg.Client({ connectionString: base });
+      await client.connect();
+      try {
+        await client.query(`drop schema if exists "${schema}" cascade`);
+      } finally {
+        await client.end();
+      }
+    },
+  };
+}
+
+/** A database with the current schema, opened; `close` closes it and cleans up. */
+export async function openTestDatabase(backend: TestBackend): Promise<{ database: TestDatabase; handle: DatabaseHandle; close(): Promise<void> }> {
+  const database = await backend.create();
+  const handle = openDatabase(database.url);
+  await syncSchema(handle);
+  return {
+    database,
+    handle,
+    close: async () => {
+      await handle.close();
+      await database.cleanup();
+    },
+  };
+}

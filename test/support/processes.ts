@@ -1,0 +1,110 @@
+/**
+ * The real built binaries, run as child processes: the CLI to completion, the server until
+ * it says where it listens.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer, type AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+export const SERVER_BIN = fileURLToPath(new URL('../../src/main.js', import.meta.url));
+export const CLI_BIN = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
+
+/** The environment without the caller's NOTIFICATIONS_* settings, plus `extra`. */
+export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('NOTIFICATIONS_')) env[key] = value;
+  return { ...env, ...extra };
+}
+
+export interface Finished {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export function runCli(args: string[], env: Record<string, string> = {}): Promise<Finished> {
+  return run(CLI_BIN, args, env);
+}
+
+export function run(bin: string, args: string[], env: Record<string, string> = {}, timeoutMs = 30_000): Promise<Finished> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [bin, ...args], { cwd: ROOT, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${bin} ${args.join(' ')} did not finish in ${timeoutMs} ms`));
+    }, timeoutMs);
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+export interface RunningServer {
+  readonly url: string;
+  readonly process: ChildProcess;
+  /** Everything it logged so far (JSON lines). */
+  logs(): string;
+  /** Sends SIGTERM and waits for the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** A port nobody listens on right now (the kernel picks it). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts the server on a free port and resolves once /healthz answers. */
+export async function startServer(env: Record<string, string>, timeoutMs = 20_000): Promise<RunningServer> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const child = spawn(process.execPath, [SERVER_BIN], {
+    cwd: ROOT,
+    env: cleanEnv({ NOTIFICATIONS_PORT: String(port), ...env }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+  let exitCode: number | null | undefined;
+  const exited = new Promise<number | null>((done) =>
+    child.on('exit', (code) => {
+      exitCode = code;
+      done(code);
+    }),
+  );
+  const server: RunningServer = {
+    url,
+    process: child,
+    logs: () => output,
+    stop: (signal = 'SIGTERM') => {
+      if (exitCode === undefined) child.kill(signal);
+      return exited;
+    },
+  };
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (exitCode !== undefined) throw new Error(`the server exited with ${exitCode} before listening:\n${output}`);
+    try {
+      if ((await fetch(`${url}/healthz`)).ok) return server;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  child.kill('SIGKILL');
+  throw new Error(`the server did not start in ${timeoutMs} ms:\n${output}`);
+}
