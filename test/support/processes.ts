@@ -67,8 +67,23 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** Starts the server on a free port and resolves once /healthz answers. */
+/**
+ * Starts the server on a free port and resolves once /healthz answers. Another test may take
+ * the port between the probe and the server's bind: then it starts again on another port.
+ */
 export async function startServer(env: Record<string, string>, timeoutMs = 20_000): Promise<RunningServer> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startServerOnce(env, timeoutMs);
+    } catch (error) {
+      if (!(error instanceof PortTaken) || attempt === 3) throw error;
+    }
+  }
+}
+
+class PortTaken extends Error {}
+
+async function startServerOnce(env: Record<string, string>, timeoutMs: number): Promise<RunningServer> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const child = spawn(process.execPath, [SERVER_BIN], {
@@ -97,7 +112,10 @@ export async function startServer(env: Record<string, string>, timeoutMs = 20_00
   };
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (exitCode !== undefined) throw new Error(`the server exited with ${exitCode} before listening:\n${output}`);
+    if (exitCode !== undefined) {
+      const Failure = output.includes('EADDRINUSE') ? PortTaken : Error;
+      throw new Failure(`the server exited with ${exitCode} before listening:\n${output}`);
+    }
     try {
       if ((await fetch(`${url}/healthz`)).ok) return server;
     } catch {
