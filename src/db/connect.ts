@@ -7,6 +7,7 @@ import { Kysely, PostgresDialect, SqliteDialect, type Transaction } from 'kysely
 import pg from 'pg';
 import { maskUrlPassword } from '../config/values.js';
 import { GroupCommit } from './group-commit.js';
+import { withStatementCache } from './sqlite-statement-cache.js';
 import type { Database } from './tables.js';
 
 export interface Capabilities {
@@ -49,7 +50,7 @@ function openSqlite(path: string): DatabaseHandle {
   // FULL: a commit is on disk before /receive answers, even across a power cut.
   database.pragma('synchronous = FULL');
   database.pragma('foreign_keys = ON');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
   const group = new GroupCommit(db, 1);
   return {
     db,
