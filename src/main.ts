@@ -21,6 +21,7 @@ import { addressGuard } from './delivery/address-guard.js';
 import { createTargetClient } from './delivery/target-client.js';
 import { LiveMatcher } from './matching/live-matcher.js';
 import { allowAll, createPolicyClient } from './policy/policy-client.js';
+import { EventLogBatch } from './events/event-log-batch.js';
 import { deliveryStep } from './routing/delivery-stage.js';
 import { policyStep } from './routing/policy-stage.js';
 import { subscriptionRefreshStep } from './routing/subscription-refresh.js';
@@ -125,7 +126,7 @@ async function serve(config: Config): Promise<number> {
       onChange: (change: SubscriptionChange) => matcher.apply(change),
     }),
     deliveriesRoutes({ database, identity: { header: config.userHeader, defaultUser: config.defaultUser } }),
-    receiveRoutes({ database, matcher, clock, receiveToken: config.receiveToken, onReceived: () => policyLoop.wake() }),
+    receiveRoutes({ eventLog: new EventLogBatch(database), matcher, clock, receiveToken: config.receiveToken, onReceived: () => policyLoop.wake() }),
   ]);
   const onLoopError = (name: string) => (error: unknown) => app.log.error({ err: error }, `${name} stage failed; retrying`);
   // Other instances write subscriptions too: their changes reach this matcher within a poll.

@@ -33,25 +33,56 @@ export interface LoggedEvent {
   duplicate: boolean;
 }
 
+export interface EventToLog {
+  event: EventRow;
+  matches: readonly MatchRow[];
+}
+
 /**
  * Logs an event with its match rows, unless an event with the same (source, id) is already
  * logged (by anyone, in this transaction or another): then nothing is written and that event
  * is returned as a duplicate. The unique index decides, so new events cost no look-up.
  */
 export async function logEvent(db: Kysely<Database>, event: EventRow, matches: readonly MatchRow[]): Promise<LoggedEvent> {
-  const inserted = await db
-    .insertInto('events')
-    .values(event)
-    .onConflict((conflict) => conflict.columns(['source', 'event_id']).doNothing())
-    .returning('uuid')
-    .executeTakeFirst();
-  if (!inserted) return (await findEventBySourceAndId(db, event.source, event.event_id))!;
-  await insertMatches(db, matches);
-  return { uuid: event.uuid, matches: matches.length, duplicate: false };
+  return (await logEvents(db, [{ event, matches }]))[0]!;
+}
+
+/**
+ * `logEvent` for many events at once, in as few statements as the parameter limits allow:
+ * the receive path writes whatever arrived together this way. Of two events with the same
+ * (source, id) in one call, the first is logged and the second is its duplicate.
+ */
+export async function logEvents(db: Kysely<Database>, entries: readonly EventToLog[]): Promise<LoggedEvent[]> {
+  const inserted = new Set<string>();
+  for (const chunk of chunks(entries.map((e) => e.event), EVENT_ROWS_PER_STATEMENT)) {
+    const rows = await db
+      .insertInto('events')
+      .values(chunk)
+      .onConflict((conflict) => conflict.columns(['source', 'event_id']).doNothing())
+      .returning('uuid')
+      .execute();
+    for (const row of rows) inserted.add(row.uuid);
+  }
+  await insertMatches(db, entries.flatMap((e) => (inserted.has(e.event.uuid) ? e.matches : [])));
+  const results: LoggedEvent[] = [];
+  for (const { event, matches } of entries) {
+    results.push(inserted.has(event.uuid) ? { uuid: event.uuid, matches: matches.length, duplicate: false } : (await findEventBySourceAndId(db, event.source, event.event_id))!);
+  }
+  return results;
 }
 
 export async function insertMatches(db: Kysely<Database>, rows: readonly MatchRow[]): Promise<void> {
-  if (rows.length > 0) await db.insertInto('matches').values([...rows]).execute();
+  for (const chunk of chunks(rows, MATCH_ROWS_PER_STATEMENT)) await db.insertInto('matches').values(chunk).execute();
+}
+
+// Both databases take at least 32,766 parameters per statement; events have 7 columns, matches 13.
+const EVENT_ROWS_PER_STATEMENT = 2_000;
+const MATCH_ROWS_PER_STATEMENT = 1_000;
+
+function chunks<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
 }
 
 export async function findEventBySourceAndId(db: Kysely<Database>, source: string, eventId: string): Promise<LoggedEvent | undefined> {

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { logEvent, type EventRow, type MatchRow } from '../../src/db/events.js';
+import { logEvent, logEvents, type EventRow, type MatchRow } from '../../src/db/events.js';
+import { EventLogBatch } from '../../src/events/event-log-batch.js';
 import { claimDueMatches, recordAttempts, settleMatches } from '../../src/db/matches.js';
 import { insertSubscription } from '../../src/db/subscriptions.js';
 import { openTestDatabase, testBackends } from '../support/database.js';
@@ -46,6 +47,61 @@ for (const backend of testBackends()) {
         assert.equal(other.duplicate, false, 'the same id from another source is another event');
         const count = await handle.db.selectFrom('matches').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
         assert.equal(Number(count.n), 2);
+      });
+    });
+
+    it('logs many events in one call: duplicates within the call and of earlier events get the first', async () => {
+      await withQueue(async ({ handle }) => {
+        const earlier = event('/a', 'earlier');
+        await logEvent(handle.db, earlier, [match(earlier.uuid, 1)]);
+        const first = event('/a', 'twice');
+        const second = event('/a', 'twice');
+        const again = event('/a', 'earlier');
+        const fresh = event('/b', 'earlier');
+        const logged = await logEvents(handle.db, [
+          { event: first, matches: [match(first.uuid, 1), match(first.uuid, 1)] },
+          { event: second, matches: [match(second.uuid, 1)] },
+          { event: again, matches: [match(again.uuid, 1)] },
+          { event: fresh, matches: [] },
+        ]);
+        assert.deepEqual(logged, [
+          { uuid: first.uuid, matches: 2, duplicate: false },
+          { uuid: first.uuid, matches: 2, duplicate: true },
+          { uuid: earlier.uuid, matches: 1, duplicate: true },
+          { uuid: fresh.uuid, matches: 0, duplicate: false },
+        ]);
+        const matches = await handle.db.selectFrom('matches').select('event_uuid').execute();
+        assert.deepEqual(matches.map((m) => m.event_uuid).sort(), [earlier.uuid, first.uuid, first.uuid].sort(), 'no match rows for duplicates');
+      });
+    });
+
+    it('logs more events than one statement takes', async () => {
+      await withQueue(async ({ handle }) => {
+        const entries = Array.from({ length: 2_500 }, () => {
+          const e = event();
+          return { event: e, matches: [match(e.uuid, 1)] };
+        });
+        const logged = await logEvents(handle.db, entries);
+        assert.ok(logged.every((l, i) => l.uuid === entries[i]!.event.uuid && !l.duplicate && l.matches === 1));
+        const count = await handle.db.selectFrom('matches').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+        assert.equal(Number(count.n), 2_500);
+      });
+    });
+
+    it('a batch of events arriving together commits once; an event that cannot be written fails alone', async () => {
+      await withQueue(async ({ handle }) => {
+        const batch = new EventLogBatch(handle);
+        const good = [event(), event(), event()];
+        const bad = event();
+        const orphan = { ...match(bad.uuid, 1), subscription_uuid: randomUUID() }; // no such subscription
+        const results = await Promise.allSettled([
+          ...good.map((e) => batch.log({ event: e, matches: [match(e.uuid, 1)] })),
+          batch.log({ event: bad, matches: [orphan] }),
+        ]);
+        assert.deepEqual(results.slice(0, 3).map((r) => r.status === 'fulfilled' && r.value.uuid), good.map((e) => e.uuid));
+        assert.equal(results[3]!.status, 'rejected');
+        const events = await handle.db.selectFrom('events').select('uuid').execute();
+        assert.deepEqual(events.map((e) => e.uuid).sort(), good.map((e) => e.uuid).sort(), 'the failed event left nothing behind');
       });
     });
 
