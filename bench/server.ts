@@ -1,8 +1,16 @@
-/** The service as the benchmarks run it: its own database, schema synced, logging warnings only. */
+/**
+ * The service as the benchmarks run it: its own database, schema synced, logging warnings only.
+ * With BENCH_CPU_PROF=<dir> the server process writes a V8 CPU profile there when it stops
+ * (open it in Chrome DevTools or speedscope).
+ */
 import { runCli, startServer, type RunningServer } from '../test/support/processes.js';
 
-export async function startBenchServer(databaseUrl: string): Promise<RunningServer> {
+export async function startBenchServer(databaseUrl: string, env: Record<string, string> = {}): Promise<RunningServer> {
   const sync = await runCli(['--database-url', databaseUrl, 'dbsync']);
   if (sync.code !== 0) throw new Error(`dbsync failed: ${sync.stderr}`);
-  return startServer({ NOTIFICATIONS_DATABASE_URL: databaseUrl, NOTIFICATIONS_LOG_LEVEL: 'warn' });
+  const profileDir = process.env['BENCH_CPU_PROF'];
+  return startServer(
+    { NOTIFICATIONS_DATABASE_URL: databaseUrl, NOTIFICATIONS_LOG_LEVEL: 'warn', ...env },
+    { nodeArgs: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [] },
+  );
 }

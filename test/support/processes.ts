@@ -71,10 +71,10 @@ export function freePort(): Promise<number> {
  * Starts the server on a free port and resolves once /healthz answers. Another test may take
  * the port between the probe and the server's bind: then it starts again on another port.
  */
-export async function startServer(env: Record<string, string>, timeoutMs = 20_000): Promise<RunningServer> {
+export async function startServer(env: Record<string, string>, options: ServerOptions = {}): Promise<RunningServer> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await startServerOnce(env, timeoutMs);
+      return await startServerOnce(env, options);
     } catch (error) {
       if (!(error instanceof PortTaken) || attempt === 3) throw error;
     }
@@ -83,10 +83,16 @@ export async function startServer(env: Record<string, string>, timeoutMs = 20_00
 
 class PortTaken extends Error {}
 
-async function startServerOnce(env: Record<string, string>, timeoutMs: number): Promise<RunningServer> {
+export interface ServerOptions {
+  timeoutMs?: number;
+  /** Options for node itself, e.g. --cpu-prof (which NODE_OPTIONS refuses). */
+  nodeArgs?: string[];
+}
+
+async function startServerOnce(env: Record<string, string>, { timeoutMs = 20_000, nodeArgs = [] }: ServerOptions): Promise<RunningServer> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, [SERVER_BIN], {
+  const child = spawn(process.execPath, [...nodeArgs, SERVER_BIN], {
     cwd: ROOT,
     env: cleanEnv({ NOTIFICATIONS_PORT: String(port), ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
