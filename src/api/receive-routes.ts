@@ -8,12 +8,14 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { parseReceived } from '../cloudevents/index.js';
 import { ServiceError } from '../errors.js';
 import { receiveEvent, type ReceiveDependencies } from '../events/receive.js';
+import type { Metrics } from '../metrics/metrics.js';
 
 export interface ReceiveRouteDependencies extends ReceiveDependencies {
   /** `NOTIFICATIONS_RECEIVE_TOKEN`: when set, `Authorization: Bearer <token>` is required. */
   receiveToken: string | null;
   /** Events were logged with matches: the policy stage has work. */
   onReceived: () => void;
+  metrics?: Metrics;
 }
 
 export function receiveRoutes(deps: ReceiveRouteDependencies) {
@@ -36,6 +38,10 @@ export function receiveRoutes(deps: ReceiveRouteDependencies) {
           });
           const logged = await Promise.all(events.map((event) => receiveEvent(deps, event)));
           if (logged.some((l) => !l.duplicate && l.matches > 0)) deps.onReceived();
+          for (const { duplicate, matches } of logged) {
+            deps.metrics?.eventReceived(duplicate);
+            if (!duplicate) deps.metrics?.matched(matches);
+          }
           const answers = logged.map(({ uuid, matches, duplicate }) => (duplicate ? { uuid, matches, duplicate } : { uuid, matches }));
           return batch ? answers : answers[0];
         },

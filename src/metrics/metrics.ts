@@ -1,0 +1,21 @@
+/**
+ * What the request handlers and the stages report as it happens. They depend on this small
+ * interface only; the Prometheus objects behind it live in registry.ts.
+ */
+import type { PolicyAnswer } from '../policy/policy-client.js';
+
+export type DeliveryOutcome = 'delivered' | 'retry' | 'failed' | 'cancelled';
+
+export interface Metrics {
+  /** An event was accepted by /receive: logged, or a duplicate of one already logged. */
+  eventReceived(duplicate: boolean): void;
+  /** Match rows created for a newly logged event. */
+  matched(count: number): void;
+  /** The policy service answered for one (event, user) and the answer was recorded. */
+  policyAnswered(kind: PolicyAnswer['kind']): void;
+  /**
+   * A delivery row was settled: `attemptSeconds` is the HTTP exchange (none when cancelled
+   * without one), `latencySeconds` the time from the match's creation to its delivery.
+   */
+  deliverySettled(outcome: DeliveryOutcome, attemptSeconds?: number, latencySeconds?: number): void;
+}

@@ -1,0 +1,85 @@
+/**
+ * The Prometheus registry of one service instance: its counters and histograms, the queue
+ * gauges, and prom-client's process metrics. One registry per instance (never prom-client's
+ * global one), so several apps can live in one process, as they do in the tests.
+ */
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import type { PolicyAnswer } from '../policy/policy-client.js';
+import type { DeliveryOutcome, Metrics } from './metrics.js';
+import { registerQueueGauges, type QueueGaugeOptions } from './queue-gauges.js';
+
+export interface ServiceMetrics extends Metrics {
+  readonly registry: Registry;
+}
+
+export interface MetricsOptions {
+  /** Without it there are no queue gauges (a registry for a test of the counters alone). */
+  queue?: QueueGaugeOptions;
+}
+
+const POLICY_LABELS: Record<PolicyAnswer['kind'], string> = { allow: 'allowed', deny: 'denied', retry: 'retry' };
+const DELIVERY_OUTCOMES: readonly DeliveryOutcome[] = ['delivered', 'retry', 'failed', 'cancelled'];
+/** One HTTP exchange: a millisecond up to the longest sensible NOTIFICATIONS_TARGET_TIMEOUT. */
+const ATTEMPT_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+/** Creation to delivery: milliseconds when all goes well, up to a day through the retry schedule. */
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 14400, 86400];
+
+export function createMetrics(options: MetricsOptions = {}): ServiceMetrics {
+  const registry = new Registry();
+  const registers = [registry];
+  const received = new Counter({
+    name: 'notifications_events_received_total',
+    help: 'Events accepted by /receive: logged (new), or duplicate (same source and id as one already logged; not routed again).',
+    labelNames: ['outcome'],
+    registers,
+  });
+  const matches = new Counter({
+    name: 'notifications_matches_total',
+    help: 'Match rows created: one per subscription matched by a newly logged event.',
+    registers,
+  });
+  const policyAnswers = new Counter({
+    name: 'notifications_policy_answers_total',
+    help: 'Policy answers recorded, one per (event, user): allowed (2xx), denied (4xx), retry (5xx, time-out, no connection; asked again later).',
+    labelNames: ['outcome'],
+    registers,
+  });
+  const deliveries = new Counter({
+    name: 'notifications_deliveries_total',
+    help: 'Delivery rows settled by the delivery stage: delivered, retry (tried again later), failed (permanently, or the schedule ran out), cancelled (subscription deleted or disabled before the attempt).',
+    labelNames: ['outcome'],
+    registers,
+  });
+  const attemptDuration = new Histogram({
+    name: 'notifications_delivery_duration_seconds',
+    help: 'Duration of each delivery attempt: the HTTP exchange with the target.',
+    buckets: ATTEMPT_BUCKETS,
+    registers,
+  });
+  const latency = new Histogram({
+    name: 'notifications_delivery_latency_seconds',
+    help: 'From the creation of a match (the event was received) to its delivery, retries included.',
+    buckets: LATENCY_BUCKETS,
+    registers,
+  });
+  // Every known series starts at 0, so a rate over it exists before its first event.
+  for (const outcome of ['logged', 'duplicate']) received.inc({ outcome }, 0);
+  for (const outcome of Object.values(POLICY_LABELS)) policyAnswers.inc({ outcome }, 0);
+  for (const outcome of DELIVERY_OUTCOMES) deliveries.inc({ outcome }, 0);
+
+  if (options.queue) registerQueueGauges(registry, options.queue);
+  collectDefaultMetrics({ register: registry });
+
+  return {
+    registry,
+    eventReceived: (duplicate) => received.inc({ outcome: duplicate ? 'duplicate' : 'logged' }),
+    matched: (count) => matches.inc(count),
+    policyAnswered: (kind) => policyAnswers.inc({ outcome: POLICY_LABELS[kind] }),
+    deliverySettled: (outcome, attemptSeconds, latencySeconds) => {
+      deliveries.inc({ outcome });
+      if (attemptSeconds !== undefined) attemptDuration.observe(attemptSeconds);
+      // The match may have been created by another instance whose clock runs a little ahead.
+      if (latencySeconds !== undefined) latency.observe(Math.max(0, latencySeconds));
+    },
+  };
+}
