@@ -10,21 +10,24 @@ import { buildApp } from './api/app.js';
 import { deliveriesRoutes } from './api/deliveries-routes.js';
 import { eventmatchRoutes } from './api/eventmatch-routes.js';
 import { healthRoutes } from './api/health.js';
+import { metricsRoutes } from './api/metrics-routes.js';
 import { receiveRoutes } from './api/receive-routes.js';
 import { ConfigError, loadConfig } from './config/load.js';
 import { describeSettings, redactedConfig, type Config } from './config/settings.js';
 import { openDatabase, type DatabaseHandle } from './db/connect.js';
 import { releaseAllLeases } from './db/matches.js';
 import { schemaStatus } from './db/migrate.js';
+import { queueReader } from './db/queue-stats.js';
 import { allLiveSubscriptions, type SubscriptionChange } from './db/subscriptions.js';
 import { addressGuard } from './delivery/address-guard.js';
 import { createTargetClient } from './delivery/target-client.js';
 import { LiveMatcher } from './matching/live-matcher.js';
+import { createMetrics } from './metrics/registry.js';
 import { allowAll, createPolicyClient } from './policy/policy-client.js';
 import { EventLogBatch } from './events/event-log-batch.js';
 import { deliveryStep } from './routing/delivery-stage.js';
 import { policyStep } from './routing/policy-stage.js';
-import { subscriptionRefreshStep } from './routing/subscription-refresh.js';
+import { startSubscriptionSync } from './routing/subscription-sync.js';
 import { startWorkerLoop } from './routing/worker-loop.js';
 import { packageInfo } from './package-info.js';
 import { systemClock } from './time/clock.js';
@@ -35,7 +38,9 @@ const POLL_MS = 1_000;
 const MAX_ERROR_PAUSE_MS = 30_000;
 const STAGE_BATCH = 64;
 const CONNECTIONS_PER_TARGET = 16;
+/** Other instances' subscription writes are polled for this often, or this seldom while NOTIFY works. */
 const SUBSCRIPTION_REFRESH_MS = 500;
+const SUBSCRIPTION_REFRESH_LISTENING_MS = 5_000;
 /** Ten seconds of clock skew between instances is tolerated. */
 const SUBSCRIPTION_REFRESH_WINDOW_US = 10_000_000;
 
@@ -106,6 +111,9 @@ async function serve(config: Config): Promise<number> {
     connectionsPerOrigin: CONNECTIONS_PER_TARGET,
     guard: addressGuard({ allow: config.targetAllow, deny: config.targetDeny }),
   });
+  const metrics = createMetrics({
+    queue: { reader: queueReader(database.db), clock, onError: (error) => app.log.warn({ err: error }, 'metrics: cannot read the queue from the database') },
+  });
   const stage = {
     database,
     clock,
@@ -114,9 +122,11 @@ async function serve(config: Config): Promise<number> {
     batchSize: STAGE_BATCH,
     retryDelaysMs: config.retryDelaysMs,
     random: Math.random,
+    metrics,
   };
   const app = await buildApp({ maxBodyBytes: config.maxBodyBytes, logLevel: config.logLevel, version: packageInfo().version }, [
     healthRoutes({ database, policyMode }),
+    metricsRoutes({ registry: metrics.registry }),
     eventmatchRoutes({
       database,
       clock,
@@ -126,16 +136,21 @@ async function serve(config: Config): Promise<number> {
       onChange: (change: SubscriptionChange) => matcher.apply(change),
     }),
     deliveriesRoutes({ database, identity: { header: config.userHeader, defaultUser: config.defaultUser } }),
-    receiveRoutes({ eventLog: new EventLogBatch(database), matcher, clock, receiveToken: config.receiveToken, onReceived: () => policyLoop.wake() }),
+    receiveRoutes({ eventLog: new EventLogBatch(database), matcher, clock, receiveToken: config.receiveToken, onReceived: () => policyLoop.wake(), metrics }),
   ]);
   const onLoopError = (name: string) => (error: unknown) => app.log.error({ err: error }, `${name} stage failed; retrying`);
-  // Other instances write subscriptions too: their changes reach this matcher within a poll.
+  // Other instances write subscriptions too: their changes reach this matcher by NOTIFY, or a poll.
   const refreshLoop = database.capabilities.sharedByInstances
-    ? startWorkerLoop({
-        step: subscriptionRefreshStep({ database, matcher, clock, windowUs: SUBSCRIPTION_REFRESH_WINDOW_US }),
-        idleMs: SUBSCRIPTION_REFRESH_MS,
+    ? startSubscriptionSync({
+        database,
+        url: config.databaseUrl,
+        matcher,
+        clock,
+        pollMs: SUBSCRIPTION_REFRESH_MS,
+        listeningPollMs: SUBSCRIPTION_REFRESH_LISTENING_MS,
+        skewUs: SUBSCRIPTION_REFRESH_WINDOW_US,
         maxErrorPauseMs: MAX_ERROR_PAUSE_MS,
-        onError: onLoopError('subscription refresh'),
+        log: app.log,
       })
     : undefined;
   const deliveryLoop = startWorkerLoop({

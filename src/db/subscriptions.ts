@@ -2,6 +2,8 @@
  * The subscriptions table: the only code that reads or writes it.
  */
 import { sql, type Kysely } from 'kysely';
+import type { Capabilities } from './connect.js';
+import { notifySubscriptionWritten } from './subscription-notifications.js';
 import type { Database, SubscriptionsTable } from './tables.js';
 
 export type SubscriptionRow = SubscriptionsTable;
@@ -13,8 +15,18 @@ export type SubscriptionChanges = Partial<
   Pick<SubscriptionRow, 'name' | 'jsonpath' | 'dialect' | 'target_url' | 'auth' | 'extensions' | 'disabled' | 'error'>
 >;
 
-export async function insertSubscription(db: Kysely<Database>, row: SubscriptionRow): Promise<void> {
+export async function insertSubscription(db: Kysely<Database>, row: SubscriptionRow, capabilities?: Capabilities): Promise<void> {
   await db.insertInto('subscriptions').values(row).execute();
+  await told(db, row, capabilities);
+}
+
+/**
+ * The writes take the backend's capabilities so that, on PostgreSQL, the other instances hear
+ * of them once they commit (subscription-notifications.ts); without them nobody is told.
+ */
+async function told(db: Kysely<Database>, row: SubscriptionRow | undefined, capabilities: Capabilities | undefined) {
+  if (row && capabilities) await notifySubscriptionWritten(db, capabilities, row.uuid);
+  return row;
 }
 
 /** A live (not deleted) subscription of `owner`; anything else is as good as absent. */
@@ -66,8 +78,9 @@ export async function updateSubscription(
   uuid: string,
   changes: SubscriptionChanges,
   at: number,
+  capabilities?: Capabilities,
 ): Promise<SubscriptionRow | undefined> {
-  return db
+  const row = await db
     .updateTable('subscriptions')
     .set({ ...changes, updated: nextUpdated(at) })
     .where('uuid', '=', uuid)
@@ -75,11 +88,18 @@ export async function updateSubscription(
     .where('deleted', 'is', null)
     .returningAll()
     .executeTakeFirst();
+  return told(db, row, capabilities);
 }
 
 /** Soft delete: the row stays (the event log refers to it) but never matches again. */
-export async function deleteSubscription(db: Kysely<Database>, owner: string, uuid: string, at: number): Promise<SubscriptionRow | undefined> {
-  return db
+export async function deleteSubscription(
+  db: Kysely<Database>,
+  owner: string,
+  uuid: string,
+  at: number,
+  capabilities?: Capabilities,
+): Promise<SubscriptionRow | undefined> {
+  const row = await db
     .updateTable('subscriptions')
     .set({ deleted: nextUpdated(at), updated: nextUpdated(at) })
     .where('uuid', '=', uuid)
@@ -87,6 +107,7 @@ export async function deleteSubscription(db: Kysely<Database>, owner: string, uu
     .where('deleted', 'is', null)
     .returningAll()
     .executeTakeFirst();
+  return told(db, row, capabilities);
 }
 
 /** Subscriptions by uuid, deleted and disabled ones included (the caller decides). */
@@ -97,8 +118,14 @@ export async function subscriptionsByUuid(db: Kysely<Database>, uuids: readonly 
 }
 
 /** Disabled by the service: its target failed for good. Returns the row when this disabled it. */
-export async function disableSubscription(db: Kysely<Database>, uuid: string, error: string, at: number): Promise<SubscriptionRow | undefined> {
-  return db
+export async function disableSubscription(
+  db: Kysely<Database>,
+  uuid: string,
+  error: string,
+  at: number,
+  capabilities?: Capabilities,
+): Promise<SubscriptionRow | undefined> {
+  const row = await db
     .updateTable('subscriptions')
     .set({ disabled: nextUpdated(at), updated: nextUpdated(at), error })
     .where('uuid', '=', uuid)
@@ -106,6 +133,7 @@ export async function disableSubscription(db: Kysely<Database>, uuid: string, er
     .where('disabled', 'is', null)
     .returningAll()
     .executeTakeFirst();
+  return told(db, row, capabilities);
 }
 
 /** Subscriptions written (created, updated, deleted, disabled) at or after `since`. */

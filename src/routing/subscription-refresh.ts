@@ -1,27 +1,85 @@
 /**
  * With several instances on one database, each one's matcher must hear of subscriptions
- * written through the others. This polls for rows written recently. The window reaches back
- * further than one poll because `updated` comes from the writing instance's clock, which may
- * run behind ours; re-applying a row seen before costs a comparison (the matcher compiles
- * only what changed).
+ * written through the others: by uuid when a notification names them, and by polling for rows
+ * written recently. A poll reaches back to the start of the previous successful one, and a
+ * window further, because `updated` comes from the writing instance's clock, which may run
+ * behind ours; re-applying a row seen before costs a comparison (the matcher compiles only what
+ * changed).
+ *
+ * Reads and applies run one at a time: a read that starts later sees every write committed
+ * before it started, so a row applied is never overwritten by an older read of it.
  */
 import type { DatabaseHandle } from '../db/connect.js';
-import { subscriptionsUpdatedSince } from '../db/subscriptions.js';
+import { subscriptionsByUuid, subscriptionsUpdatedSince } from '../db/subscriptions.js';
 import type { LiveMatcher } from '../matching/live-matcher.js';
 import type { Clock } from '../time/clock.js';
 
 export interface SubscriptionRefreshDependencies {
   database: DatabaseHandle;
+  /** Loaded from the table just before this is created. */
   matcher: LiveMatcher;
   clock: Clock;
-  /** How far back each poll looks (µs): the poll interval plus the clock skew tolerated. */
+  /** How much further back than the previous poll each poll looks (µs): the clock skew tolerated. */
   windowUs: number;
+  /** A fetch for notified rows failed (the poll will find them). */
+  onError: (error: unknown) => void;
 }
 
-export function subscriptionRefreshStep(deps: SubscriptionRefreshDependencies): () => Promise<number> {
-  return async () => {
-    const rows = await subscriptionsUpdatedSince(deps.database.db, deps.clock() - deps.windowUs);
-    for (const row of rows) deps.matcher.apply({ kind: 'upsert', row });
-    return 0;
+export interface SubscriptionRefresh {
+  /** Applies every row written since the previous successful poll (and the window before it). */
+  poll(): Promise<number>;
+  /** A notification named this subscription: it is fetched and applied soon, with the others. */
+  notified(uuid: string): void;
+  /** Resolves when the reads under way or queued have finished. */
+  settled(): Promise<void>;
+}
+
+/** Notified rows fetched per query. */
+const FETCH_BATCH = 500;
+
+export function subscriptionRefresh(deps: SubscriptionRefreshDependencies): SubscriptionRefresh {
+  let coveredFrom = deps.clock();
+  let tail: Promise<unknown> = Promise.resolve();
+  const pending = new Set<string>();
+  let fetchQueued = false;
+
+  function serially<T>(work: () => Promise<T>): Promise<T> {
+    const result = tail.then(work);
+    tail = result.catch(() => undefined);
+    return result;
+  }
+
+  async function fetchNotified(): Promise<void> {
+    fetchQueued = false;
+    const uuids = [...pending].slice(0, FETCH_BATCH);
+    for (const uuid of uuids) pending.delete(uuid);
+    if (pending.size > 0) queueFetch();
+    const rows = await subscriptionsByUuid(deps.database.db, uuids);
+    for (const row of rows.values()) deps.matcher.apply({ kind: 'upsert', row });
+  }
+
+  function queueFetch(): void {
+    if (fetchQueued) return;
+    fetchQueued = true;
+    serially(fetchNotified).catch(deps.onError);
+  }
+
+  return {
+    poll: () =>
+      serially(async () => {
+        const startedAt = deps.clock();
+        const rows = await subscriptionsUpdatedSince(deps.database.db, coveredFrom - deps.windowUs);
+        for (const row of rows) deps.matcher.apply({ kind: 'upsert', row });
+        coveredFrom = startedAt;
+        return 0;
+      }),
+    notified: (uuid) => {
+      pending.add(uuid);
+      // Notifications that arrive while a read is under way wait for it, and share the next one.
+      queueFetch();
+    },
+    settled: async () => {
+      await tail;
+    },
   };
 }

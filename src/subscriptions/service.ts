@@ -89,7 +89,7 @@ export function subscriptionService(deps: SubscriptionServiceDependencies): Subs
         disabled: input.disable ? now : null,
         error: null,
       };
-      await deps.database.write((tx) => insertSubscription(tx, row));
+      await deps.database.write((tx) => insertSubscription(tx, row, deps.database.capabilities));
       notify({ kind: 'upsert', row });
       return toRecord(row, deps.secretKey);
     },
@@ -113,7 +113,7 @@ export function subscriptionService(deps: SubscriptionServiceDependencies): Subs
         key === undefined
           ? undefined
           : await deps.database.write(async (tx) => {
-              const updated = await updateSubscription(tx, owner, key, changes, now);
+              const updated = await updateSubscription(tx, owner, key, changes, now, deps.database.capabilities);
               // Disabling stops pending deliveries, as deleting does; re-enabling lets new events through.
               if (updated && changes.disabled !== undefined && changes.disabled !== null) await cancelPendingMatches(tx, updated.uuid, now);
               return updated;
@@ -130,7 +130,7 @@ export function subscriptionService(deps: SubscriptionServiceDependencies): Subs
         key === undefined
           ? undefined
           : await deps.database.write(async (tx) => {
-              const deleted = await deleteSubscription(tx, owner, key, now);
+              const deleted = await deleteSubscription(tx, owner, key, now, deps.database.capabilities);
               if (deleted) await cancelPendingMatches(tx, deleted.uuid, deleted.updated);
               return deleted;
             });

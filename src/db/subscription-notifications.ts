@@ -1,0 +1,173 @@
+/**
+ * PostgreSQL LISTEN/NOTIFY for subscription writes, so that several instances on one database
+ * hear of each other's writes at once (the polling in `routing/subscription-sync.ts` is the
+ * fallback). A write sends `pg_notify(channel, <subscription uuid>)` in its own transaction:
+ * PostgreSQL delivers it on commit, and never for a write rolled back.
+ *
+ * The channel is one per schema, computed by the server from `current_schema()` on both sides,
+ * so that writers and listeners agree whatever the search_path, and deployments (or tests)
+ * sharing a database in different schemas do not hear each other.
+ */
+import { sql, type Kysely } from 'kysely';
+import pg from 'pg';
+import type { Capabilities } from './connect.js';
+import type { Database } from './tables.js';
+
+const PREFIX = 'notifications_subscriptions_';
+/** Channel names are identifiers: 63 bytes at most. A longer schema name is hashed (md5: 32). */
+const CHANNEL = `case when octet_length(current_schema()) <= ${63 - PREFIX.length} then '${PREFIX}' || current_schema() else '${PREFIX}' || md5(current_schema()) end`;
+
+/**
+ * Tells the other instances that a subscription was written, when it commits. (DESIGN.md would
+ * have this a `notify` capability; today it is what the PostgreSQL backend means.)
+ */
+export async function notifySubscriptionWritten(db: Kysely<Database>, capabilities: Capabilities, uuid: string): Promise<void> {
+  if (capabilities.backend !== 'postgres') return;
+  await sql`select pg_notify(${sql.raw(CHANNEL)}, ${uuid})`.execute(db);
+}
+
+export interface SubscriptionListenerOptions {
+  /** The `postgres://` URL the service uses, `?schema=` included. */
+  url: string;
+  /** A subscription was written (by any instance, this one included). */
+  onNotify(uuid: string): void;
+  /** LISTEN is in place (again): writes committed before now may have gone unheard. */
+  onListening(info: { channel: string; backendPid: number }): void;
+  /** The connection failed or was lost; the next attempt is in `retryInMs`. */
+  onLost(error: unknown, retryInMs: number): void;
+  /** Reconnection back-off: doubles from the first delay up to the last. */
+  backoffMs?: { first: number; max: number };
+  /**
+   * A connection that only listens never sends, so a dead peer would go unnoticed: it is
+   * probed this often, and given up when a probe takes as long.
+   */
+  probeMs?: number;
+}
+
+export interface SubscriptionListener {
+  /** LISTEN is in place on a live connection. */
+  readonly listening: boolean;
+  /** The listening connection's server process (for pg_terminate_backend, and logs). */
+  readonly backendPid: number | undefined;
+  close(): Promise<void>;
+}
+
+const CLOSE_WAIT_MS = 2_000;
+
+/** Listens on a connection of its own (not the pool's), reconnecting for as long as it runs. */
+export function startSubscriptionListener(options: SubscriptionListenerOptions): SubscriptionListener {
+  const backoff = options.backoffMs ?? { first: 250, max: 10_000 };
+  const probeMs = options.probeMs ?? 10_000;
+  const config = clientConfig(options.url, probeMs);
+  let closed = false;
+  let client: pg.Client | undefined;
+  let listening = false;
+  let backendPid: number | undefined;
+  let cancelWait: (() => void) | undefined;
+  let drop: ((reason: unknown) => void) | undefined;
+
+  const wait = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      cancelWait = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    }).finally(() => (cancelWait = undefined));
+
+  /** Connects and listens; resolves with the reason once the connection is lost. */
+  async function listenOnce(): Promise<unknown> {
+    const current = new pg.Client(config);
+    client = current;
+    let lose: (reason: unknown) => void = () => undefined;
+    const lost = new Promise<unknown>((resolve) => (lose = resolve));
+    drop = lose;
+    current.on('error', (error) => lose(error));
+    current.on('end', () => lose(new Error('the listening connection ended')));
+    await current.connect();
+    const { rows } = await current.query<{ channel: string }>(`select ${CHANNEL} as channel`);
+    const channel = rows[0]?.channel;
+    if (!channel) throw new Error('no current schema: cannot name the notification channel');
+    current.on('notification', (message) => {
+      if (message.channel === channel && message.payload) options.onNotify(message.payload);
+    });
+    await current.query(`listen ${current.escapeIdentifier(channel)}`);
+    if (closed) return undefined;
+    listening = true;
+    backendPid = (current as unknown as { processID?: number }).processID;
+    options.onListening({ channel, backendPid: backendPid ?? 0 });
+    const probe = setInterval(() => {
+      const timeout = setTimeout(() => lose(new Error(`the listening connection did not answer a probe in ${probeMs} ms`)), probeMs);
+      timeout.unref();
+      current.query('select 1').then(() => clearTimeout(timeout), (error: unknown) => {
+        clearTimeout(timeout);
+        lose(error);
+      });
+    }, probeMs);
+    probe.unref();
+    try {
+      return await lost;
+    } finally {
+      clearInterval(probe);
+    }
+  }
+
+  const done = (async () => {
+    let delay = backoff.first;
+    while (!closed) {
+      let reason: unknown;
+      try {
+        reason = await listenOnce();
+      } catch (error) {
+        reason = error;
+      }
+      const wasListening = listening;
+      listening = false;
+      backendPid = undefined;
+      drop = undefined;
+      const failed = client;
+      client = undefined;
+      // A dead socket may never finish ending: do not wait for it.
+      failed?.end().catch(() => undefined);
+      if (closed) break;
+      if (wasListening) delay = backoff.first;
+      const retryInMs = Math.round(delay * (0.8 + 0.4 * Math.random()));
+      options.onLost(reason, retryInMs);
+      await wait(retryInMs);
+      delay = Math.min(backoff.max, delay * 2);
+    }
+  })();
+
+  return {
+    get listening() {
+      return listening;
+    },
+    get backendPid() {
+      return backendPid;
+    },
+    close: async () => {
+      closed = true;
+      cancelWait?.();
+      const timeUp = () => new Promise((resolve) => setTimeout(resolve, CLOSE_WAIT_MS).unref());
+      const current = client;
+      if (current) await Promise.race([current.end().catch(() => undefined), timeUp()]);
+      // A connection that would not end, or is still connecting to a dead peer, is given up.
+      drop?.(new Error('closed'));
+      await Promise.race([done, timeUp()]);
+    },
+  };
+}
+
+/** The pool's connection settings (see connect.ts): `?schema=` becomes the search_path. */
+function clientConfig(url: string, probeMs: number): pg.ClientConfig {
+  const parsed = new URL(url);
+  const schema = parsed.searchParams.get('schema') ?? undefined;
+  parsed.searchParams.delete('schema');
+  return {
+    connectionString: parsed.toString(),
+    application_name: 'svc-notifications listener',
+    connectionTimeoutMillis: probeMs,
+    keepAlive: true,
+    ...(schema ? { options: `-c search_path=${schema}` } : {}),
+  };
+}

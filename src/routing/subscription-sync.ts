@@ -1,0 +1,104 @@
+/**
+ * Keeps this instance's matcher in step with subscriptions written through other instances
+ * on the same PostgreSQL database: a notification names each write as it commits, and a poll
+ * catches whatever notifications missed (the listening connection was down, or came up after
+ * the write). While notifications flow the poll runs seldom; while they do not, often enough
+ * to stay within a second.
+ */
+import type { DatabaseHandle } from '../db/connect.js';
+import { startSubscriptionListener } from '../db/subscription-notifications.js';
+import type { LiveMatcher } from '../matching/live-matcher.js';
+import type { Clock } from '../time/clock.js';
+import { subscriptionRefresh } from './subscription-refresh.js';
+import { startWorkerLoop, type WorkerLoop } from './worker-loop.js';
+
+export interface SubscriptionSyncLog {
+  info(details: object, message: string): void;
+  warn(details: object, message: string): void;
+  error(details: object, message: string): void;
+}
+
+export interface SubscriptionSyncOptions {
+  database: DatabaseHandle;
+  /** The database URL, for the listening connection of its own. */
+  url: string;
+  matcher: LiveMatcher;
+  clock: Clock;
+  /** Poll interval while notifications do not flow. */
+  pollMs: number;
+  /** Poll interval while they do. */
+  listeningPollMs: number;
+  /** Clock skew between instances tolerated (µs). */
+  skewUs: number;
+  maxErrorPauseMs: number;
+  log: SubscriptionSyncLog;
+}
+
+export interface SubscriptionSync {
+  readonly listening: boolean;
+  /** The listening connection's server process, while there is one. */
+  readonly listenerPid: number | undefined;
+  stop(): Promise<void>;
+}
+
+export function startSubscriptionSync(options: SubscriptionSyncOptions): SubscriptionSync {
+  const { log } = options;
+  const refresh = subscriptionRefresh({
+    database: options.database,
+    matcher: options.matcher,
+    clock: options.clock,
+    windowUs: options.skewUs,
+    onError: (error) => log.error({ err: error }, 'reading notified subscriptions failed; the poll will find them'),
+  });
+  let loop: WorkerLoop | undefined;
+  // Due at once: at start, and when listening begins (again), since writes committed before
+  // LISTEN took effect were not heard.
+  let pollDue = true;
+  let lastPoll = 0;
+  const listener = startSubscriptionListener({
+    url: options.url,
+    onNotify: (uuid) => refresh.notified(uuid),
+    onListening: ({ channel, backendPid }) => {
+      log.info({ channel, backendPid }, 'listening for subscription changes');
+      pollDue = true;
+      loop?.wake();
+    },
+    onLost: (error, retryInMs) => {
+      log.warn({ err: error, retryInMs }, 'not listening for subscription changes; polling meanwhile');
+      loop?.wake();
+    },
+  });
+  loop = startWorkerLoop({
+    step: async () => {
+      const now = options.clock();
+      const interval = listener.listening ? options.listeningPollMs : options.pollMs;
+      if (!pollDue && now - lastPoll < interval * 1000) return 0;
+      pollDue = false;
+      try {
+        await refresh.poll();
+      } catch (error) {
+        pollDue = true;
+        throw error;
+      }
+      lastPoll = now;
+      return 0;
+    },
+    // The step decides whether a poll is due; it is asked this often.
+    idleMs: Math.min(options.pollMs, options.listeningPollMs),
+    maxErrorPauseMs: options.maxErrorPauseMs,
+    onError: (error) => log.error({ err: error }, 'subscription refresh failed; retrying'),
+  });
+  const running = loop;
+  return {
+    get listening() {
+      return listener.listening;
+    },
+    get listenerPid() {
+      return listener.backendPid;
+    },
+    stop: async () => {
+      await Promise.all([running.stop(), listener.close()]);
+      await refresh.settled();
+    },
+  };
+}

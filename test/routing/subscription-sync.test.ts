@@ -1,0 +1,153 @@
+/**
+ * Subscription writes reach another instance's matcher through PostgreSQL NOTIFY, well within
+ * a second while the poll is slow; the listener comes back after its connection is killed, and
+ * without it the poll still finds every write.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { describe, it, type TestContext } from 'node:test';
+import { openDatabase, type DatabaseHandle } from '../../src/db/connect.js';
+import { syncSchema } from '../../src/db/migrate.js';
+import { disableSubscription } from '../../src/db/subscriptions.js';
+import { LiveMatcher } from '../../src/matching/live-matcher.js';
+import { startSubscriptionSync, type SubscriptionSync } from '../../src/routing/subscription-sync.js';
+import { subscriptionService, type SubscriptionService } from '../../src/subscriptions/service.js';
+import { systemClock } from '../../src/time/clock.js';
+import { createPostgres, POSTGRES_TEST_URL, type TestDatabase } from '../support/database.js';
+import { eventually } from '../support/http-stub.js';
+
+const SLOW_POLL_MS = 60_000;
+const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
+
+interface Setup {
+  handle: DatabaseHandle;
+  service: SubscriptionService;
+  matcher: LiveMatcher;
+  sync: SubscriptionSync;
+  close(): Promise<void>;
+}
+
+/** A matcher kept in step only by the sync (writes go through a service that does not tell it). */
+async function setup(database: TestDatabase, options: { listenUrl?: string; pollMs?: number } = {}): Promise<Setup> {
+  const handle = openDatabase(database.url);
+  await syncSchema(handle);
+  const clock = systemClock();
+  const matcher = new LiveMatcher();
+  const sync = startSubscriptionSync({
+    database: handle,
+    url: options.listenUrl ?? database.url,
+    matcher,
+    clock,
+    pollMs: options.pollMs ?? SLOW_POLL_MS,
+    listeningPollMs: SLOW_POLL_MS,
+    skewUs: 10_000_000,
+    maxErrorPauseMs: 1_000,
+    log: quiet,
+  });
+  const service = subscriptionService({ database: handle, clock, secretKey: null, dialectMode: 'auto' });
+  return {
+    handle,
+    service,
+    matcher,
+    sync,
+    close: async () => {
+      await sync.stop();
+      await handle.close();
+      await database.cleanup();
+    },
+  };
+}
+
+const matched = (matcher: LiveMatcher, uuid: string) => matcher.match({ x: 1 }).some((m) => m.uuid === uuid);
+
+/** How long until the matcher says `expected` about `uuid` (ms); fails after `limitMs`. */
+async function propagation(matcher: LiveMatcher, uuid: string, expected: boolean, limitMs = 1_000): Promise<number> {
+  const start = performance.now();
+  while (performance.now() - start < limitMs) {
+    if (matched(matcher, uuid) === expected) return performance.now() - start;
+    await new Promise((r) => setTimeout(r, 2));
+  }
+  throw new Error(`the matcher did not ${expected ? 'take up' : 'drop'} ${uuid} within ${limitMs} ms`);
+}
+
+const create = async (service: SubscriptionService) => (await service.create('alice', { name: 'n', jsonpath: '$.x', target_url: 'http://127.0.0.1:9/' })).uuid;
+
+if (!POSTGRES_TEST_URL) {
+  describe('subscription sync (PostgreSQL LISTEN/NOTIFY)', () => {
+    it('needs NOTIFICATIONS_TEST_DATABASE_URL', (t) => t.skip('PostgreSQL only: NOTIFICATIONS_TEST_DATABASE_URL is not set'));
+  });
+} else {
+  const base = POSTGRES_TEST_URL;
+  describe('subscription sync (PostgreSQL LISTEN/NOTIFY)', () => {
+    it('applies writes well within a second with a slow poll, and listens again after its connection is killed', async (t: TestContext) => {
+      const s = await setup(await createPostgres(base));
+      try {
+        await eventually(() => s.sync.listening, 'the listener is up', 5_000);
+        const times: Record<string, number> = {};
+        const uuid = await create(s.service);
+        times['create'] = await propagation(s.matcher, uuid, true);
+        await s.service.update('alice', uuid, { disabled: 'now' });
+        times['disable'] = await propagation(s.matcher, uuid, false);
+        await s.service.update('alice', uuid, { disabled: null });
+        times['re-enable'] = await propagation(s.matcher, uuid, true);
+        // As the delivery stage disables a subscription whose target failed for good.
+        await s.handle.write((tx) => disableSubscription(tx, uuid, 'gone', systemClock()(), s.handle.capabilities));
+        times['disable by delivery'] = await propagation(s.matcher, uuid, false);
+
+        const killed = s.sync.listenerPid;
+        assert.ok(killed);
+        const result = await s.handle.db.selectNoFrom((eb) => eb.fn<boolean>('pg_terminate_backend', [eb.val(killed)]).as('done')).executeTakeFirstOrThrow();
+        assert.equal(result.done, true);
+        await eventually(() => s.sync.listening && s.sync.listenerPid !== killed, 'the listener reconnects', 5_000);
+        // Past the poll that follows the reconnection: what comes next can only come by NOTIFY.
+        await new Promise((r) => setTimeout(r, 200));
+        const after = await create(s.service);
+        times['create after reconnect'] = await propagation(s.matcher, after, true);
+        await s.service.remove('alice', after);
+        times['delete'] = await propagation(s.matcher, after, false);
+        t.diagnostic(`propagation (ms): ${Object.entries(times).map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ')}`);
+      } finally {
+        await s.close();
+      }
+    });
+
+    it('names the channel after a schema too long for it, and still hears writes', async () => {
+      const schema = `test_long_schema_${randomBytes(20).toString('hex')}`;
+      assert.ok(schema.length > 40 && schema.length <= 63);
+      const url = new URL(base);
+      url.searchParams.set('schema', schema);
+      const s = await setup({
+        url: url.toString(),
+        cleanup: async () => {
+          const drop = openDatabase(base);
+          await drop.db.schema.dropSchema(schema).ifExists().cascade().execute();
+          await drop.close();
+        },
+      });
+      try {
+        await eventually(() => s.sync.listening, 'the listener is up', 5_000);
+        await propagation(s.matcher, await create(s.service), true);
+      } finally {
+        await s.close();
+      }
+    });
+
+    it('without a listening connection, the poll finds every write', async () => {
+      const database = await createPostgres(base);
+      // Nothing listens on port 9: the listener keeps retrying, the poll does the work.
+      const unreachable = new URL(database.url);
+      unreachable.port = '9';
+      const s = await setup(database, { listenUrl: unreachable.toString(), pollMs: 100 });
+      try {
+        const uuid = await create(s.service);
+        await propagation(s.matcher, uuid, true);
+        await s.service.remove('alice', uuid);
+        await propagation(s.matcher, uuid, false);
+        assert.equal(s.sync.listening, false);
+      } finally {
+        await s.close();
+      }
+    });
+  });
+}
