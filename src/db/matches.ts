@@ -59,14 +59,16 @@ export async function claimDueMatches(
   return claimed.sort((a, b) => a.due - b.due);
 }
 
+export interface MatchChange {
+  state: MatchState;
+  due?: number;
+  policyCode?: number;
+  targetCode?: number | null;
+  attempts?: 'count' | 'reset';
+}
+
 /** Moves claimed rows on: to a new state, or back to the same one due later. Releases the lease. */
-export async function settleMatches(
-  db: Kysely<Database>,
-  uuids: readonly string[],
-  holder: string,
-  change: { state: MatchState; due?: number; policyCode?: number; targetCode?: number | null; attempts?: 'count' | 'reset' },
-  at: number,
-): Promise<number> {
+export async function settleMatches(db: Kysely<Database>, uuids: readonly string[], holder: string, change: MatchChange, at: number): Promise<number> {
   if (uuids.length === 0) return 0;
   const result = await db
     .updateTable('matches')
@@ -86,6 +88,21 @@ export async function settleMatches(
     .where('locked_by', '=', holder)
     .executeTakeFirst();
   return Number(result.numUpdatedRows);
+}
+
+/**
+ * Settles claimed rows each with its own change, in one statement per distinct change: a
+ * stage's batch is mostly "delivered, 200" or "allowed, 200", so it costs one or two.
+ */
+export async function settleEach(db: Kysely<Database>, holder: string, settlements: ReadonlyArray<{ uuid: string; change: MatchChange }>, at: number): Promise<void> {
+  const groups = new Map<string, { change: MatchChange; uuids: string[] }>();
+  for (const { uuid, change } of settlements) {
+    const key = JSON.stringify(change);
+    const group = groups.get(key);
+    if (group) group.uuids.push(uuid);
+    else groups.set(key, { change, uuids: [uuid] });
+  }
+  for (const { change, uuids } of groups.values()) await settleMatches(db, uuids, holder, change, at);
 }
 
 export interface AttemptRecord {

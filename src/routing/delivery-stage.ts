@@ -9,12 +9,13 @@
 import type { ReceivedEvent } from '../cloudevents/index.js';
 import { withExtensions } from '../cloudevents/index.js';
 import { eventsByUuid, type EventRow } from '../db/events.js';
-import { cancelPendingMatches, claimDueMatches, recordAttempts, settleMatches, type AttemptRecord } from '../db/matches.js';
+import { cancelPendingMatches, claimDueMatches, recordAttempts, settleEach, type AttemptRecord, type MatchChange } from '../db/matches.js';
 import { disableSubscription, subscriptionsByUuid, type SubscriptionChange, type SubscriptionRow } from '../db/subscriptions.js';
 import type { MatchesTable } from '../db/tables.js';
 import { classifyNoAnswer, classifyResponse } from '../delivery/outcome.js';
 import { nextDelayMs } from '../delivery/retry-schedule.js';
 import type { TargetClient } from '../delivery/target-client.js';
+import type { Metrics } from '../metrics/metrics.js';
 import type { Extensions } from '../subscriptions/input.js';
 import { openAuth } from '../subscriptions/secret-box.js';
 import type { StageDependencies } from './policy-stage.js';
@@ -43,15 +44,17 @@ export function deliveryStep(deps: DeliveryStageDependencies): () => Promise<num
       subscriptionsByUuid(deps.database.db, rows.map((r) => r.subscription_uuid)),
     ]);
     const outcomes = await Promise.all(rows.map((row) => send(deps, row, events.get(row.event_uuid), subscriptions.get(row.subscription_uuid))));
+    // Reported once the transaction has committed.
+    const settled: Array<Parameters<Metrics['deliverySettled']>> = [];
     const disabled = await deps.database.write(async (tx) => {
       const attempts: AttemptRecord[] = [];
+      const settlements: Array<{ uuid: string; change: MatchChange }> = [];
       const givenUp: Array<{ subscription: string; reason: string; at: number }> = [];
-      // Every row of the batch is settled before any subscription is disabled: disabling
-      // cancels the subscription's pending rows, which must not include rows of this batch.
       for (const outcome of outcomes) {
         const { row } = outcome;
         if (outcome.kind === 'cancelled') {
-          await settleMatches(tx, [row.uuid], deps.holder, { state: 'cancelled' }, deps.clock());
+          settlements.push({ uuid: row.uuid, change: { state: 'cancelled' } });
+          settled.push(['cancelled']);
           continue;
         }
         const { at, status } = outcome;
@@ -60,22 +63,28 @@ export function deliveryStep(deps: DeliveryStageDependencies): () => Promise<num
         attempts.push({ matchUuid: row.uuid, stage: 'deliver', at, status, error: outcome.error, durationMs: outcome.durationMs });
         const verdict = status === null ? classifyNoAnswer(outcome.error ?? 'no answer', outcome.permanent) : classifyResponse(status, outcome.retryAfterMs, outcome.bodyExcerpt);
         if (verdict.kind === 'delivered') {
-          await settleMatches(tx, [row.uuid], deps.holder, { state: 'delivered', targetCode, attempts: 'count' }, at);
+          settlements.push({ uuid: row.uuid, change: { state: 'delivered', targetCode, attempts: 'count' } });
+          settled.push(['delivered', outcome.durationMs / 1000, (at - row.created) / 1e6]);
           continue;
         }
         const delayMs = verdict.kind === 'retry' ? nextDelayMs(row.attempts + 1, deps.retryDelaysMs, deps.random, verdict.retryAfterMs) : undefined;
         if (delayMs !== undefined) {
-          await settleMatches(tx, [row.uuid], deps.holder, { state: 'deliver', due: at + delayMs * 1000, targetCode, attempts: 'count' }, at);
+          settlements.push({ uuid: row.uuid, change: { state: 'deliver', due: at + delayMs * 1000, targetCode, attempts: 'count' } });
+          settled.push(['retry', outcome.durationMs / 1000]);
           continue;
         }
-        await settleMatches(tx, [row.uuid], deps.holder, { state: 'failed', targetCode, attempts: 'count' }, at);
+        settlements.push({ uuid: row.uuid, change: { state: 'failed', targetCode, attempts: 'count' } });
+        settled.push(['failed', outcome.durationMs / 1000]);
         const reason = verdict.kind === 'retry' ? `gave up after ${row.attempts + 1} attempts: ${verdict.reason}` : verdict.reason;
         givenUp.push({ subscription: row.subscription_uuid, reason: reason.slice(0, ERROR_LIMIT), at });
       }
+      // Every row of the batch is settled before any subscription is disabled: disabling
+      // cancels the subscription's pending rows, which must not include rows of this batch.
+      await settleEach(tx, deps.holder, settlements, deps.clock());
       await recordAttempts(tx, attempts);
       const newlyDisabled: SubscriptionRow[] = [];
       for (const { subscription: uuid, reason, at } of givenUp) {
-        const subscription = await disableSubscription(tx, uuid, reason, at);
+        const subscription = await disableSubscription(tx, uuid, reason, at, deps.database.capabilities);
         if (subscription) {
           await cancelPendingMatches(tx, subscription.uuid, at);
           newlyDisabled.push(subscription);
@@ -83,6 +92,7 @@ export function deliveryStep(deps: DeliveryStageDependencies): () => Promise<num
       }
       return newlyDisabled;
     });
+    for (const args of settled) deps.metrics?.deliverySettled(...args);
     for (const row of disabled) deps.onSubscriptionChange({ kind: 'upsert', row });
     return rows.length;
   };

@@ -7,10 +7,11 @@
  */
 import type { DatabaseHandle } from '../db/connect.js';
 import { eventsByUuid } from '../db/events.js';
-import { claimDueMatches, recordAttempts, settleMatches, type AttemptRecord } from '../db/matches.js';
+import { claimDueMatches, recordAttempts, settleEach, type AttemptRecord, type MatchChange } from '../db/matches.js';
 import type { MatchesTable } from '../db/tables.js';
 import { nextDelayMs } from '../delivery/retry-schedule.js';
 import type { JsonValue } from '../jsonpath/index.js';
+import type { Metrics } from '../metrics/metrics.js';
 import type { PolicyAnswer } from '../policy/policy-client.js';
 import type { Clock } from '../time/clock.js';
 
@@ -27,6 +28,7 @@ export interface StageDependencies {
   batchSize: number;
   retryDelaysMs: readonly number[];
   random: () => number;
+  metrics?: Metrics;
 }
 
 export interface PolicyStageDependencies extends StageDependencies {
@@ -60,24 +62,28 @@ export function policyStep(deps: PolicyStageDependencies): () => Promise<number>
     let allowed = false;
     await deps.database.write(async (tx) => {
       const attempts: AttemptRecord[] = [];
+      const settlements: Array<{ uuid: string; change: MatchChange }> = [];
+      const settledAt = deps.clock();
       for (const { group, answer, durationMs, at } of answered) {
-        const uuids = group.map((r) => r.uuid);
+        const settle = (change: MatchChange) => settlements.push(...group.map((r) => ({ uuid: r.uuid, change })));
         if (answer.kind === 'allow') {
           allowed = true;
           // `attempts` counted policy tries so far; from here on it counts delivery tries.
-          await settleMatches(tx, uuids, deps.holder, { state: 'deliver', due: at, policyCode: answer.status, attempts: 'reset' }, at);
+          settle({ state: 'deliver', due: settledAt, policyCode: answer.status, attempts: 'reset' });
         } else if (answer.kind === 'deny') {
-          await settleMatches(tx, uuids, deps.holder, { state: 'denied', policyCode: answer.status }, at);
+          settle({ state: 'denied', policyCode: answer.status });
         } else {
           // Never given up on: the delays stop growing at the end of the schedule.
           const tries = Math.min(group[0]!.attempts + 1, deps.retryDelaysMs.length);
           const delayMs = nextDelayMs(tries, deps.retryDelaysMs, deps.random) ?? 0;
-          await settleMatches(tx, uuids, deps.holder, { state: 'policy', due: at + delayMs * 1000, attempts: 'count' }, at);
-          for (const uuid of uuids) attempts.push({ matchUuid: uuid, stage: 'policy', at, status: answer.status, error: answer.error, durationMs });
+          settle({ state: 'policy', due: at + delayMs * 1000, attempts: 'count' });
+          for (const { uuid } of group) attempts.push({ matchUuid: uuid, stage: 'policy', at, status: answer.status, error: answer.error, durationMs });
         }
       }
+      await settleEach(tx, deps.holder, settlements, settledAt);
       await recordAttempts(tx, attempts);
     });
+    for (const { answer } of answered) deps.metrics?.policyAnswered(answer.kind);
     if (allowed) deps.onAllowed();
     return rows.length;
   };
