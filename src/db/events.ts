@@ -1,9 +1,9 @@
 /**
  * The events table and the match rows written with an event: the event log.
  */
-import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Database, EventsTable, MatchesTable } from './tables.js';
+import { timeOrderedUuid } from '../uuid.js';
 
 export type EventRow = EventsTable;
 export type MatchRow = MatchesTable;
@@ -11,7 +11,7 @@ export type MatchRow = MatchesTable;
 /** A new match of a logged event, waiting for the policy stage now. */
 export function pendingMatch(eventUuid: string, subscription: { uuid: string; owner: string }, now: number): MatchRow {
   return {
-    uuid: randomUUID(),
+    uuid: timeOrderedUuid(),
     event_uuid: eventUuid,
     subscription_uuid: subscription.uuid,
     owner: subscription.owner,

@@ -1,10 +1,10 @@
 /**
  * The matches table (the event log's ELM records, and the work queue).
  */
-import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Capabilities } from './connect.js';
 import { UNFINISHED_STATES, type Database, type MatchesTable, type MatchState } from './tables.js';
+import { timeOrderedUuid } from '../uuid.js';
 
 /** A deleted or disabled subscription's matches still waiting for the policy or delivery are cancelled. */
 export async function cancelPendingMatches(db: Kysely<Database>, subscriptionUuid: string, at: number): Promise<number> {
@@ -120,7 +120,7 @@ export async function recordAttempts(db: Kysely<Database>, attempts: readonly At
     .insertInto('attempts')
     .values(
       attempts.map((a) => ({
-        uuid: randomUUID(),
+        uuid: timeOrderedUuid(),
         match_uuid: a.matchUuid,
         stage: a.stage,
         at: a.at,

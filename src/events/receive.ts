@@ -4,12 +4,12 @@
  * in one group-committed transaction. The answer waits for that commit: what was answered 200
  * survives a crash, and so does the work of routing it (the match rows are the queue).
  */
-import { randomUUID } from 'node:crypto';
 import type { ReceivedEvent } from '../cloudevents/index.js';
 import { pendingMatch, type LoggedEvent } from '../db/events.js';
 import type { LiveMatcher } from '../matching/live-matcher.js';
 import type { Clock } from '../time/clock.js';
 import type { EventLogBatch } from './event-log-batch.js';
+import { timeOrderedUuid } from '../uuid.js';
 
 export interface ReceiveDependencies {
   eventLog: EventLogBatch;
@@ -19,7 +19,7 @@ export interface ReceiveDependencies {
 
 export function receiveEvent(deps: ReceiveDependencies, event: ReceivedEvent): Promise<LoggedEvent> {
   const now = deps.clock();
-  const eventUuid = randomUUID();
+  const eventUuid = timeOrderedUuid();
   return deps.eventLog.log({
     event: {
       uuid: eventUuid,
