@@ -36,7 +36,10 @@ const PROGRAM = 'svc-notifications';
 /** Other instances' work (PostgreSQL) and retries coming due are found by polling this often. */
 const POLL_MS = 1_000;
 const MAX_ERROR_PAUSE_MS = 30_000;
-const STAGE_BATCH = 64;
+const STAGE_BATCH = 128;
+/** Batches in flight at once per stage: a batch waits for its slowest target (or policy answer). */
+const DELIVERY_CONCURRENCY = 4;
+const POLICY_CONCURRENCY = 4;
 const CONNECTIONS_PER_TARGET = 16;
 /** Other instances' subscription writes are polled for this often, or this seldom while NOTIFY works. */
 const SUBSCRIPTION_REFRESH_MS = 500;
@@ -158,12 +161,16 @@ async function serve(config: Config): Promise<number> {
     idleMs: POLL_MS,
     maxErrorPauseMs: MAX_ERROR_PAUSE_MS,
     onError: onLoopError('delivery'),
+    concurrency: DELIVERY_CONCURRENCY,
+    fullBatch: STAGE_BATCH,
   });
   const policyLoop = startWorkerLoop({
     step: policyStep({ ...stage, policy: policy ?? allowAll, onAllowed: () => deliveryLoop.wake() }),
     idleMs: POLL_MS,
     maxErrorPauseMs: MAX_ERROR_PAUSE_MS,
     onError: onLoopError('policy'),
+    concurrency: POLICY_CONCURRENCY,
+    fullBatch: STAGE_BATCH,
   });
   app.log.info({ config: redactedConfig(config) }, 'configuration');
   if (policyMode === 'allow-all') {

@@ -37,7 +37,8 @@ type Outcome =
 export function deliveryStep(deps: DeliveryStageDependencies): () => Promise<number> {
   return async () => {
     const lease = { holder: deps.holder, now: deps.clock(), durationUs: deps.leaseUs };
-    const rows = await claimDueMatches(deps.database.db, deps.database.capabilities, 'deliver', lease, deps.batchSize);
+    // A claim is a write: it shares a commit with the writes of the moment rather than pay its own.
+    const rows = await deps.database.write((tx) => claimDueMatches(tx, deps.database.capabilities, 'deliver', lease, deps.batchSize));
     if (rows.length === 0) return 0;
     const [events, subscriptions] = await Promise.all([
       eventsByUuid(deps.database.db, rows.map((r) => r.event_uuid)),

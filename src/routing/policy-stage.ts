@@ -40,7 +40,8 @@ export interface PolicyStageDependencies extends StageDependencies {
 export function policyStep(deps: PolicyStageDependencies): () => Promise<number> {
   return async () => {
     const lease = { holder: deps.holder, now: deps.clock(), durationUs: deps.leaseUs };
-    const rows = await claimDueMatches(deps.database.db, deps.database.capabilities, 'policy', lease, deps.batchSize);
+    // A claim is a write: it shares a commit with the writes of the moment rather than pay its own.
+    const rows = await deps.database.write((tx) => claimDueMatches(tx, deps.database.capabilities, 'policy', lease, deps.batchSize));
     if (rows.length === 0) return 0;
     const events = await eventsByUuid(deps.database.db, rows.map((r) => r.event_uuid));
     const groups = groupBy(rows, (r) => `${r.event_uuid}\u0000${r.owner}`);
