@@ -69,8 +69,10 @@ class WorkerSqliteDriver implements Driver {
   // Kysely calls this before the first query, and destroy() only if it did: a worker started
   // earlier would outlive a handle that was never used, and keep the process alive.
   async init(): Promise<void> {
-    // execArgv: the parent's node options (e.g. --input-type) need not suit a worker's file.
-    this.worker = new Worker(new URL('./sqlite-worker.js', import.meta.url), { workerData: this.options, execArgv: [] });
+    // The parent's node options (e.g. --input-type) need not suit a worker's file; a CPU
+    // profile is asked of the worker too.
+    const execArgv = process.execArgv.filter((option) => option.startsWith('--cpu-prof'));
+    this.worker = new Worker(new URL('./sqlite-worker.js', import.meta.url), { workerData: this.options, execArgv });
     this.worker.on('message', (answer: Answer) => {
       const settle = this.waiting.get(answer.id);
       this.waiting.delete(answer.id);
