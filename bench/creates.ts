@@ -9,8 +9,7 @@ import type { Row } from './table.js';
 const DURATION_S = 10;
 const CONNECTIONS = 32;
 
-
-export async function benchCreates(label: string, url: string): Promise<Row> {
+export async function benchCreates(label: string, url: string, ceiling: number): Promise<Row> {
   const server = await startBenchServer(url);
   try {
     const body = JSON.stringify({
@@ -31,6 +30,7 @@ export async function benchCreates(label: string, url: string): Promise<Row> {
     return {
       database: label,
       'creates/s': ok / DURATION_S,
+      'of ceiling': ok / DURATION_S / ceiling,
       'non-2xx': result.non2xx + result.errors,
       'latency p50 ms': result.latency.p50,
       'latency p99 ms': result.latency.p99,

@@ -1,70 +1,154 @@
 /**
- * POST /receive against the server process with 1,000 subscriptions (about three matching
- * each event, all to one counting keep-alive target): events/s with p50/p99, then how fast the
- * deliveries reach the target end to end (allow-all policy).
+ * /receive against the server process, with 1,000 subscriptions of which about three match
+ * each event, all delivering to one counting keep-alive target (allow-all policy):
+ * - throughput: events/s with p50/p99 under as much load as 32 connections make, then how
+ *   fast the deliveries reach the target end to end;
+ * - latency: at a fixed offered 1,000 events/s, the time from sending an event to its
+ *   delivery, p50/p99;
+ * - sustained: a minute at an offered load above 5,000 deliveries/s, and the deliveries/s
+ *   the target saw over that minute.
+ * The policy service is a stub answering 204 (allow) at once, as fast as the target.
+ * The ceiling is a bare Fastify process parsing the same bodies under the same load.
  */
 import autocannon from 'autocannon';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import type { RunningServer } from '../test/support/processes.js';
+import { startCountingTarget, type CountingTarget } from './counting-target.js';
+import { percentile } from './measure.js';
 import { startBenchServer } from './server.js';
 import type { Row } from './table.js';
 
 const SUBSCRIPTIONS = 1_000;
 const PROJECTS = 333; // 1,000 subscriptions over 333 projects: three match each event
-const DURATION_S = 10;
+const MATCHES_PER_EVENT = SUBSCRIPTIONS / PROJECTS;
+const THROUGHPUT_S = 10;
 const CONNECTIONS = 32;
-const DRAIN_TIMEOUT_MS = 120_000;
+const LATENCY_RATE = 1_000;
+const LATENCY_S = 10;
+const SUSTAINED_RATE = 2_000; // events/s: 6,000 deliveries/s offered
+const SUSTAINED_S = 60;
 const QUIET_MS = 2_000;
+const DRAIN_TIMEOUT_MS = 180_000;
 
-export async function benchReceive(label: string, url: string): Promise<Row> {
-  let delivered = 0;
-  let lastDelivery = 0;
-  const target = createServer((request, response) => {
-    request.resume();
-    request.on('end', () => {
-      delivered++;
-      lastDelivery = performance.now();
-      response.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
-  const targetUrl = `http://127.0.0.1:${(target.address() as AddressInfo).port}/hook`;
-  const server = await startBenchServer(url);
+/** Events/s a bare Fastify process answers for the same requests: what the machine allows. */
+export async function benchCeiling(): Promise<number> {
+  const child = spawn(process.execPath, [fileURLToPath(new URL('./bare-fastify.js', import.meta.url))], { stdio: ['ignore', 'pipe', 'inherit'] });
   try {
-    await createSubscriptions(server, targetUrl);
-    let sequence = 0;
+    const [port] = (await once(createInterface({ input: child.stdout }), 'line')) as [string];
+    const result = await load(`http://127.0.0.1:${port}/receive`, 'ceiling', { duration: THROUGHPUT_S });
+    return result['2xx'] / THROUGHPUT_S;
+  } finally {
+    child.kill('SIGTERM');
+  }
+}
+
+export async function benchReceive(label: string, databaseUrl: string, ceiling: number): Promise<Row> {
+  return withService(databaseUrl, {}, async (server, target) => {
     const started = performance.now();
-    const result = await autocannon({
-      url: `${server.url}/receive`,
-      method: 'POST',
-      headers: { 'content-type': 'application/cloudevents+json' },
-      connections: CONNECTIONS,
-      duration: DURATION_S,
-      requests: [{ setupRequest: (request) => ({ ...request, body: ingestEvent(`${label}-${Date.now()}-${sequence++}`) }) }],
-    });
+    const result = await load(`${server.url}/receive`, label, { duration: THROUGHPUT_S });
     const received = result['2xx'];
-    // Requests still in flight when autocannon stops are answered too: wait for the deliveries
-    // to stop coming rather than for a count.
-    const drainDeadline = performance.now() + DRAIN_TIMEOUT_MS;
-    while (performance.now() < drainDeadline && (delivered < received * 3 || performance.now() - lastDelivery < QUIET_MS)) {
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    const seconds = (lastDelivery - started) / 1000;
+    // Requests still in flight when autocannon stops are answered too: wait for the
+    // deliveries to stop coming rather than for a count.
+    await target.settle(QUIET_MS, DRAIN_TIMEOUT_MS);
+    const eventsPerSecond = received / THROUGHPUT_S;
     return {
       database: label,
-      'events/s': received / DURATION_S,
+      'events/s': eventsPerSecond,
+      'of ceiling': eventsPerSecond / ceiling,
       'non-2xx': result.non2xx + result.errors,
       'p50 ms': result.latency.p50,
       'p99 ms': result.latency.p99,
-      deliveries: delivered,
-      'deliveries/s end to end': delivered / seconds,
+      'deliveries/s end to end': target.delivered() / ((target.lastDeliveryAt() - started) / 1000),
+      'all delivered': target.delivered() >= received * MATCHES_PER_EVENT ? 'yes' : `${target.delivered()} of ${received * MATCHES_PER_EVENT}`,
     };
+  });
+}
+
+export async function benchLatency(label: string, databaseUrl: string): Promise<Row> {
+  return withService(databaseUrl, { timeArrivals: true }, async (server, target) => {
+    const sent = new Map<string, number>();
+    const result = await load(`${server.url}/receive`, label, { duration: LATENCY_S, overallRate: LATENCY_RATE, sent });
+    await target.settle(QUIET_MS, DRAIN_TIMEOUT_MS);
+    const latencies: number[] = [];
+    for (const [id, times] of target.arrivals) {
+      const at = sent.get(id);
+      if (at !== undefined) for (const t of times) latencies.push(t - at);
+    }
+    return {
+      database: label,
+      'offered events/s': LATENCY_RATE,
+      'answered events/s': result['2xx'] / LATENCY_S,
+      deliveries: latencies.length,
+      'receive p99 ms': result.latency.p99,
+      'to delivered p50 ms': percentile(latencies, 50),
+      'to delivered p99 ms': percentile(latencies, 99),
+      'to delivered max ms': percentile(latencies, 100),
+    };
+  });
+}
+
+export async function benchSustained(label: string, databaseUrl: string): Promise<Row> {
+  return withService(databaseUrl, {}, async (server, target) => {
+    const started = performance.now();
+    const result = await load(`${server.url}/receive`, label, { duration: SUSTAINED_S, overallRate: SUSTAINED_RATE });
+    const inTheMinute = target.delivered();
+    const minuteS = (performance.now() - started) / 1000;
+    await target.settle(QUIET_MS, DRAIN_TIMEOUT_MS);
+    return {
+      database: label,
+      'offered deliveries/s': SUSTAINED_RATE * MATCHES_PER_EVENT,
+      'answered events/s': result['2xx'] / SUSTAINED_S,
+      'deliveries/s over the minute': inTheMinute / minuteS,
+      'backlog drained in s': (target.lastDeliveryAt() - started) / 1000 - minuteS,
+      'all delivered': target.delivered() >= result['2xx'] * MATCHES_PER_EVENT ? 'yes' : `${target.delivered()} of ${result['2xx'] * MATCHES_PER_EVENT}`,
+    };
+  });
+}
+
+async function withService<T>(databaseUrl: string, options: { timeArrivals?: boolean }, run: (server: RunningServer, target: CountingTarget) => Promise<T>): Promise<T> {
+  const target = await startCountingTarget(options);
+  const policy = await startCountingTarget();
+  const server = await startBenchServer(databaseUrl, { NOTIFICATIONS_POLICY_URL: policy.url });
+  try {
+    await createSubscriptions(server, target.url);
+    return await run(server, target);
   } finally {
     await server.stop();
-    target.closeAllConnections();
-    target.close();
+    await target.close();
+    await policy.close();
   }
+}
+
+interface LoadOptions {
+  duration: number;
+  overallRate?: number;
+  /** Records when each event id was sent. */
+  sent?: Map<string, number>;
+}
+
+function load(url: string, label: string, { duration, overallRate, sent }: LoadOptions): Promise<autocannon.Result> {
+  let sequence = 0;
+  const run = `${label}-${Date.now()}`;
+  return autocannon({
+    url,
+    method: 'POST',
+    headers: { 'content-type': 'application/cloudevents+json' },
+    connections: CONNECTIONS,
+    duration,
+    ...(overallRate ? { overallRate } : {}),
+    requests: [
+      {
+        setupRequest: (request) => {
+          const id = `${run}-${sequence++}`;
+          sent?.set(id, performance.now());
+          return { ...request, body: ingestEvent(id) };
+        },
+      },
+    ],
+  });
 }
 
 async function createSubscriptions(server: RunningServer, targetUrl: string): Promise<void> {

@@ -1,59 +1,74 @@
 /**
- * `npm run bench`: prints the benchmark tables and writes bench/results.json.
- * Run with --expose-gc (the npm script does) so the memory figures are settled heaps.
+ * `npm run bench [-- section…]`: prints the benchmark tables and writes bench/results.json.
+ * Sections: jsonpath, matching, memory, creates, receive, latency, sustained (all by default).
+ * The services run on SQLite, and on PostgreSQL too when NOTIFICATIONS_BENCH_DATABASE_URL
+ * names a database. Run with --expose-gc (the npm script does) so heap figures are settled.
  */
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { benchCreates } from './creates.js';
 import { benchEvaluation } from './jsonpath-evaluation.js';
-import { benchReceive } from './receive.js';
+import { benchMemory } from './memory.js';
+import { benchCeiling, benchLatency, benchReceive, benchSustained } from './receive.js';
 import { createPostgres, createSqlite } from '../test/support/database.js';
 import { facilityEvent } from '../test/support/shared.js';
 import { benchMatching } from './subscription-matching.js';
 import { printTable, type Row } from './table.js';
 
+const SECTIONS = ['jsonpath', 'matching', 'memory', 'creates', 'receive', 'latency', 'sustained'];
 
 async function main(): Promise<void> {
   const only = process.argv.slice(2);
+  const unknown = only.filter((s) => !SECTIONS.includes(s));
+  if (unknown.length > 0) throw new Error(`unknown section ${unknown.join(', ')}; the sections are ${SECTIONS.join(', ')}`);
   const want = (section: string) => only.length === 0 || only.includes(section);
   const results: Record<string, Row[]> = {};
+  const section = async (name: string, title: string, rows: () => Row[] | Promise<Row[]>) => {
+    if (!want(name)) return;
+    results[name] = await rows();
+    printTable(title, results[name]);
+  };
 
   console.log(`svc-notifications benchmark: node ${process.version}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}`);
-  if (want('jsonpath')) {
-    results['jsonpath'] = benchEvaluation(facilityEvent());
-    printTable('JSONPath: evaluations per second of one compiled expression (facility event, 2 KB)', results['jsonpath']);
+  if (!process.env['NOTIFICATIONS_BENCH_DATABASE_URL']) console.log('(SQLite only; set NOTIFICATIONS_BENCH_DATABASE_URL=postgres://… for PostgreSQL too)');
+  await section('jsonpath', 'JSONPath: evaluations per second of one compiled expression (facility event, 2 KB)', () => benchEvaluation(facilityEvent()));
+  await section('matching', 'Matching: one event against all subscriptions (facility-shaped, in this process)', () => benchMatching([1_000, 10_000, 100_000]));
+  await section('memory', 'The server process with 100,000 facility-shaped subscriptions loaded', () => forEachBenchDatabase(benchMemory));
+
+  let ceiling = NaN;
+  if (['creates', 'receive'].some(want)) {
+    ceiling = await benchCeiling();
+    results['ceiling'] = [{ server: 'bare Fastify, same bodies', 'requests/s': ceiling }];
+    printTable('Ceiling: a bare Fastify process parsing the same /receive bodies (autocannon, 32 connections, 10 s)', results['ceiling']);
   }
-  if (want('matching')) {
-    results['matching'] = benchMatching([1_000, 10_000, 100_000]);
-    printTable('Matching: one event against all subscriptions (facility-shaped, 2.5% evaluated for every event)', results['matching']);
-  }
-  if (want('creates')) {
-    results['creates'] = await forEachBenchDatabase(benchCreates);
-    printTable('POST /eventmatch against the server process (autocannon, 32 connections, 10 s)', results['creates']);
-  }
-  if (want('receive')) {
-    results['receive'] = await forEachBenchDatabase(benchReceive);
-    printTable('POST /receive, 1,000 subscriptions, 3 matching each event (autocannon, 32 connections, 10 s), then delivery end to end', results['receive']);
-  }
-  writeFileSync(new URL('../../bench/results.json', import.meta.url), JSON.stringify({ date: new Date().toISOString(), node: process.version, results }, null, 2));
+  await section('creates', 'POST /eventmatch (autocannon, 32 connections, 10 s)', () => forEachBenchDatabase((label, url) => benchCreates(label, url, ceiling)));
+  await section('receive', 'POST /receive, 1,000 subscriptions, 3 matching each event (32 connections, 10 s), then delivery end to end', () =>
+    forEachBenchDatabase((label, url) => benchReceive(label, url, ceiling)),
+  );
+  await section('latency', 'From receive to delivered at a fixed 1,000 events/s for 10 s (3 deliveries each)', () => forEachBenchDatabase(benchLatency));
+  await section('sustained', 'Deliveries sustained for a minute at 2,000 events/s offered (6,000 deliveries/s)', () => forEachBenchDatabase(benchSustained));
+  writeFileSync(new URL('../../bench/results.json', import.meta.url), JSON.stringify({ date: new Date().toISOString(), node: process.version, cpus: os.cpus().length, results }, null, 2));
 }
 
 /** A fresh SQLite database, and a fresh PostgreSQL schema when NOTIFICATIONS_BENCH_DATABASE_URL names a database. */
 async function forEachBenchDatabase(bench: (label: string, url: string) => Promise<Row>): Promise<Row[]> {
+  const rows: Row[] = [];
   const sqlite = await createSqlite();
-  const databases = [{ label: 'sqlite', url: sqlite.url }];
-  const base = process.env['NOTIFICATIONS_BENCH_DATABASE_URL'];
-  const postgres = base ? await createPostgres(base) : undefined;
-  if (postgres) databases.push({ label: 'postgres', url: postgres.url });
-  else console.log('\n(PostgreSQL too: set NOTIFICATIONS_BENCH_DATABASE_URL=postgres://…)');
   try {
-    const rows: Row[] = [];
-    for (const { label, url } of databases) rows.push(await bench(label, url));
-    return rows;
+    rows.push(await bench('sqlite', sqlite.url));
   } finally {
     await sqlite.cleanup();
-    await postgres?.cleanup();
   }
+  const base = process.env['NOTIFICATIONS_BENCH_DATABASE_URL'];
+  if (base) {
+    const postgres = await createPostgres(base);
+    try {
+      rows.push(await bench('postgres', postgres.url));
+    } finally {
+      await postgres.cleanup();
+    }
+  }
+  return rows;
 }
 
 await main();

@@ -11,6 +11,7 @@ export async function startBenchServer(databaseUrl: string, env: Record<string, 
   const profileDir = process.env['BENCH_CPU_PROF'];
   return startServer(
     { NOTIFICATIONS_DATABASE_URL: databaseUrl, NOTIFICATIONS_LOG_LEVEL: 'warn', ...env },
-    { nodeArgs: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [] },
+    // Loading 100,000 subscriptions takes a while.
+    { timeoutMs: 120_000, nodeArgs: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [] },
   );
 }
