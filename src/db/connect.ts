@@ -3,11 +3,11 @@
  * (several instances). What differs between them is declared once, as capabilities.
  */
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, type Transaction } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, type Transaction } from 'kysely';
 import pg from 'pg';
 import { maskUrlPassword } from '../config/values.js';
 import { GroupCommit } from './group-commit.js';
-import { WorkerSqliteDialect } from './sqlite-worker-dialect.js';
+import { withStatementCache } from './sqlite-statement-cache.js';
 import type { Database } from './tables.js';
 
 export interface Capabilities {
@@ -45,11 +45,12 @@ export function openDatabase(url: string): DatabaseHandle {
 }
 
 function openSqlite(path: string): DatabaseHandle {
-  // Opened here first so that a path that cannot be opened fails at once, with its reason.
-  const check = new SQLite(path, { timeout: SQLITE_BUSY_TIMEOUT_MS });
-  check.pragma('journal_mode = WAL');
-  check.close();
-  const db = new Kysely<Database>({ dialect: new WorkerSqliteDialect({ path, busyTimeoutMs: SQLITE_BUSY_TIMEOUT_MS }) });
+  const database = new SQLite(path, { timeout: SQLITE_BUSY_TIMEOUT_MS });
+  database.pragma('journal_mode = WAL');
+  // FULL: a commit is on disk before /receive answers, even across a power cut.
+  database.pragma('synchronous = FULL');
+  database.pragma('foreign_keys = ON');
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
   const group = new GroupCommit(db, 1);
   return {
     db,
