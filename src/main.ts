@@ -18,7 +18,7 @@ import { openDatabase, type DatabaseHandle } from './db/connect.js';
 import { releaseAllLeases } from './db/matches.js';
 import { schemaStatus } from './db/migrate.js';
 import { queueReader } from './db/queue-stats.js';
-import { allLiveSubscriptions, type SubscriptionChange } from './db/subscriptions.js';
+import { liveSubscriptionPages, type SubscriptionChange } from './db/subscriptions.js';
 import { addressGuard } from './delivery/address-guard.js';
 import { createTargetClient } from './delivery/target-client.js';
 import { LiveMatcher } from './matching/live-matcher.js';
@@ -107,7 +107,7 @@ async function serve(config: Config): Promise<number> {
   const policyMode = config.policyUrl ? 'policy-service' : 'allow-all';
   if (!database.capabilities.sharedByInstances) await releaseAllLeases(database.db);
   const matcher = new LiveMatcher();
-  matcher.load(await allLiveSubscriptions(database.db));
+  for await (const page of liveSubscriptionPages(database.db)) matcher.load(page);
   const policy = config.policyUrl ? createPolicyClient({ baseUrl: config.policyUrl, timeoutMs: config.targetTimeoutMs }) : undefined;
   const target = createTargetClient({
     timeoutMs: config.targetTimeoutMs,

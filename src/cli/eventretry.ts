@@ -1,6 +1,6 @@
 import { eventsByUuid, insertMatches, pendingMatch } from '../db/events.js';
 import { subscriptionsWithUnfinishedMatch } from '../db/event-log.js';
-import { allLiveSubscriptions } from '../db/subscriptions.js';
+import { liveSubscriptionPages } from '../db/subscriptions.js';
 import type { MatchesTable } from '../db/tables.js';
 import type { JsonValue } from '../jsonpath/index.js';
 import { LiveMatcher } from '../matching/live-matcher.js';
@@ -30,7 +30,7 @@ export const eventretry: Command = {
     if (typeof uuids === 'string') throw new Error(uuids);
     const { db } = database;
     const matcher = new LiveMatcher();
-    matcher.load(await allLiveSubscriptions(db));
+    for await (const page of liveSubscriptionPages(db)) matcher.load(page);
     const clock = systemClock();
     let missing = 0;
     for (const uuid of uuids) {

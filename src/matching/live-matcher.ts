@@ -3,7 +3,7 @@
  * subscriptions table: loaded at start-up, then told of every write. Deleted and disabled
  * subscriptions are left out (re-enabling one puts it back).
  */
-import type { SubscriptionChange, SubscriptionRow } from '../db/subscriptions.js';
+import type { MatchableRow } from '../db/subscriptions.js';
 import { compileJsonPath, type Dialect, type JsonValue } from '../jsonpath/index.js';
 import { SubscriptionIndex } from './subscription-index.js';
 
@@ -12,17 +12,20 @@ export interface MatchedSubscription {
   owner: string;
 }
 
+/** A subscription written (created, updated, deleted, disabled): what the matcher is told. */
+export type MatcherChange = { kind: 'upsert'; row: MatchableRow } | { kind: 'delete'; uuid: string };
+
 export class LiveMatcher {
   private readonly index = new SubscriptionIndex<string>();
   private readonly owners = new Map<string, string>();
   /** What each indexed subscription was compiled from: an unchanged one is not compiled again. */
   private readonly sources = new Map<string, string>();
 
-  load(rows: readonly SubscriptionRow[]): void {
+  load(rows: readonly MatchableRow[]): void {
     for (const row of rows) this.apply({ kind: 'upsert', row });
   }
 
-  apply(change: SubscriptionChange): void {
+  apply(change: MatcherChange): void {
     if (change.kind === 'delete' || change.row.deleted !== null || change.row.disabled !== null) {
       const uuid = change.kind === 'delete' ? change.uuid : change.row.uuid;
       this.index.delete(uuid);
@@ -34,7 +37,8 @@ export class LiveMatcher {
     const source = `${row.dialect}\u0000${row.jsonpath}`;
     if (this.sources.get(row.uuid) === source) return;
     // The stored dialect, not today's configured order: a subscription keeps its meaning.
-    this.index.set(row.uuid, compileJsonPath(row.jsonpath, row.dialect as Dialect));
+    const dialect = row.dialect as Dialect;
+    this.index.setExpression(row.uuid, dialect, row.jsonpath, () => compileJsonPath(row.jsonpath, dialect));
     this.owners.set(row.uuid, row.owner);
     this.sources.set(row.uuid, source);
   }
