@@ -15,7 +15,7 @@ import { receiveRoutes } from './api/receive-routes.js';
 import { ConfigError, loadConfig } from './config/load.js';
 import { describeSettings, redactedConfig, type Config } from './config/settings.js';
 import { openDatabase, type DatabaseHandle } from './db/connect.js';
-import { releaseAllLeases } from './db/matches.js';
+import { releaseAllLeases, releaseLeasesOf } from './db/matches.js';
 import { schemaStatus } from './db/migrate.js';
 import { queueReader } from './db/queue-stats.js';
 import { liveSubscriptionPages, type SubscriptionChange } from './db/subscriptions.js';
@@ -26,6 +26,7 @@ import { createMetrics } from './metrics/registry.js';
 import { allowAll, createPolicyClient } from './policy/policy-client.js';
 import { EventLogBatch } from './events/event-log-batch.js';
 import { deliveryStep } from './routing/delivery-stage.js';
+import { Handoff } from './routing/handoff.js';
 import { policyStep } from './routing/policy-stage.js';
 import { startSubscriptionSync } from './routing/subscription-sync.js';
 import { startWorkerLoop } from './routing/worker-loop.js';
@@ -40,6 +41,8 @@ const STAGE_BATCH = 128;
 /** Batches in flight at once per stage: a batch waits for its slowest target (or policy answer). */
 const DELIVERY_CONCURRENCY = 4;
 const POLICY_CONCURRENCY = 4;
+/** Rows waiting in memory for each stage (see routing/handoff.ts): two rounds of batches. */
+const HANDOFF_ROWS = 2 * POLICY_CONCURRENCY * STAGE_BATCH;
 const CONNECTIONS_PER_TARGET = 16;
 /** Other instances' subscription writes are polled for this often, or this seldom while NOTIFY works. */
 const SUBSCRIPTION_REFRESH_MS = 500;
@@ -117,6 +120,8 @@ async function serve(config: Config): Promise<number> {
   const metrics = createMetrics({
     queue: { reader: queueReader(database.db), clock, onError: (error) => app.log.warn({ err: error }, 'metrics: cannot read the queue from the database') },
   });
+  const toPolicy = new Handoff(HANDOFF_ROWS);
+  const toDelivery = new Handoff(HANDOFF_ROWS);
   const stage = {
     database,
     clock,
@@ -139,7 +144,15 @@ async function serve(config: Config): Promise<number> {
       onChange: (change: SubscriptionChange) => matcher.apply(change),
     }),
     deliveriesRoutes({ database, identity: { header: config.userHeader, defaultUser: config.defaultUser } }),
-    receiveRoutes({ eventLog: new EventLogBatch(database), matcher, clock, receiveToken: config.receiveToken, onReceived: () => policyLoop.wake(), metrics }),
+    receiveRoutes({
+      eventLog: new EventLogBatch(database),
+      matcher,
+      clock,
+      handoff: { to: toPolicy, holder: stage.holder, leaseUs: stage.leaseUs },
+      receiveToken: config.receiveToken,
+      onReceived: () => policyLoop.wake(),
+      metrics,
+    }),
   ]);
   const onLoopError = (name: string) => (error: unknown) => app.log.error({ err: error }, `${name} stage failed; retrying`);
   // Other instances write subscriptions too: their changes reach this matcher by NOTIFY, or a poll.
@@ -157,7 +170,7 @@ async function serve(config: Config): Promise<number> {
       })
     : undefined;
   const deliveryLoop = startWorkerLoop({
-    step: deliveryStep({ ...stage, target, secretKey: config.secretKey, onSubscriptionChange: (change) => matcher.apply(change) }),
+    step: deliveryStep({ ...stage, inbox: toDelivery, target, secretKey: config.secretKey, onSubscriptionChange: (change) => matcher.apply(change) }),
     idleMs: POLL_MS,
     maxErrorPauseMs: MAX_ERROR_PAUSE_MS,
     onError: onLoopError('delivery'),
@@ -165,7 +178,7 @@ async function serve(config: Config): Promise<number> {
     fullBatch: STAGE_BATCH,
   });
   const policyLoop = startWorkerLoop({
-    step: policyStep({ ...stage, policy: policy ?? allowAll, onAllowed: () => deliveryLoop.wake() }),
+    step: policyStep({ ...stage, inbox: toPolicy, next: toDelivery, policy: policy ?? allowAll, onAllowed: () => deliveryLoop.wake() }),
     idleMs: POLL_MS,
     maxErrorPauseMs: MAX_ERROR_PAUSE_MS,
     onError: onLoopError('policy'),
@@ -191,6 +204,7 @@ async function serve(config: Config): Promise<number> {
       app
         .close()
         .then(() => Promise.all([policyLoop.stop(), deliveryLoop.stop(), refreshLoop?.stop()]))
+        .then(() => releaseLeasesOf(database.db, stage.holder))
         .then(() => Promise.all([target.close(), policy?.close()]))
         .then(() => database.close())
         .then(() => resolve(0), (error: unknown) => {

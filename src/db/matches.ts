@@ -65,17 +65,19 @@ export interface MatchChange {
   policyCode?: number;
   targetCode?: number | null;
   attempts?: 'count' | 'reset';
+  /** Keep the lease, until then (a row handed on in memory); by default it is released. */
+  leaseUntil?: number;
 }
 
-/** Moves claimed rows on: to a new state, or back to the same one due later. Releases the lease. */
+/** Moves claimed rows on: to a new state, or back to the same one due later. Releases the lease, unless told to keep it. */
 export async function settleMatches(db: Kysely<Database>, uuids: readonly string[], holder: string, change: MatchChange, at: number): Promise<number> {
   if (uuids.length === 0) return 0;
   const result = await db
     .updateTable('matches')
     .set((eb) => ({
       state: change.state,
-      locked_until: null,
-      locked_by: null,
+      locked_until: change.leaseUntil ?? null,
+      locked_by: change.leaseUntil === undefined ? null : holder,
       updated: at,
       ...(change.due !== undefined ? { due: change.due } : {}),
       ...(change.policyCode !== undefined ? { policy_code: change.policyCode } : {}),
@@ -130,6 +132,16 @@ export async function recordAttempts(db: Kysely<Database>, attempts: readonly At
       })),
     )
     .execute();
+}
+
+/**
+ * Returns the rows `holder` leased to the queue: at shutdown, once its stages have stopped,
+ * for the rows still waiting in memory (routing/handoff.ts), so that others need not wait
+ * for the leases to run out.
+ */
+export async function releaseLeasesOf(db: Kysely<Database>, holder: string): Promise<number> {
+  const result = await db.updateTable('matches').set({ locked_until: null, locked_by: null }).where('locked_by', '=', holder).executeTakeFirst();
+  return Number(result.numUpdatedRows);
 }
 
 /**

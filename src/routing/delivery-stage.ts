@@ -18,6 +18,7 @@ import type { TargetClient } from '../delivery/target-client.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Extensions } from '../subscriptions/input.js';
 import { openAuth } from '../subscriptions/secret-box.js';
+import type { Handoff } from './handoff.js';
 import type { StageDependencies } from './policy-stage.js';
 
 /** What the subscription's `error` field keeps of a target's answer. */
@@ -28,6 +29,8 @@ export interface DeliveryStageDependencies extends StageDependencies {
   secretKey: Buffer | null;
   /** A subscription was disabled: the matcher must stop matching it. */
   onSubscriptionChange: (change: SubscriptionChange) => void;
+  /** Rows handed over by the policy stage: taken before claiming. */
+  inbox?: Handoff;
 }
 
 type Outcome =
@@ -36,12 +39,14 @@ type Outcome =
 
 export function deliveryStep(deps: DeliveryStageDependencies): () => Promise<number> {
   return async () => {
-    const lease = { holder: deps.holder, now: deps.clock(), durationUs: deps.leaseUs };
+    const now = deps.clock();
+    const handed = deps.inbox?.take(deps.batchSize, now) ?? [];
+    const lease = { holder: deps.holder, now, durationUs: deps.leaseUs };
     // A claim is a write: it shares a commit with the writes of the moment rather than pay its own.
-    const rows = await deps.database.write((tx) => claimDueMatches(tx, deps.database.capabilities, 'deliver', lease, deps.batchSize));
+    const rows = handed.length > 0 ? handed.map((h) => h.row) : await deps.database.write((tx) => claimDueMatches(tx, deps.database.capabilities, 'deliver', lease, deps.batchSize));
     if (rows.length === 0) return 0;
     const [events, subscriptions] = await Promise.all([
-      eventsByUuid(deps.database.db, rows.map((r) => r.event_uuid)),
+      handed.length > 0 ? new Map(handed.map((h) => [h.row.event_uuid, h.event])) : eventsByUuid(deps.database.db, rows.map((r) => r.event_uuid)),
       subscriptionsByUuid(deps.database.db, rows.map((r) => r.subscription_uuid)),
     ]);
     const outcomes = await Promise.all(rows.map((row) => send(deps, row, events.get(row.event_uuid), subscriptions.get(row.subscription_uuid))));

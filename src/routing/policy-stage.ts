@@ -8,12 +8,12 @@
 import type { DatabaseHandle } from '../db/connect.js';
 import { eventsByUuid } from '../db/events.js';
 import { claimDueMatches, recordAttempts, settleEach, type AttemptRecord, type MatchChange } from '../db/matches.js';
-import type { MatchesTable } from '../db/tables.js';
 import { nextDelayMs } from '../delivery/retry-schedule.js';
 import type { JsonValue } from '../jsonpath/index.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { PolicyAnswer } from '../policy/policy-client.js';
 import type { Clock } from '../time/clock.js';
+import type { Handoff, HandedMatch } from './handoff.js';
 
 export interface PolicySource {
   ask(user: string, event: JsonValue): Promise<PolicyAnswer>;
@@ -35,63 +35,93 @@ export interface PolicyStageDependencies extends StageDependencies {
   policy: PolicySource;
   /** Rows were allowed: the delivery stage has work. */
   onAllowed: () => void;
+  /** Rows handed over by /receive: taken before claiming. */
+  inbox?: Handoff;
+  /** Where allowed rows are handed on to the delivery stage. */
+  next?: Handoff;
 }
 
 export function policyStep(deps: PolicyStageDependencies): () => Promise<number> {
   return async () => {
-    const lease = { holder: deps.holder, now: deps.clock(), durationUs: deps.leaseUs };
-    // A claim is a write: it shares a commit with the writes of the moment rather than pay its own.
-    const rows = await deps.database.write((tx) => claimDueMatches(tx, deps.database.capabilities, 'policy', lease, deps.batchSize));
-    if (rows.length === 0) return 0;
-    const events = await eventsByUuid(deps.database.db, rows.map((r) => r.event_uuid));
-    const groups = groupBy(rows, (r) => `${r.event_uuid}\u0000${r.owner}`);
+    const work = await takeWork(deps);
+    if (work.length === 0) return 0;
+    const groups = groupBy(work, (w) => `${w.row.event_uuid}\u0000${w.row.owner}`);
     const answered = await Promise.all(
-      [...groups.values()].flatMap((group) => {
-        const first = group[0]!;
-        const event = events.get(first.event_uuid);
-        // Purged since the claim: its match rows went with it (cascade), nothing is left to settle.
-        if (!event) return [];
-        return [
-          (async () => {
-            const started = performance.now();
-            const answer = await deps.policy.ask(first.owner, JSON.parse(event.body) as JsonValue);
-            return { group, answer, durationMs: performance.now() - started, at: deps.clock() };
-          })(),
-        ];
+      [...groups.values()].map(async (group) => {
+        const { row, document } = group[0]!;
+        const started = performance.now();
+        const answer = await deps.policy.ask(row.owner, document);
+        return { group, answer, durationMs: performance.now() - started, at: deps.clock() };
       }),
     );
     let allowed = false;
-    await deps.database.write(async (tx) => {
-      const attempts: AttemptRecord[] = [];
-      const settlements: Array<{ uuid: string; change: MatchChange }> = [];
-      const settledAt = deps.clock();
-      for (const { group, answer, durationMs, at } of answered) {
-        const settle = (change: MatchChange) => settlements.push(...group.map((r) => ({ uuid: r.uuid, change })));
-        if (answer.kind === 'allow') {
-          allowed = true;
-          // `attempts` counted policy tries so far; from here on it counts delivery tries.
-          settle({ state: 'deliver', due: settledAt, policyCode: answer.status, attempts: 'reset' });
-        } else if (answer.kind === 'deny') {
-          settle({ state: 'denied', policyCode: answer.status });
-        } else {
-          // Never given up on: the delays stop growing at the end of the schedule.
-          const tries = Math.min(group[0]!.attempts + 1, deps.retryDelaysMs.length);
-          const delayMs = nextDelayMs(tries, deps.retryDelaysMs, deps.random) ?? 0;
-          settle({ state: 'policy', due: at + delayMs * 1000, attempts: 'count' });
-          for (const { uuid } of group) attempts.push({ matchUuid: uuid, stage: 'policy', at, status: answer.status, error: answer.error, durationMs });
+    const handedOn: HandedMatch[] = [];
+    try {
+      await deps.database.write(async (tx) => {
+        const attempts: AttemptRecord[] = [];
+        const settlements: Array<{ uuid: string; change: MatchChange }> = [];
+        const settledAt = deps.clock();
+        for (const { group, answer, durationMs, at } of answered) {
+          const settle = (change: MatchChange) => settlements.push(...group.map((w) => ({ uuid: w.row.uuid, change })));
+          if (answer.kind === 'allow') {
+            allowed = true;
+            const handOn = deps.next?.reserve(group.length) ?? false;
+            const leaseUntil = handOn ? settledAt + deps.leaseUs : undefined;
+            // `attempts` counted policy tries so far; from here on it counts delivery tries.
+            const change: MatchChange = { state: 'deliver', due: settledAt, policyCode: answer.status, attempts: 'reset', ...(leaseUntil === undefined ? {} : { leaseUntil }) };
+            settle(change);
+            if (leaseUntil !== undefined) {
+              for (const w of group) {
+                handedOn.push({ ...w, row: { ...w.row, state: 'deliver', due: settledAt, policy_code: answer.status, attempts: 0, locked_until: leaseUntil, locked_by: deps.holder } });
+              }
+            }
+          } else if (answer.kind === 'deny') {
+            settle({ state: 'denied', policyCode: answer.status });
+          } else {
+            // Never given up on: the delays stop growing at the end of the schedule.
+            const tries = Math.min(group[0]!.row.attempts + 1, deps.retryDelaysMs.length);
+            const delayMs = nextDelayMs(tries, deps.retryDelaysMs, deps.random) ?? 0;
+            settle({ state: 'policy', due: at + delayMs * 1000, attempts: 'count' });
+            for (const { row } of group) attempts.push({ matchUuid: row.uuid, stage: 'policy', at, status: answer.status, error: answer.error, durationMs });
+          }
         }
-      }
-      await settleEach(tx, deps.holder, settlements, settledAt);
-      await recordAttempts(tx, attempts);
-    });
+        await settleEach(tx, deps.holder, settlements, settledAt);
+        await recordAttempts(tx, attempts);
+      });
+    } catch (error) {
+      deps.next?.release(handedOn.length);
+      throw error;
+    }
+    deps.next?.put(handedOn);
     for (const { answer } of answered) deps.metrics?.policyAnswered(answer.kind);
     if (allowed) deps.onAllowed();
-    return rows.length;
+    return work.length;
   };
 }
 
-function groupBy(rows: readonly MatchesTable[], key: (row: MatchesTable) => string): Map<string, MatchesTable[]> {
-  const groups = new Map<string, MatchesTable[]>();
+/** Rows handed over in memory, or else due rows claimed, each with its event. */
+async function takeWork(deps: PolicyStageDependencies): Promise<HandedMatch[]> {
+  const now = deps.clock();
+  const handed = deps.inbox?.take(deps.batchSize, now) ?? [];
+  if (handed.length > 0) return handed;
+  const lease = { holder: deps.holder, now, durationUs: deps.leaseUs };
+  // A claim is a write: it shares a commit with the writes of the moment rather than pay its own.
+  const rows = await deps.database.write((tx) => claimDueMatches(tx, deps.database.capabilities, 'policy', lease, deps.batchSize));
+  if (rows.length === 0) return [];
+  const events = await eventsByUuid(deps.database.db, rows.map((r) => r.event_uuid));
+  const documents = new Map<string, JsonValue>();
+  // A row whose event was purged since the claim went with it (cascade): nothing to settle.
+  return rows.flatMap((row) => {
+    const event = events.get(row.event_uuid);
+    if (!event) return [];
+    let document = documents.get(event.uuid);
+    if (document === undefined) documents.set(event.uuid, (document = JSON.parse(event.body) as JsonValue));
+    return [{ row, event, document }];
+  });
+}
+
+function groupBy<T>(rows: readonly T[], key: (row: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
   for (const row of rows) {
     const k = key(row);
     const group = groups.get(k);

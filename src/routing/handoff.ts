@@ -1,0 +1,56 @@
+/**
+ * Work handed from one stage to the next in memory. A new event's match rows are written
+ * already leased to this instance and handed to the policy stage, and the rows it allows are
+ * handed on to the delivery stage the same way, so neither stage has to claim them or read
+ * their event back: on SQLite that was two claims and two reads per event on the one
+ * connection. The rows are leased in the database all along, so a crash loses nothing: the
+ * leases are released at start-up (SQLite) or expire (PostgreSQL), and the claim path, which
+ * still serves retries and other instances' work, takes them up.
+ *
+ * A handoff holds a bounded number of rows; when it is full, rows are written unleased and
+ * claimed as before. A row whose lease ran out while it waited is not handed out: the claim
+ * path may have taken it.
+ */
+import type { EventRow } from '../db/events.js';
+import type { MatchesTable } from '../db/tables.js';
+import type { JsonValue } from '../jsonpath/index.js';
+
+export interface HandedMatch {
+  /** As in the database, leased to this instance (locked_until set). */
+  row: MatchesTable;
+  event: EventRow;
+  /** `event.body` parsed. */
+  document: JsonValue;
+}
+
+/** Lease time a handed row must have left to be handed out: enough to finish with it. */
+const LEASE_MARGIN_US = 5_000_000;
+
+export class Handoff {
+  private items: HandedMatch[] = [];
+  private reserved = 0;
+
+  constructor(private readonly capacity: number) {}
+
+  /** Makes room for `count` rows about to be written leased; false when there is none. */
+  reserve(count: number): boolean {
+    if (this.items.length + this.reserved + count > this.capacity) return false;
+    this.reserved += count;
+    return true;
+  }
+
+  /** The reserved rows were not written after all (a failed write, a duplicate event). */
+  release(count: number): void {
+    this.reserved -= count;
+  }
+
+  /** The reserved rows are committed: they may be taken. */
+  put(items: readonly HandedMatch[]): void {
+    this.reserved -= items.length;
+    this.items.push(...items);
+  }
+
+  take(limit: number, now: number): HandedMatch[] {
+    return this.items.splice(0, limit).filter((item) => item.row.locked_until !== null && item.row.locked_until - LEASE_MARGIN_US > now);
+  }
+}

@@ -1,0 +1,101 @@
+/**
+ * Work handed between stages in memory: /receive's rows reach the policy stage and its allowed
+ * rows the delivery stage without a claim, leased in the database all along.
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { describe, it } from 'node:test';
+import { insertSubscription, type SubscriptionRow } from '../../src/db/subscriptions.js';
+import { addressGuard } from '../../src/delivery/address-guard.js';
+import { createTargetClient } from '../../src/delivery/target-client.js';
+import { EventLogBatch } from '../../src/events/event-log-batch.js';
+import { receiveEvent } from '../../src/events/receive.js';
+import { LiveMatcher } from '../../src/matching/live-matcher.js';
+import { allowAll } from '../../src/policy/policy-client.js';
+import { deliveryStep } from '../../src/routing/delivery-stage.js';
+import { Handoff, type HandedMatch } from '../../src/routing/handoff.js';
+import { policyStep } from '../../src/routing/policy-stage.js';
+import { openTestDatabase, testBackends } from '../support/database.js';
+import { startStub } from '../support/http-stub.js';
+
+const LEASE_US = 30_000_000;
+
+function handed(lockedUntil: number): HandedMatch {
+  const row = {
+    uuid: randomUUID(), event_uuid: 'e', subscription_uuid: 's', owner: 'o', state: 'policy' as const, policy_code: null, target_code: null,
+    created: 1, due: 1, locked_until: lockedUntil, locked_by: 'me', attempts: 0, updated: 1,
+  };
+  return { row, event: { uuid: 'e', source: '/s', event_id: 'i', type: 't', spec_version: '1.0', body: '{}', received: 1 }, document: {} };
+}
+
+describe('handoff', () => {
+  it('holds no more rows than its capacity, counting the reserved ones', () => {
+    const handoff = new Handoff(3);
+    assert.equal(handoff.reserve(2), true);
+    assert.equal(handoff.reserve(2), false, 'two reserved plus two is over three');
+    handoff.put([handed(LEASE_US)]);
+    handoff.release(1);
+    assert.equal(handoff.reserve(2), true, 'one waiting, two reserved');
+    assert.equal(handoff.reserve(1), false);
+  });
+
+  it('hands out rows in order, up to the limit, leaving out those whose lease is nearly over', () => {
+    const handoff = new Handoff(10);
+    const now = 100_000_000;
+    const items = [handed(now + LEASE_US), handed(now + 1_000), handed(now + LEASE_US), handed(now + LEASE_US)];
+    handoff.reserve(items.length);
+    handoff.put(items);
+    assert.deepEqual(handoff.take(3, now), [items[0], items[2]], 'the second may be the claim path’s by now');
+    assert.deepEqual(handoff.take(3, now), [items[3]]);
+    assert.deepEqual(handoff.take(3, now), []);
+  });
+});
+
+for (const backend of testBackends()) {
+  describe(`stages handing work on in memory (${backend.name})`, () => {
+    it('routes a received event to its target without claiming, its rows leased until settled', async (t) => {
+      const test = await openTestDatabase(backend);
+      const stub = await startStub();
+      const target = createTargetClient({ timeoutMs: 2_000, connectionsPerOrigin: 4, guard: addressGuard({ allow: [], deny: [] }) });
+      t.after(async () => {
+        await target.close();
+        await stub.close();
+        await test.close();
+      });
+      const subscription: SubscriptionRow = {
+        uuid: randomUUID(), owner: 'alice', name: 'n', jsonpath: '$.n', dialect: 'rfc9535', target_url: stub.url,
+        auth: '{}', extensions: '{}', version: 'v0.1', created: 1, updated: 1, deleted: null, disabled: null, error: null,
+      };
+      await insertSubscription(test.handle.db, subscription);
+      const matcher = new LiveMatcher();
+      matcher.load([subscription]);
+      let now = Date.now() * 1000;
+      const clock = () => now;
+      const toPolicy = new Handoff(100);
+      const toDelivery = new Handoff(100);
+      const stage = { database: test.handle, clock, holder: 'me', leaseUs: LEASE_US, batchSize: 64, retryDelaysMs: [1_000], random: () => 0.5 };
+      const rows = () => test.handle.db.selectFrom('matches').select(['state', 'locked_by', 'locked_until']).execute();
+
+      const logged = await receiveEvent({ eventLog: new EventLogBatch(test.handle), matcher, clock, handoff: { to: toPolicy, holder: 'me', leaseUs: LEASE_US } }, {
+        specVersion: '1.0', id: 'handed-1', source: '/handoff', type: 't', document: { specversion: '1.0', id: 'handed-1', source: '/handoff', type: 't', n: 1 },
+      });
+      assert.equal(logged.matches, 1);
+      assert.deepEqual(await rows(), [{ state: 'policy', locked_by: 'me', locked_until: now + LEASE_US }], 'written leased: no claim can take it');
+
+      now += 1_000;
+      let woken = 0;
+      const policy = policyStep({ ...stage, policy: allowAll, inbox: toPolicy, next: toDelivery, onAllowed: () => woken++ });
+      assert.equal(await policy(), 1);
+      assert.deepEqual(await rows(), [{ state: 'deliver', locked_by: 'me', locked_until: now + LEASE_US }], 'allowed and still leased');
+      assert.equal(woken, 1, 'the delivery stage is woken');
+      assert.equal(await policy(), 0, 'nothing left to hand out or claim');
+
+      const delivery = deliveryStep({ ...stage, target, secretKey: null, onSubscriptionChange: () => undefined, inbox: toDelivery });
+      assert.equal(await delivery(), 1);
+      assert.deepEqual(await rows(), [{ state: 'delivered', locked_by: null, locked_until: null }]);
+      assert.equal(stub.requests.length, 1);
+      assert.equal((JSON.parse(stub.requests[0]!.body) as { id: string }).id, 'handed-1');
+      assert.equal(await delivery(), 0, 'delivered once');
+    });
+  });
+}
