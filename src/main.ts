@@ -120,13 +120,15 @@ async function serve(config: Config): Promise<number> {
   const metrics = createMetrics({
     queue: { reader: queueReader(database.db), clock, onError: (error) => app.log.warn({ err: error }, 'metrics: cannot read the queue from the database') },
   });
-  const toPolicy = new Handoff(HANDOFF_ROWS);
-  const toDelivery = new Handoff(HANDOFF_ROWS);
+  // A handed row must have half its lease left: time enough for a policy call or a delivery.
+  const leaseUs = config.leaseMs * 1000;
+  const toPolicy = new Handoff(HANDOFF_ROWS, leaseUs / 2);
+  const toDelivery = new Handoff(HANDOFF_ROWS, leaseUs / 2);
   const stage = {
     database,
     clock,
     holder: `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
-    leaseUs: config.leaseMs * 1000,
+    leaseUs,
     batchSize: STAGE_BATCH,
     retryDelaysMs: config.retryDelaysMs,
     random: Math.random,

@@ -23,14 +23,15 @@ export interface HandedMatch {
   document: JsonValue;
 }
 
-/** Lease time a handed row must have left to be handed out: enough to finish with it. */
-const LEASE_MARGIN_US = 5_000_000;
-
 export class Handoff {
   private items: HandedMatch[] = [];
   private reserved = 0;
 
-  constructor(private readonly capacity: number) {}
+  /** `marginUs`: the lease time a row must have left to be handed out, enough to finish with it. */
+  constructor(
+    private readonly capacity: number,
+    private readonly marginUs: number,
+  ) {}
 
   /** Makes room for `count` rows about to be written leased; false when there is none. */
   reserve(count: number): boolean {
@@ -51,6 +52,6 @@ export class Handoff {
   }
 
   take(limit: number, now: number): HandedMatch[] {
-    return this.items.splice(0, limit).filter((item) => item.row.locked_until !== null && item.row.locked_until - LEASE_MARGIN_US > now);
+    return this.items.splice(0, limit).filter((item) => item.row.locked_until !== null && item.row.locked_until - this.marginUs > now);
   }
 }

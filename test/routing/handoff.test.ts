@@ -30,7 +30,7 @@ function handed(lockedUntil: number): HandedMatch {
 
 describe('handoff', () => {
   it('holds no more rows than its capacity, counting the reserved ones', () => {
-    const handoff = new Handoff(3);
+    const handoff = new Handoff(3, 0);
     assert.equal(handoff.reserve(2), true);
     assert.equal(handoff.reserve(2), false, 'two reserved plus two is over three');
     handoff.put([handed(LEASE_US)]);
@@ -40,7 +40,7 @@ describe('handoff', () => {
   });
 
   it('hands out rows in order, up to the limit, leaving out those whose lease is nearly over', () => {
-    const handoff = new Handoff(10);
+    const handoff = new Handoff(10, 5_000_000);
     const now = 100_000_000;
     const items = [handed(now + LEASE_US), handed(now + 1_000), handed(now + LEASE_US), handed(now + LEASE_US)];
     handoff.reserve(items.length);
@@ -71,8 +71,8 @@ for (const backend of testBackends()) {
       matcher.load([subscription]);
       let now = Date.now() * 1000;
       const clock = () => now;
-      const toPolicy = new Handoff(100);
-      const toDelivery = new Handoff(100);
+      const toPolicy = new Handoff(100, LEASE_US / 2);
+      const toDelivery = new Handoff(100, LEASE_US / 2);
       const stage = { database: test.handle, clock, holder: 'me', leaseUs: LEASE_US, batchSize: 64, retryDelaysMs: [1_000], random: () => 0.5 };
       const rows = () => test.handle.db.selectFrom('matches').select(['state', 'locked_by', 'locked_until']).execute();
 
