@@ -26,6 +26,7 @@ import { createMetrics } from './metrics/registry.js';
 import { allowAll, createPolicyClient } from './policy/policy-client.js';
 import { EventLogBatch } from './events/event-log-batch.js';
 import { deliveryStep } from './routing/delivery-stage.js';
+import { ClaimPacer } from './routing/claim-pacer.js';
 import { Handoff } from './routing/handoff.js';
 import { policyStep } from './routing/policy-stage.js';
 import { startSubscriptionSync } from './routing/subscription-sync.js';
@@ -43,6 +44,8 @@ const DELIVERY_CONCURRENCY = 4;
 const POLICY_CONCURRENCY = 4;
 /** Rows waiting in memory for each stage (see routing/handoff.ts): two rounds of batches. */
 const HANDOFF_ROWS = 2 * POLICY_CONCURRENCY * STAGE_BATCH;
+/** A stage's claim that found nothing is not repeated sooner (routing/claim-pacer.ts). */
+const QUIET_CLAIM_MS = 100;
 const CONNECTIONS_PER_TARGET = 16;
 /** Other instances' subscription writes are polled for this often, or this seldom while NOTIFY works. */
 const SUBSCRIPTION_REFRESH_MS = 500;
@@ -172,7 +175,7 @@ async function serve(config: Config): Promise<number> {
       })
     : undefined;
   const deliveryLoop = startWorkerLoop({
-    step: deliveryStep({ ...stage, inbox: toDelivery, target, secretKey: config.secretKey, onSubscriptionChange: (change) => matcher.apply(change) }),
+    step: deliveryStep({ ...stage, inbox: toDelivery, pacer: new ClaimPacer(QUIET_CLAIM_MS), target, secretKey: config.secretKey, onSubscriptionChange: (change) => matcher.apply(change) }),
     idleMs: POLL_MS,
     maxErrorPauseMs: MAX_ERROR_PAUSE_MS,
     onError: onLoopError('delivery'),
@@ -180,7 +183,7 @@ async function serve(config: Config): Promise<number> {
     fullBatch: STAGE_BATCH,
   });
   const policyLoop = startWorkerLoop({
-    step: policyStep({ ...stage, inbox: toPolicy, next: toDelivery, policy: policy ?? allowAll, onAllowed: () => deliveryLoop.wake() }),
+    step: policyStep({ ...stage, inbox: toPolicy, next: toDelivery, pacer: new ClaimPacer(QUIET_CLAIM_MS), policy: policy ?? allowAll, onAllowed: () => deliveryLoop.wake() }),
     idleMs: POLL_MS,
     maxErrorPauseMs: MAX_ERROR_PAUSE_MS,
     onError: onLoopError('policy'),

@@ -9,7 +9,7 @@
 import type { ReceivedEvent } from '../cloudevents/index.js';
 import { withExtensions } from '../cloudevents/index.js';
 import { eventsByUuid, type EventRow } from '../db/events.js';
-import { cancelPendingMatches, claimDueMatches, recordAttempts, settleEach, type AttemptRecord, type MatchChange } from '../db/matches.js';
+import { cancelPendingMatches, claimDueMatches, recordAttempts, settleEach, type AttemptRecord, type Lease, type MatchChange } from '../db/matches.js';
 import { disableSubscription, subscriptionsByUuid, type SubscriptionChange, type SubscriptionRow } from '../db/subscriptions.js';
 import type { MatchesTable } from '../db/tables.js';
 import { classifyNoAnswer, classifyResponse } from '../delivery/outcome.js';
@@ -18,6 +18,7 @@ import type { TargetClient } from '../delivery/target-client.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Extensions } from '../subscriptions/input.js';
 import { openAuth } from '../subscriptions/secret-box.js';
+import type { ClaimPacer } from './claim-pacer.js';
 import type { Handoff } from './handoff.js';
 import type { StageDependencies } from './policy-stage.js';
 
@@ -31,6 +32,8 @@ export interface DeliveryStageDependencies extends StageDependencies {
   onSubscriptionChange: (change: SubscriptionChange) => void;
   /** Rows handed over by the policy stage: taken before claiming. */
   inbox?: Handoff;
+  /** Spaces out claims that find nothing; without it every step may claim. */
+  pacer?: ClaimPacer;
 }
 
 type Outcome =
@@ -42,8 +45,7 @@ export function deliveryStep(deps: DeliveryStageDependencies): () => Promise<num
     const now = deps.clock();
     const handed = deps.inbox?.take(deps.batchSize, now) ?? [];
     const lease = { holder: deps.holder, now, durationUs: deps.leaseUs };
-    // A claim is a write: it shares a commit with the writes of the moment rather than pay its own.
-    const rows = handed.length > 0 ? handed.map((h) => h.row) : await deps.database.write((tx) => claimDueMatches(tx, deps.database.capabilities, 'deliver', lease, deps.batchSize));
+    const rows = handed.length > 0 || deps.pacer?.mayClaim() === false ? handed.map((h) => h.row) : await claim(deps, lease);
     if (rows.length === 0) return 0;
     const [events, subscriptions] = await Promise.all([
       handed.length > 0 ? new Map(handed.map((h) => [h.row.event_uuid, h.event])) : eventsByUuid(deps.database.db, rows.map((r) => r.event_uuid)),
@@ -102,6 +104,13 @@ export function deliveryStep(deps: DeliveryStageDependencies): () => Promise<num
     for (const row of disabled) deps.onSubscriptionChange({ kind: 'upsert', row });
     return rows.length;
   };
+}
+
+async function claim(deps: DeliveryStageDependencies, lease: Lease): Promise<MatchesTable[]> {
+  // A claim is a write: it shares a commit with the writes of the moment rather than pay its own.
+  const rows = await deps.database.write((tx) => claimDueMatches(tx, deps.database.capabilities, 'deliver', lease, deps.batchSize));
+  deps.pacer?.claimed(rows.length);
+  return rows;
 }
 
 async function send(deps: DeliveryStageDependencies, row: MatchesTable, event: EventRow | undefined, subscription: SubscriptionRow | undefined): Promise<Outcome> {

@@ -13,6 +13,7 @@ import type { JsonValue } from '../jsonpath/index.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { PolicyAnswer } from '../policy/policy-client.js';
 import type { Clock } from '../time/clock.js';
+import type { ClaimPacer } from './claim-pacer.js';
 import type { Handoff, HandedMatch } from './handoff.js';
 
 export interface PolicySource {
@@ -39,6 +40,8 @@ export interface PolicyStageDependencies extends StageDependencies {
   inbox?: Handoff;
   /** Where allowed rows are handed on to the delivery stage. */
   next?: Handoff;
+  /** Spaces out claims that find nothing; without it every step may claim. */
+  pacer?: ClaimPacer;
 }
 
 export function policyStep(deps: PolicyStageDependencies): () => Promise<number> {
@@ -103,10 +106,11 @@ export function policyStep(deps: PolicyStageDependencies): () => Promise<number>
 async function takeWork(deps: PolicyStageDependencies): Promise<HandedMatch[]> {
   const now = deps.clock();
   const handed = deps.inbox?.take(deps.batchSize, now) ?? [];
-  if (handed.length > 0) return handed;
+  if (handed.length > 0 || deps.pacer?.mayClaim() === false) return handed;
   const lease = { holder: deps.holder, now, durationUs: deps.leaseUs };
   // A claim is a write: it shares a commit with the writes of the moment rather than pay its own.
   const rows = await deps.database.write((tx) => claimDueMatches(tx, deps.database.capabilities, 'policy', lease, deps.batchSize));
+  deps.pacer?.claimed(rows.length);
   if (rows.length === 0) return [];
   const events = await eventsByUuid(deps.database.db, rows.map((r) => r.event_uuid));
   const documents = new Map<string, JsonValue>();

@@ -1,0 +1,18 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ClaimPacer } from '../../src/routing/claim-pacer.js';
+
+describe('claim pacer', () => {
+  it('waits quietMs after a claim that found nothing, and not at all after one that found work', () => {
+    let now = 1_000;
+    const pacer = new ClaimPacer(100, () => now);
+    assert.equal(pacer.mayClaim(), true);
+    pacer.claimed(0);
+    now += 99;
+    assert.equal(pacer.mayClaim(), false);
+    now += 1;
+    assert.equal(pacer.mayClaim(), true);
+    pacer.claimed(5);
+    assert.equal(pacer.mayClaim(), true, 'there may be more');
+  });
+});
