@@ -51,7 +51,8 @@ export function deliveryStep(deps: DeliveryStageDependencies): () => Promise<num
       handed.length > 0 ? new Map(handed.map((h) => [h.row.event_uuid, h.event])) : eventsByUuid(deps.database.db, rows.map((r) => r.event_uuid)),
       subscriptionsByUuid(deps.database.db, rows.map((r) => r.subscription_uuid)),
     ]);
-    const outcomes = await Promise.all(rows.map((row) => send(deps, row, events.get(row.event_uuid), subscriptions.get(row.subscription_uuid))));
+    const bodies = new BodyCache();
+    const outcomes = await Promise.all(rows.map((row) => send(deps, bodies, row, events.get(row.event_uuid), subscriptions.get(row.subscription_uuid))));
     // Reported once the transaction has committed.
     const settled: Array<Parameters<Metrics['deliverySettled']>> = [];
     const disabled = await deps.database.write(async (tx) => {
@@ -113,17 +114,31 @@ async function claim(deps: DeliveryStageDependencies, lease: Lease): Promise<Mat
   return rows;
 }
 
-async function send(deps: DeliveryStageDependencies, row: MatchesTable, event: EventRow | undefined, subscription: SubscriptionRow | undefined): Promise<Outcome> {
+async function send(deps: DeliveryStageDependencies, bodies: BodyCache, row: MatchesTable, event: EventRow | undefined, subscription: SubscriptionRow | undefined): Promise<Outcome> {
   if (!event || !subscription || subscription.deleted !== null || subscription.disabled !== null) return { row, kind: 'cancelled' };
-  const received: ReceivedEvent = {
-    specVersion: event.spec_version as ReceivedEvent['specVersion'],
-    id: event.event_id,
-    source: event.source,
-    type: event.type,
-    document: JSON.parse(event.body) as ReceivedEvent['document'],
-  };
-  const extensions = JSON.parse(subscription.extensions) as Extensions;
   const auth = openAuth(subscription.auth, deps.secretKey);
-  const response = await deps.target.post({ url: subscription.target_url, auth, body: JSON.stringify(withExtensions(received, extensions)) });
+  const response = await deps.target.post({ url: subscription.target_url, auth, body: bodies.body(event, subscription.extensions) });
   return { row, kind: 'sent', subscription, ...response, at: deps.clock() };
+}
+
+/** The body sent for an event with a subscription's extensions, made once per batch for all the rows that share them. */
+class BodyCache {
+  private readonly bodies = new Map<string, string>();
+
+  body(event: EventRow, extensions: string): string {
+    const key = `${event.uuid}\u0000${extensions}`;
+    let body = this.bodies.get(key);
+    if (body === undefined) {
+      const received: ReceivedEvent = {
+        specVersion: event.spec_version as ReceivedEvent['specVersion'],
+        id: event.event_id,
+        source: event.source,
+        type: event.type,
+        document: JSON.parse(event.body) as ReceivedEvent['document'],
+      };
+      body = JSON.stringify(withExtensions(received, JSON.parse(extensions) as Extensions));
+      this.bodies.set(key, body);
+    }
+    return body;
+  }
 }
