@@ -43,7 +43,13 @@ export async function syncSchema(handle: DatabaseHandle): Promise<string[]> {
 }
 
 async function migrate(handle: DatabaseHandle): Promise<string[]> {
-  if (handle.schema) await sql`create schema if not exists ${sql.id(handle.schema)}`.execute(handle.db);
+  if (handle.schema) {
+    // Two `create schema if not exists` at once can both try: the loser fails on the unique
+    // index of schema names (23505), and the schema exists all the same.
+    await sql`create schema if not exists ${sql.id(handle.schema)}`.execute(handle.db).catch((error: { code?: string }) => {
+      if (error.code !== '23505') throw error;
+    });
+  }
   const migrator = new Migrator({
     db: handle.db,
     provider: { getMigrations: async () => MIGRATIONS },
