@@ -1,0 +1,87 @@
+/**
+ * SIGTERM with work in flight and more waiting in memory (routing/handoff.ts): the deliveries
+ * in flight finish, the rows still waiting go back to the queue at once (not when their lease
+ * runs out), and the next instance delivers the rest, each match exactly once.
+ */
+import assert from 'node:assert/strict';
+import type { ServerResponse } from 'node:http';
+import { describe, it } from 'node:test';
+import { openDatabase } from '../../src/db/connect.js';
+import { testBackends } from '../support/database.js';
+import { eventually, reply, startStub } from '../support/http-stub.js';
+import { runCli, startServer } from '../support/processes.js';
+
+const EVENTS = 1_500;
+
+for (const backend of testBackends()) {
+  describe(`graceful shutdown (${backend.name})`, () => {
+    it('finishes the deliveries in flight and releases the leases of the rows waiting in memory', async () => {
+      const database = await backend.create();
+      // The target holds every request until told: deliveries stay in flight, the rest queue up.
+      const held: ServerResponse[] = [];
+      const stub = await startStub((_request, response) => void held.push(response));
+      const env = {
+        NOTIFICATIONS_DATABASE_URL: database.url,
+        NOTIFICATIONS_TARGET_TIMEOUT: '30s',
+        // Far longer than the test may wait: only a release lets the next instance take the rows.
+        NOTIFICATIONS_LEASE: '120s',
+        NOTIFICATIONS_LOG_LEVEL: 'warn',
+      };
+      const db = openDatabase(database.url);
+      try {
+        assert.equal((await runCli(['--database-url', database.url, 'dbsync'])).code, 0);
+        const first = await startServer(env);
+        const created = await fetch(`${first.url}/eventmatch`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'http-remote-user': 'alice' },
+          body: JSON.stringify({ name: 'all', jsonpath: "$[?$.source == '/shutdown']", target_url: stub.url }),
+        });
+        assert.equal(created.status, 200);
+        const batch = Array.from({ length: EVENTS }, (_, i) => ({ specversion: '1.0', id: `shutdown-${i}`, source: '/shutdown', type: 'org.example' }));
+        const received = await fetch(`${first.url}/receive`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/cloudevents-batch+json' },
+          body: JSON.stringify(batch),
+        });
+        assert.equal(received.status, 200);
+        await eventually(() => held.length > 0, 'some deliveries are in flight');
+
+        const leasedBefore = await db.db.selectFrom('matches').select('uuid').where('locked_by', 'is not', null).execute();
+        const exit = first.stop('SIGTERM');
+        // Let the deliveries in flight finish, as the target would.
+        stub.answer(reply(204));
+        for (const response of held.splice(0)) response.writeHead(204).end();
+        assert.equal(await exit, 0, `the server exits cleanly:\n${first.logs()}`);
+
+        const rows = await db.db.selectFrom('matches').select(['uuid', 'state', 'locked_by']).execute();
+        assert.equal(rows.length, EVENTS);
+        assert.deepEqual(rows.filter((r) => r.locked_by !== null), [], 'no row is left leased');
+        const waiting = new Set(rows.filter((r) => r.state !== 'delivered').map((r) => r.uuid));
+        const released = leasedBefore.filter((r) => waiting.has(r.uuid));
+        assert.ok(released.length > 0, `some rows were leased but not delivered at SIGTERM (${leasedBefore.length} leased, ${waiting.size} waiting at exit)`);
+
+        const second = await startServer(env);
+        try {
+          await eventually(
+            async () => (await db.db.selectFrom('matches').select('state').where('state', '!=', 'delivered').execute()).length === 0,
+            'every match delivered by the next instance, long before the old leases would run out',
+            30_000,
+          );
+        } finally {
+          assert.equal(await second.stop(), 0);
+        }
+        const deliveries = new Map<string, number>();
+        for (const request of stub.requests) {
+          const { id } = JSON.parse(request.body) as { id: string };
+          deliveries.set(id, (deliveries.get(id) ?? 0) + 1);
+        }
+        assert.equal(deliveries.size, EVENTS, 'each event reached the target');
+        assert.deepEqual([...deliveries].filter(([, n]) => n > 1), [], 'none twice');
+      } finally {
+        await db.close();
+        await stub.close();
+        await database.cleanup();
+      }
+    });
+  });
+}
