@@ -3,6 +3,7 @@ import { JsonPathSyntaxError } from '../errors.js';
 import { normalizedPath } from '../normalized-path.js';
 import type { DialectQuery, JsonValue, Selection } from '../types.js';
 import { exactRequirement, queryRequirement } from './requirement.js';
+import { syntaxMessage } from './syntax-messages.js';
 
 // strict: RFC 9535 only; json-p3's own extensions (keys `~`, current key `#`) are refused.
 const environment = new JSONPathEnvironment({ strict: true });
@@ -49,7 +50,5 @@ export function compileRfc9535(expression: string): DialectQuery {
 }
 
 function syntaxError(expression: string, error: JSONPathError): JsonPathSyntaxError {
-  // json-p3 appends "('<excerpt>':<index>)" to its messages; we say where in our own words.
-  const detail = error.message.replace(/\s*\('(?:[^']|'(?!:\d+\)$))*':\d+\)$/s, '');
-  return new JsonPathSyntaxError(expression, error.token.index, detail, 'rfc9535');
+  return new JsonPathSyntaxError(expression, error.token.index, syntaxMessage(error), 'rfc9535');
 }
