@@ -3,7 +3,7 @@
  * rather than a U+FFFD silently stored and delivered.
  */
 import { badRequest } from '../errors.js';
-import type { JsonValue } from '../jsonpath/index.js';
+import { MAX_DOCUMENT_DEPTH, nestedDeeperThan, type JsonValue } from '../jsonpath/index.js';
 
 // JSON may drop a leading byte order mark (RFC 8259 8.1); text data keeps every character.
 const withoutBom = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
@@ -21,11 +21,14 @@ export function decodeUtf8(bytes: Uint8Array, dropBom = false): string | undefin
 export function parseJsonBody(body: Buffer): JsonValue {
   const text = decodeUtf8(body, true);
   if (text === undefined) throw badRequest('body: not valid UTF-8, which JSON requires');
+  let value: JsonValue;
   try {
-    return JSON.parse(text) as JsonValue;
+    value = JSON.parse(text) as JsonValue;
   } catch (error) {
     if (!(error instanceof SyntaxError)) throw error;
     const position = /position (\d+)/.exec(error.message)?.[1];
     throw badRequest(text.trim() === '' ? 'body: not valid JSON (empty)' : `body: not valid JSON${position === undefined ? '' : ` (at character ${position})`}`);
   }
+  if (nestedDeeperThan(value, MAX_DOCUMENT_DEPTH)) throw badRequest(`body: nested deeper than ${MAX_DOCUMENT_DEPTH} levels`);
+  return value;
 }

@@ -4,7 +4,7 @@
  * the same form the schema errors take) and never repeats a credential.
  */
 import { badRequest } from '../errors.js';
-import { compileJsonPath, JsonPathSyntaxError, type CompiledJsonPath, type DialectMode, type JsonValue } from '../jsonpath/index.js';
+import { compileJsonPath, JsonPathSyntaxError, MAX_DOCUMENT_DEPTH, nestedDeeperThan, type CompiledJsonPath, type DialectMode, type JsonValue } from '../jsonpath/index.js';
 
 export type Auth =
   | Record<string, never>
@@ -195,8 +195,14 @@ export function validateTryIt(body: Body, mode: DialectMode): TryItInput {
   }
   if (body['jsonpath'] === undefined) throw badRequest('body.jsonpath: required');
   if (body['event'] === undefined) throw badRequest('body.event: required');
-  const event = requireObject(body['event'], 'body.event');
-  return { compiled: compileExpression(body['jsonpath'], 'body.jsonpath', mode), event: event as JsonValue };
+  const event = evaluableDocument(requireObject(body['event'], 'body.event') as JsonValue, 'body.event');
+  return { compiled: compileExpression(body['jsonpath'], 'body.jsonpath', mode), event };
+}
+
+/** A document expressions can be tried on: not nested deeper than events may be. */
+export function evaluableDocument(document: JsonValue, field: string): JsonValue {
+  if (nestedDeeperThan(document, MAX_DOCUMENT_DEPTH)) throw badRequest(`${field}: nested deeper than ${MAX_DOCUMENT_DEPTH} levels`);
+  return document;
 }
 
 export interface Page {

@@ -20,6 +20,7 @@ import { canonicalUuid } from '../uuid.js';
 import { compileJsonPath, type Dialect, type DialectMode, type JsonValue, type Selection } from '../jsonpath/index.js';
 import type { Clock } from '../time/clock.js';
 import {
+  evaluableDocument,
   validateCreate,
   validateTryIt,
   validateUpdate,
@@ -144,7 +145,8 @@ export function subscriptionService(deps: SubscriptionServiceDependencies): Subs
       return { matches: compiled.matches(event), dialect: compiled.dialect, ...compiled.select(event) };
     },
 
-    async trySubscription(owner, uuid, event) {
+    async trySubscription(owner, uuid, body) {
+      const event = evaluableDocument(body, 'body');
       const row = await findOwned(owner, uuid);
       // The stored dialect, not today's NOTIFICATIONS_JSONPATH_DIALECT: a subscription keeps the
       // meaning it was written with.

@@ -19,6 +19,8 @@ const event = {
     { destinationTable: 'Files', name: 'large.txt', size: 500, mimetype: 'text/plain', meta: { size: 1000, name: 'inner' } },
   ],
 };
+/** An object `levels` deep, with `x` at the bottom. */
+const deep = (levels: number): object => (levels === 1 ? { x: 1 } : { a: deep(levels - 1) });
 // Valid in both dialects with different meanings: jsonpath2 filters the items themselves,
 // RFC 9535 the items' children.
 const AMBIGUOUS = '$.data[*][?(@.size > 100)].name';
@@ -66,6 +68,14 @@ for (const backend of testBackends()) {
       }
     });
 
+    it('evaluates `..` to the bottom of a document nested as deeply as allowed', async () => {
+      for (const jsonpath of ['$..x', '$..[?@.x]']) {
+        const response = await tryIt(app, jsonpath, deep(100));
+        assert.equal(response.statusCode, 200, response.body);
+        assert.equal(response.json<{ matches: boolean }>().matches, true);
+      }
+    });
+
     it('answers matches: false with nothing selected', async () => {
       assert.deepEqual((await tryIt(app, '$.data[?@.size > 10000]')).json(), { matches: false, dialect: 'rfc9535', values: [], paths: [] });
     });
@@ -78,6 +88,7 @@ for (const backend of testBackends()) {
         [{ event }, /^body\.jsonpath: required$/],
         [{ jsonpath: '$' }, /^body\.event: required$/],
         [{ jsonpath: '$', event: [event] }, /^body\.event: must be an object$/],
+        [{ jsonpath: '$..x', event: deep(101) }, /^body\.event: nested deeper than 100 levels$/],
         [{ jsonpath: '$', event: 'text' }, /^body\.event: must be an object$/],
         [{ jsonpath: 5, event }, /^body\.jsonpath: must be a string$/],
         [{ jsonpath: '$', event, extra: 1 }, /^body: unknown field "extra"$/],

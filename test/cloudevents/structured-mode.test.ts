@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { fails, raw, STRUCTURED, structured, v03, v1 } from './helpers.js';
+import { BATCHED, fails, raw, STRUCTURED, structured, v03, v1 } from './helpers.js';
 
 const FACILITY_EVENT = new URL('../../../../shared/fixtures/pacifica-ingest-event-v0.1.json', import.meta.url);
 const HOW = /: send a structured, binary or batched CloudEvent/;
@@ -135,5 +135,14 @@ describe('structured mode errors', () => {
 
   it('names the media type in the 415 message', () => {
     fails(() => raw('text/plain; charset=utf-8', 'x'), 415, /^unsupported media type "text\/plain" without a ce-specversion header: /);
+  });
+
+  it('refuses a body nested deeper than 100 levels, in every JSON mode, and accepts 100', () => {
+    const nested = (levels: number): unknown => (levels === 0 ? 'bottom' : { x: nested(levels - 1) });
+    // The event object is the first level.
+    assert.equal(structured({ ...v1, data: nested(99) }).events.length, 1);
+    fails(() => structured({ ...v1, data: nested(100) }), 400, 'body: nested deeper than 100 levels');
+    fails(() => structured([{ ...v1, data: nested(99) }], BATCHED), 400, 'body: nested deeper than 100 levels');
+    fails(() => raw('application/json', JSON.stringify(nested(101)), { 'ce-specversion': '1.0', 'ce-id': '1', 'ce-source': '/s', 'ce-type': 't' }), 400, 'body: nested deeper than 100 levels');
   });
 });

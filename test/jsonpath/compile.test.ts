@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { compileJsonPath, JsonPathSyntaxError, type DialectMode } from '../../src/jsonpath/index.js';
+import { compileJsonPath, JsonPathSyntaxError, type DialectMode, type JsonValue } from '../../src/jsonpath/index.js';
 import { facilityEvent } from '../support/shared.js';
 
 const event = facilityEvent();
@@ -87,6 +87,16 @@ describe('compiled expressions', () => {
     assert.deepEqual(selection.paths, ["$['data'][7]['name']", "$['data'][8]['name']", "$['data'][9]['name']"]);
     assert.equal(selection.values[0], 'foo.txt');
     assert.equal(compiled.matches({ data: [] }), false);
+  });
+
+  it('stop at the first node in RFC 9535 too, without visiting the rest', () => {
+    for (const expression of ['$.list[*]', '$.list[0:]', '$..x', '$.list[*].x']) {
+      const list: JsonValue[] = [{ x: 1 }];
+      Object.defineProperty(list, 1, { enumerable: true, get: () => assert.fail(`${expression}: second element visited`) });
+      const compiled = compileJsonPath(expression, 'rfc9535');
+      assert.equal(compiled.matches({ list }), true, expression);
+      assert.throws(() => compiled.select({ list }), /second element visited/);
+    }
   });
 
   it('are reusable across documents', () => {

@@ -1,12 +1,15 @@
 import { JSONPathEnvironment, JSONPathError, jsonpath, type JSONPathQuery, type JSONValue } from 'json-p3';
+import { MAX_DOCUMENT_DEPTH } from '../document-depth.js';
 import { JsonPathSyntaxError } from '../errors.js';
+import { firstNodeTest } from './first-node.js';
 import { normalizedPath } from '../normalized-path.js';
 import type { DialectQuery, JsonValue, Selection } from '../types.js';
 import { exactRequirement, queryRequirement } from './requirement.js';
 import { syntaxMessage } from './syntax-messages.js';
 
 // strict: RFC 9535 only; json-p3's own extensions (keys `~`, current key `#`) are refused.
-const environment = new JSONPathEnvironment({ strict: true });
+// Documents are at most MAX_DOCUMENT_DEPTH deep; `..` must reach their bottom, never fail.
+const environment = new JSONPathEnvironment({ strict: true, maxRecursionDepth: 2 * MAX_DOCUMENT_DEPTH });
 // json-p3's match() and search() keep 10 compiled patterns for the whole environment (more
 // distinct patterns among the subscriptions would recompile on every call), and test a
 // missing member by letting RegExp.test throw on it: 2 us a node, 10 times the match itself.
@@ -35,10 +38,11 @@ export function compileRfc9535(expression: string): DialectQuery {
     throw error;
   }
   const exact = exactRequirement(query);
+  const hasNode = firstNodeTest(query);
   return {
     requirement: exact ?? queryRequirement(query, []),
     exact: exact !== undefined,
-    matches: (document: JsonValue) => query.match(document as JSONValue) !== undefined,
+    matches: (document: JsonValue) => hasNode(document as JSONValue),
     select: (document: JsonValue): Selection => {
       const nodes = query.query(document as JSONValue).nodes;
       return {
