@@ -36,6 +36,8 @@ export type Requirement =
   | { readonly kind: 'equals'; readonly path: readonly PathStep[]; readonly value: Scalar }
   /** Some node at `path` is a number that stands in `ordering` to `bound` (`node > 100`). */
   | { readonly kind: 'compares'; readonly path: readonly PathStep[]; readonly ordering: Ordering; readonly bound: number }
+  /** Some node at `path` is a string ending with `suffix` (`match(@.name, '.*\\.txt')`). */
+  | { readonly kind: 'endsWith'; readonly path: readonly PathStep[]; readonly suffix: string }
   | { readonly kind: 'all'; readonly of: readonly Requirement[] }
   | { readonly kind: 'any'; readonly of: readonly Requirement[] };
 
@@ -60,6 +62,11 @@ export function equals(path: readonly PathStep[], value: JsonValue): Requirement
 /** `compares` for a number bound; any other bound (a string) promises only that the node exists. */
 export function compares(path: readonly PathStep[], ordering: Ordering, bound: JsonValue): Requirement {
   return typeof bound === 'number' && path.length > 0 ? { kind: 'compares', path, ordering, bound } : exists(path);
+}
+
+/** `endsWith` for a non-empty suffix; any string ends with the empty one. */
+export function endsWith(path: readonly PathStep[], suffix: string): Requirement {
+  return suffix === '' ? exists(path) : { kind: 'endsWith', path, suffix };
 }
 
 /** `bound < node` is `node > bound`: the ordering seen from the other side. */
@@ -145,6 +152,8 @@ export function holds(requirement: Requirement, document: JsonValue): boolean {
       const { ordering, bound } = requirement;
       return nodesAt(document, requirement.path).some((v) => typeof v === 'number' && inOrder(v, ordering, bound));
     }
+    case 'endsWith':
+      return nodesAt(document, requirement.path).some((v) => typeof v === 'string' && v.endsWith(requirement.suffix));
     case 'all':
       return requirement.of.every((r) => holds(r, document));
     case 'any':

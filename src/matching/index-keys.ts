@@ -10,7 +10,8 @@ import type { Ordering, PathStep, Requirement, Scalar } from '../jsonpath/index.
 export type KeyTest =
   | { readonly kind: 'exists' }
   | { readonly kind: 'equals'; readonly value: Scalar }
-  | { readonly kind: 'compares'; readonly ordering: Ordering; readonly bound: number };
+  | { readonly kind: 'compares'; readonly ordering: Ordering; readonly bound: number }
+  | { readonly kind: 'endsWith'; readonly suffix: string };
 
 export interface IndexKey {
   readonly path: readonly PathStep[];
@@ -38,6 +39,8 @@ export function clausesOf(requirement: Requirement, cost: KeyCost): Clause[] {
       const { ordering, bound } = requirement;
       return [[makeKey(requirement.path, { kind: 'compares', ordering, bound })]];
     }
+    case 'endsWith':
+      return [[makeKey(requirement.path, { kind: 'endsWith', suffix: requirement.suffix })]];
     case 'all':
       return requirement.of.flatMap((r) => clausesOf(r, cost));
     case 'any': {
@@ -87,6 +90,8 @@ function testId(test: KeyTest): string {
       return ` = ${typeof test.value}:${String(test.value)}`;
     case 'compares':
       return ` ${test.ordering} ${test.bound}`;
+    case 'endsWith':
+      return ` ends ${JSON.stringify(test.suffix)}`;
   }
 }
 

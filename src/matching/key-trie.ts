@@ -6,6 +6,7 @@
 import type { JsonValue, PathStep, Scalar } from '../jsonpath/index.js';
 import type { IndexKey, KeyTest } from './index-keys.js';
 import { NumberBounds } from './number-bounds.js';
+import { StringSuffixes } from './string-suffixes.js';
 
 type Found<T> = (item: T) => void;
 
@@ -19,6 +20,7 @@ class TrieNode<T> {
   numbers?: Map<number, Set<T>>;
   literals?: Map<boolean | null, Set<T>>;
   bounds?: NumberBounds<T>;
+  suffixes?: StringSuffixes<T>;
 
   child(s: PathStep): TrieNode<T> {
     switch (s.kind) {
@@ -36,18 +38,21 @@ class TrieNode<T> {
   add(test: KeyTest, item: T): void {
     if (test.kind === 'exists') (this.present ??= new Set()).add(item);
     else if (test.kind === 'equals') this.valueBucket(test.value).add(item);
+    else if (test.kind === 'endsWith') (this.suffixes ??= new StringSuffixes()).add(test.suffix, item);
     else (this.bounds ??= new NumberBounds()).add(test.ordering, test.bound, item);
   }
 
   remove(test: KeyTest, item: T): void {
     if (test.kind === 'exists') this.present?.delete(item);
     else if (test.kind === 'equals') this.removeFromValueBucket(test.value, item);
+    else if (test.kind === 'endsWith') this.suffixes?.remove(test.suffix, item);
     else this.bounds?.remove(test.ordering, test.bound, item);
   }
 
   items(test: KeyTest): Iterable<T> {
     if (test.kind === 'exists') return this.present ?? [];
     if (test.kind === 'equals') return this.valueBucket(test.value);
+    if (test.kind === 'endsWith') return this.suffixes?.items(test.suffix) ?? [];
     return this.bounds?.items(test.ordering, test.bound) ?? [];
   }
 
@@ -115,8 +120,10 @@ function visitNode<T>(node: TrieNode<T>, value: JsonValue, found: Found<T>): voi
 
 function visitScalar<T>(node: TrieNode<T>, value: Scalar, found: Found<T>): void {
   let bucket: Set<T> | undefined;
-  if (typeof value === 'string') bucket = node.strings?.get(value);
-  else if (typeof value === 'number') {
+  if (typeof value === 'string') {
+    bucket = node.strings?.get(value);
+    node.suffixes?.visit(value, found);
+  } else if (typeof value === 'number') {
     bucket = node.numbers?.get(value);
     node.bounds?.visit(value, found);
   } else bucket = node.literals?.get(value);

@@ -16,9 +16,10 @@ import { KeyTrie } from './key-trie.js';
 
 /**
  * What a key costs beyond the number of expressions filed under it: an `exists` key is found
- * in most events that have the member at all, a `compares` key in many, an `equals` key rarely.
+ * in most events that have the member at all, a `compares` or `endsWith` key (a file
+ * extension) in many, an `equals` key rarely.
  */
-const KEY_PENALTY: Record<IndexKey['test']['kind'], number> = { equals: 0, compares: 100, exists: 1_000 };
+const KEY_PENALTY: Record<IndexKey['test']['kind'], number> = { equals: 0, compares: 100, endsWith: 100, exists: 1_000 };
 /**
  * When this many expressions (then twice as many, and so on) mention a key, the entries filed
  * under it are reconsidered: a key that was rare when they were placed may have become common.

@@ -12,12 +12,14 @@ import { Random } from '../support/random.js';
 
 const TABLES = ['Files', 'Transactions.project', 'TransactionKeyValue', 'Transactions._id'];
 const KEYS = ['Tag', 'Taggy', 'size'];
-const VALUES: JsonValue[] = ['Blah', '1234', 1234, 1234.5, 0, -1, true, false, null, 'a/b/', ''];
+const VALUES: JsonValue[] = ['Blah', '1234', 1234, 1234.5, 0, -1, true, false, null, 'a/b/', '', 'a.txt', 'atxt', 'two\nlines.txt', 'x.tx', '.txt', 'US$ 5'];
+/** match() patterns: literal ones (indexed by suffix or equality) and others. */
+const PATTERNS = ['.*txt', '.*\\\\.txt', '.*\\\\.tx', 'a\\\\.txt', 'Blah', '.*', '.*\\\\$', '.*(txt|Blah)', '[ab].*', '.*a.*'];
 const MEMBERS = ['destinationTable', 'key', 'value', 'name', 'size', 'missing'];
 
 function literalRfc(r: Random): string {
   const v = r.pick(VALUES);
-  return typeof v === 'string' ? `'${v}'` : JSON.stringify(v);
+  return typeof v === 'string' && !v.includes('\n') ? `'${v}'` : JSON.stringify(v);
 }
 
 function literalJsonpath2(r: Random): string {
@@ -35,7 +37,7 @@ function rfcFilter(r: Random, depth: number): string {
     case 4: return `@.destinationTable == '${r.pick(TABLES)}'`;
     case 5: return `$.eventType == '${r.pick(['org.pacifica.metadata.ingest', 'other'])}'`;
     case 6: return `@.${member} ${r.pick(['==', '<', '<=', '!='])} @.${r.pick(MEMBERS)}`;
-    case 7: return r.pick([`match(@.name, '.*txt')`, `length(@.value) > 3`, `!@.${member}`, `@[*]`]);
+    case 7: return r.pick([`match(@.${r.pick(['name', 'value'])}, '${r.pick(PATTERNS)}')`, `length(@.value) > 3`, `!@.${member}`, `@[*]`]);
     case 8: return `${rfcFilter(r, depth + 1)} && ${rfcFilter(r, depth + 1)}`;
     case 9: return `${rfcFilter(r, depth + 1)} || ${rfcFilter(r, depth + 1)}`;
     default: return `!(${rfcFilter(r, depth + 1)})`;

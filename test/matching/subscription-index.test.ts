@@ -24,6 +24,18 @@ describe('subscription index', () => {
     assert.ok(evaluations <= 2, `evaluated ${evaluations} expressions`);
   });
 
+  it('files match() with a literal pattern, or `.*` and a literal, under the text it needs', () => {
+    const index = new SubscriptionIndex<string>();
+    const extensions = ['txt', 'csv', 'h5', 'tif', 'pdf', 'xls', 'png', 'raw', 'nc', 'json'];
+    for (const extension of extensions) index.set(extension, compileJsonPath(`$.data[?match(@.name, '.*\\\\.${extension}')]`));
+    index.set('exactly', compileJsonPath("$.data[?match(@.name, 'foo\\\\.txt')]"));
+    index.set('any-pattern', compileJsonPath("$.data[?match(@.name, '.*\\\\.(txt|csv)')]"));
+    const { matched, evaluations } = evaluationsFor(index, { data: [{ name: 'foo.txt' }, { name: 'b.h5' }, { name: 'c.txt.gz' }] });
+    assert.deepEqual(matched.sort(), ['any-pattern', 'exactly', 'h5', 'txt']);
+    // txt, h5, exactly, and any-pattern, which only the member name indexes.
+    assert.equal(evaluations, 4);
+  });
+
   it('evaluates an expression shared by many subscriptions once, and answers for all of them', () => {
     const index = new SubscriptionIndex<string>();
     for (let i = 0; i < 100; i++) index.set(`s${i}`, compileJsonPath("$.data[?@.mimetype == 'text/plain' && @.size > 100]"));

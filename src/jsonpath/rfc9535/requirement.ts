@@ -11,6 +11,7 @@ import {
   allOf,
   anyOf,
   compares,
+  endsWith,
   equals,
   exists,
   flipped,
@@ -62,8 +63,48 @@ function filterRequirement(expression: FilterExpression, current: readonly PathS
     if (operator === '||') return anyOf([filterRequirement(left, current), filterRequirement(right, current)]);
     return comparisonRequirement(left, operator, right, current);
   }
-  // `!`, function extensions (match, search, ...) and anything new: no promise.
+  if (expression instanceof expressions.FunctionExtension && expression.name === 'match') return matchRequirement(expression.args, current);
+  // `!`, other function extensions (search, ...) and anything new: no promise.
   return ALWAYS;
+}
+
+/**
+ * `match(@.name, '.*\\.txt')` needs a string at `name` ending with `.txt`, and
+ * `match(@.name, 'a\\.txt')` one equal to `a.txt`: patterns that are a literal, or `.*` and
+ * a literal. Any other pattern promises only the node.
+ */
+function matchRequirement(args: readonly FilterExpression[], current: readonly PathStep[]): Requirement {
+  const [subject, pattern] = args;
+  if (!(subject instanceof expressions.FilterQuery)) return ALWAYS;
+  const query = nestedQuery(subject, current);
+  if (!(pattern instanceof expressions.StringLiteral)) return query.requirement;
+  const anyPrefix = pattern.value.startsWith('.*');
+  const literal = literalPattern(anyPrefix ? pattern.value.slice(2) : pattern.value);
+  if (literal === undefined) return query.requirement;
+  return allOf([query.requirement, anyPrefix ? endsWith(query.path, literal) : equals(query.path, literal)]);
+}
+
+const REGEX_SYNTAX = new Set('\\.*+?()[]{}|^$');
+/** I-Regexp's single-character escapes of punctuation (RFC 9485 section 5.3). */
+const ESCAPED_PUNCTUATION = new Set('()*+-.?[\\]^{|}');
+
+/**
+ * The text an I-Regexp pattern matches when it has no regular-expression syntax but escaped
+ * punctuation (`a\\.txt`), or undefined. `^` and `$` are refused although I-Regexp has no
+ * anchors: json-p3 hands the pattern to JavaScript, which reads them as anchors.
+ */
+function literalPattern(pattern: string): string | undefined {
+  let text = '';
+  for (let i = 0; i < pattern.length; i++) {
+    const ch = pattern[i]!;
+    if (ch === '\\') {
+      const escaped = pattern[++i];
+      if (escaped === undefined || !ESCAPED_PUNCTUATION.has(escaped)) return undefined;
+      text += escaped;
+    } else if (REGEX_SYNTAX.has(ch)) return undefined;
+    else text += ch;
+  }
+  return text;
 }
 
 function comparisonRequirement(
