@@ -63,12 +63,15 @@ export function validateUpdate(body: Body, mode: DialectMode): SubscriptionChang
 function validateName(value: unknown): string {
   const name = requireString(value, 'body.name');
   if (name.trim() === '') throw badRequest('body.name: must not be empty');
+  // PostgreSQL cannot store NUL, and would store an unpaired surrogate as U+FFFD.
+  if (DISALLOWED_IN_STRING.test(name)) throw badRequest('body.name: must not contain control characters, unpaired surrogates or noncharacters');
   return name;
 }
 
 /** Compiles `value` in the first dialect of `mode` that accepts it; 400 with the error's position. */
 function compileExpression(value: unknown, field: string, mode: DialectMode): CompiledJsonPath {
   const source = requireString(value, field);
+  if (UNPAIRED_SURROGATE.test(source)) throw badRequest(`${field}: must not contain unpaired surrogates (write them as \\u escapes)`);
   try {
     return compileJsonPath(source, mode);
   } catch (error) {
@@ -94,6 +97,8 @@ function validateTargetUrl(value: unknown): string {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw badRequest(`body.target_url: must be an http or https URL, not ${url.protocol.slice(0, -1)}`);
   }
+  // `http:host` parses as http://host/: stored as written, it would not say where deliveries go.
+  if (!/^https?:\/\/[^/]/i.test(text)) throw badRequest('body.target_url: must be an absolute http or https URL, e.g. https://example.org/events');
   if (url.username !== '' || url.password !== '') {
     throw badRequest('body.target_url: must not contain credentials; put them in auth');
   }
@@ -160,6 +165,7 @@ const INT32_MIN = -(2 ** 31);
 const INT32_MAX = 2 ** 31 - 1;
 // CloudEvents String: no C0/C1 controls, no unpaired surrogates, no Unicode noncharacters.
 const DISALLOWED_IN_STRING = /[\p{Cc}\p{Cs}\p{Noncharacter_Code_Point}]/u;
+const UNPAIRED_SURROGATE = /\p{Cs}/u;
 
 function validateExtensions(value: unknown): Extensions {
   const object = requireObject(value, 'body.extensions');
