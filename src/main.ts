@@ -112,8 +112,10 @@ async function serve(config: Config): Promise<number> {
   const clock = systemClock();
   const policyMode = config.policyUrl ? 'policy-service' : 'allow-all';
   if (!database.capabilities.sharedByInstances) await releaseAllLeases(database.db);
-  const matcher = new LiveMatcher();
-  for await (const page of liveSubscriptionPages(database.db)) matcher.load(page);
+  const matcher = new LiveMatcher({
+    onUnusable: (uuid, error) =>
+      app.log.warn({ subscription: uuid, error: String(error) }, 'subscription left out of matching: its stored expression no longer compiles'),
+  });
   const policy = config.policyUrl ? createPolicyClient({ baseUrl: config.policyUrl, timeoutMs: config.targetTimeoutMs }) : undefined;
   const target = createTargetClient({
     timeoutMs: config.targetTimeoutMs,
@@ -159,6 +161,8 @@ async function serve(config: Config): Promise<number> {
       metrics,
     }),
   ]);
+  // Loaded once the log exists, since a subscription may need to be reported.
+  for await (const page of liveSubscriptionPages(database.db)) matcher.load(page);
   const onLoopError = (name: string) => (error: unknown) => app.log.error({ err: error }, `${name} stage failed; retrying`);
   // Other instances write subscriptions too: their changes reach this matcher by NOTIFY, or a poll.
   const refreshLoop = database.capabilities.sharedByInstances

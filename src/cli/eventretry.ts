@@ -29,7 +29,9 @@ export const eventretry: Command = {
     const uuids = parse(args);
     if (typeof uuids === 'string') throw new Error(uuids);
     const { db } = database;
-    const matcher = new LiveMatcher();
+    const matcher = new LiveMatcher({
+      onUnusable: (subscription) => err(`eventretry: subscription ${subscription} left out: its stored expression no longer compiles`),
+    });
     for await (const page of liveSubscriptionPages(db)) matcher.load(page);
     const clock = systemClock();
     let missing = 0;

@@ -15,11 +15,18 @@ export interface MatchedSubscription {
 /** A subscription written (created, updated, deleted, disabled): what the matcher is told. */
 export type MatcherChange = { kind: 'upsert'; row: MatchableRow } | { kind: 'delete'; uuid: string };
 
+export interface LiveMatcherOptions {
+  /** A stored expression that no longer compiles (written under other limits): left out. */
+  onUnusable?: (uuid: string, error: unknown) => void;
+}
+
 export class LiveMatcher {
   private readonly index = new SubscriptionIndex<string>();
   private readonly owners = new Map<string, string>();
   /** What each indexed subscription was compiled from: an unchanged one is not compiled again. */
   private readonly sources = new Map<string, string>();
+
+  constructor(private readonly options: LiveMatcherOptions = {}) {}
 
   load(rows: readonly MatchableRow[]): void {
     for (const row of rows) this.apply({ kind: 'upsert', row });
@@ -27,10 +34,7 @@ export class LiveMatcher {
 
   apply(change: MatcherChange): void {
     if (change.kind === 'delete' || change.row.deleted !== null || change.row.disabled !== null) {
-      const uuid = change.kind === 'delete' ? change.uuid : change.row.uuid;
-      this.index.delete(uuid);
-      this.owners.delete(uuid);
-      this.sources.delete(uuid);
+      this.forget(change.kind === 'delete' ? change.uuid : change.row.uuid);
       return;
     }
     const { row } = change;
@@ -38,9 +42,23 @@ export class LiveMatcher {
     if (this.sources.get(row.uuid) === source) return;
     // The stored dialect, not today's configured order: a subscription keeps its meaning.
     const dialect = row.dialect as Dialect;
-    this.index.setExpression(row.uuid, dialect, row.jsonpath, () => compileJsonPath(row.jsonpath, dialect));
+    try {
+      this.index.setExpression(row.uuid, dialect, row.jsonpath, () => compileJsonPath(row.jsonpath, dialect));
+    } catch (error) {
+      this.forget(row.uuid);
+      // Remembered, so that being told of the same row again (a poll) says nothing new.
+      this.sources.set(row.uuid, source);
+      this.options.onUnusable?.(row.uuid, error);
+      return;
+    }
     this.owners.set(row.uuid, row.owner);
     this.sources.set(row.uuid, source);
+  }
+
+  private forget(uuid: string): void {
+    this.index.delete(uuid);
+    this.owners.delete(uuid);
+    this.sources.delete(uuid);
   }
 
   match(event: JsonValue): MatchedSubscription[] {

@@ -45,6 +45,8 @@ export interface IndexStats {
   /** Events matched so far, and the full evaluations that took. */
   lookups: number;
   evaluations: number;
+  /** Evaluations that threw (taken as no match): none, while compile-time limits hold. */
+  failures: number;
 }
 
 export class SubscriptionIndex<Id> {
@@ -56,6 +58,7 @@ export class SubscriptionIndex<Id> {
   private readonly mentions = new Map<string, number>();
   private lookups = 0;
   private evaluations = 0;
+  private failures = 0;
 
   /** Adds or replaces the subscription `id`. */
   set(id: Id, compiled: CompiledJsonPath): void {
@@ -117,12 +120,19 @@ export class SubscriptionIndex<Id> {
       unindexed: this.unindexed.size,
       lookups: this.lookups,
       evaluations: this.evaluations,
+      failures: this.failures,
     };
   }
 
+  /** One subscription that cannot be evaluated must not fail the event for all the others. */
   private evaluate(entry: Entry<Id>, event: JsonValue): boolean {
     this.evaluations++;
-    return entry.compiled.matches(event);
+    try {
+      return entry.compiled.matches(event);
+    } catch {
+      this.failures++;
+      return false;
+    }
   }
 
   private createEntry(identity: string, compiled: CompiledJsonPath): Entry<Id> {

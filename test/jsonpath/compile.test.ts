@@ -137,6 +137,19 @@ describe('syntax errors', () => {
     assert.equal(marked[2]![0], text[error.position]);
   });
 
+  it('refuse an expression longer than 2,048 characters or nested more than 32 deep, before parsing it', () => {
+    const long = syntaxError(`$.a[?@.b == '${'x'.repeat(2_040)}']`);
+    assert.equal(long.position, 2_048);
+    assert.match(long.message, /^invalid JSONPath at position 2048: expected at most 2048 characters but found 2055 /);
+    const nested = (levels: number) => '$[?' + '('.repeat(levels - 1) + '@.a' + ')'.repeat(levels - 1) + ']';
+    assert.equal(compileJsonPath(nested(32)).dialect, 'rfc9535');
+    const deep = syntaxError(nested(33));
+    assert.equal(deep.position, 34);
+    assert.match(deep.message, /expected brackets and parentheses nested at most 32 deep/);
+    // Brackets inside quoted names and strings are text, not nesting.
+    assert.equal(compileJsonPath(`$['${'['.repeat(40)}'][?@.a == "${'('.repeat(40)}"]`).dialect, 'rfc9535');
+  });
+
   it('refuse an empty expression', () => {
     assert.match(syntaxError('').message, /expected a JSONPath expression/);
     assert.match(syntaxError('   ').message, /expected a JSONPath expression/);

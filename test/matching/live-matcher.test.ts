@@ -36,4 +36,18 @@ describe('live matcher', () => {
     matcher.load([row({ uuid: 'old', jsonpath: both, dialect: 'jsonpath2' }), row({ uuid: 'new', jsonpath: both, dialect: 'rfc9535' })]);
     assert.deepEqual(matcher.match(event).map((m) => m.uuid), ['old']);
   });
+
+  it('leaves out, and reports, a stored expression that no longer compiles; the others still match', () => {
+    const unusable: string[] = [];
+    const matcher = new LiveMatcher({ onUnusable: (uuid, error) => unusable.push(`${uuid}: ${String(error)}`) });
+    const tooLong = `$.data[?@.name == '${'x'.repeat(3_000)}']`;
+    matcher.load([row({ uuid: 'long', jsonpath: tooLong }), row({ uuid: 'fine' })]);
+    assert.deepEqual(matcher.match(event).map((m) => m.uuid), ['fine']);
+    assert.equal(unusable.length, 1);
+    assert.match(unusable[0]!, /^long: JsonPathSyntaxError: invalid JSONPath at position 2048: expected at most 2048 characters/);
+    // A usable expression written over it later is matched again; an unusable one replaces a usable one.
+    matcher.apply({ kind: 'upsert', row: row({ uuid: 'long', updated: 2 }) });
+    matcher.apply({ kind: 'upsert', row: row({ uuid: 'fine', jsonpath: tooLong, updated: 2 }) });
+    assert.deepEqual(matcher.match(event).map((m) => m.uuid), ['long']);
+  });
 });

@@ -36,6 +36,17 @@ describe('subscription index', () => {
     assert.equal(evaluations, 4);
   });
 
+  it('takes an expression whose evaluation fails as no match, and still answers for the others', () => {
+    const index = new SubscriptionIndex<string>();
+    // json-p3 refuses to descend more than 200 levels (events are refused beyond 100).
+    index.set('descends', compileJsonPath('$[?@..x]', 'rfc9535'));
+    index.set('top', compileJsonPath('$.a', 'rfc9535'));
+    let deep: Record<string, unknown> = { x: 1 };
+    for (let i = 0; i < 250; i++) deep = { a: deep };
+    assert.deepEqual(index.match(deep as Parameters<SubscriptionIndex<string>['match']>[0]), ['top']);
+    assert.equal(index.stats().failures, 1);
+  });
+
   it('evaluates an expression shared by many subscriptions once, and answers for all of them', () => {
     const index = new SubscriptionIndex<string>();
     for (let i = 0; i < 100; i++) index.set(`s${i}`, compileJsonPath("$.data[?@.mimetype == 'text/plain' && @.size > 100]"));
