@@ -20,8 +20,8 @@ const COMPILERS: Record<Dialect, (expression: string) => DialectQuery> = {
  * Both parsers and json-p3's evaluator recurse once per nesting level and per `!`: these
  * bounds keep every expression far from the stack's end, however warm the process.
  */
-export const MAX_EXPRESSION_LENGTH = 2_048;
-export const MAX_EXPRESSION_NESTING = 32;
+const MAX_EXPRESSION_LENGTH = 2_048;
+const MAX_EXPRESSION_NESTING = 32;
 
 const DIALECT_ORDER: Record<DialectMode, readonly Dialect[]> = {
   auto: ['rfc9535', 'jsonpath2'],

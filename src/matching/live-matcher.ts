@@ -55,14 +55,13 @@ export class LiveMatcher {
     this.sources.set(row.uuid, source);
   }
 
+  match(event: JsonValue): MatchedSubscription[] {
+    return this.index.match(event).map((uuid) => ({ uuid, owner: this.owners.get(uuid)! }));
+  }
+
   private forget(uuid: string): void {
     this.index.delete(uuid);
     this.owners.delete(uuid);
     this.sources.delete(uuid);
   }
-
-  match(event: JsonValue): MatchedSubscription[] {
-    return this.index.match(event).map((uuid) => ({ uuid, owner: this.owners.get(uuid)! }));
-  }
-
 }
