@@ -116,12 +116,23 @@ export interface AttemptRecord {
   durationMs: number;
 }
 
-export async function recordAttempts(db: Kysely<Database>, attempts: readonly AttemptRecord[]): Promise<void> {
-  if (attempts.length === 0) return;
+/**
+ * Records attempts, of the matches that still exist: a match can vanish while its delivery is
+ * in flight (`eventpurge` deletes its event, cascading), and one missing row must not fail the
+ * whole batch's settlement with a foreign key violation. On PostgreSQL the rows kept are locked
+ * until the commit, so a purge cannot delete them in between. Returns how many were recorded.
+ */
+export async function recordAttempts(db: Kysely<Database>, capabilities: Capabilities, attempts: readonly AttemptRecord[]): Promise<number> {
+  if (attempts.length === 0) return 0;
+  let present = db.selectFrom('matches').select('uuid').where('uuid', 'in', [...new Set(attempts.map((a) => a.matchUuid))]);
+  if (capabilities.rowLocks) present = present.forKeyShare();
+  const existing = new Set((await present.execute()).map((r) => r.uuid));
+  const kept = attempts.filter((a) => existing.has(a.matchUuid));
+  if (kept.length === 0) return 0;
   await db
     .insertInto('attempts')
     .values(
-      attempts.map((a) => ({
+      kept.map((a) => ({
         uuid: timeOrderedUuid(),
         match_uuid: a.matchUuid,
         stage: a.stage,
@@ -132,6 +143,7 @@ export async function recordAttempts(db: Kysely<Database>, attempts: readonly At
       })),
     )
     .execute();
+  return kept.length;
 }
 
 /**

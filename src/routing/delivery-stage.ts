@@ -90,7 +90,7 @@ export function deliveryStep(deps: DeliveryStageDependencies): () => Promise<num
       // Every row of the batch is settled before any subscription is disabled: disabling
       // cancels the subscription's pending rows, which must not include rows of this batch.
       await settleEach(tx, deps.holder, settlements, deps.clock());
-      await recordAttempts(tx, attempts);
+      await recordAttempts(tx, deps.database.capabilities, attempts);
       const newlyDisabled: SubscriptionRow[] = [];
       for (const { subscription: uuid, reason, at } of givenUp) {
         const subscription = await disableSubscription(tx, uuid, reason, at, deps.database.capabilities);

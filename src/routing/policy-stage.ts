@@ -89,7 +89,7 @@ export function policyStep(deps: PolicyStageDependencies): () => Promise<number>
           }
         }
         await settleEach(tx, deps.holder, settlements, settledAt);
-        await recordAttempts(tx, attempts);
+        await recordAttempts(tx, deps.database.capabilities, attempts);
       });
     } catch (error) {
       deps.next?.release(handedOn.length);
