@@ -69,10 +69,14 @@ export interface MatchChange {
   leaseUntil?: number;
 }
 
-/** Moves claimed rows on: to a new state, or back to the same one due later. Releases the lease, unless told to keep it. */
-export async function settleMatches(db: Kysely<Database>, uuids: readonly string[], holder: string, change: MatchChange, at: number): Promise<number> {
-  if (uuids.length === 0) return 0;
-  const result = await db
+/**
+ * Moves claimed rows on: to a new state, or back to the same one due later. Releases the lease,
+ * unless told to keep it. Returns the uuids of the rows settled: not those whose lease another
+ * holder has taken, nor those deleted meanwhile (their event purged).
+ */
+export async function settleMatches(db: Kysely<Database>, uuids: readonly string[], holder: string, change: MatchChange, at: number): Promise<string[]> {
+  if (uuids.length === 0) return [];
+  const rows = await db
     .updateTable('matches')
     .set((eb) => ({
       state: change.state,
@@ -88,15 +92,16 @@ export async function settleMatches(db: Kysely<Database>, uuids: readonly string
     .where('uuid', 'in', [...uuids])
     // A lease that expired and was taken by someone else is theirs now.
     .where('locked_by', '=', holder)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows);
+    .returning('uuid')
+    .execute();
+  return rows.map((r) => r.uuid);
 }
 
 /**
  * Settles claimed rows each with its own change, in one statement per distinct change: a
  * stage's batch is mostly "delivered, 200" or "allowed, 200", so it costs one or two.
  */
-export async function settleEach(db: Kysely<Database>, holder: string, settlements: ReadonlyArray<{ uuid: string; change: MatchChange }>, at: number): Promise<void> {
+export async function settleEach(db: Kysely<Database>, holder: string, settlements: ReadonlyArray<{ uuid: string; change: MatchChange }>, at: number): Promise<Set<string>> {
   const groups = new Map<string, { change: MatchChange; uuids: string[] }>();
   for (const { uuid, change } of settlements) {
     const key = JSON.stringify(change);
@@ -104,7 +109,9 @@ export async function settleEach(db: Kysely<Database>, holder: string, settlemen
     if (group) group.uuids.push(uuid);
     else groups.set(key, { change, uuids: [uuid] });
   }
-  for (const { change, uuids } of groups.values()) await settleMatches(db, uuids, holder, change, at);
+  const settled = new Set<string>();
+  for (const { change, uuids } of groups.values()) for (const uuid of await settleMatches(db, uuids, holder, change, at)) settled.add(uuid);
+  return settled;
 }
 
 export interface AttemptRecord {

@@ -125,8 +125,8 @@ for (const backend of testBackends()) {
         assert.equal((await claim('w2', 200)).length, 0, 'held');
         const taken = await claim('w2', 100 + LEASE_US + 1);
         assert.equal(taken.length, 1, 'an expired lease returns the row');
-        assert.equal(await settleMatches(handle.db, [taken[0]!.uuid], 'w1', { state: 'deliver', due: 5 }, 300), 0, 'the old holder cannot settle it');
-        assert.equal(await settleMatches(handle.db, [taken[0]!.uuid], 'w2', { state: 'deliver', due: 5, policyCode: 200, attempts: 'count' }, 300), 1);
+        assert.deepEqual(await settleMatches(handle.db, [taken[0]!.uuid], 'w1', { state: 'deliver', due: 5 }, 300), [], 'the old holder cannot settle it');
+        assert.deepEqual(await settleMatches(handle.db, [taken[0]!.uuid], 'w2', { state: 'deliver', due: 5, policyCode: 200, attempts: 'count' }, 300), [taken[0]!.uuid]);
         const row = await handle.db.selectFrom('matches').selectAll().executeTakeFirstOrThrow();
         assert.deepEqual([row.state, row.due, row.policy_code, row.attempts, row.locked_by, row.locked_until], ['deliver', 5, 200, 1, null, null]);
       });
