@@ -14,7 +14,7 @@ import { disableSubscription, subscriptionsByUuid, type SubscriptionChange, type
 import type { MatchesTable } from '../db/tables.js';
 import { classifyNoAnswer, classifyResponse } from '../delivery/outcome.js';
 import { nextDelayMs } from '../delivery/retry-schedule.js';
-import type { TargetClient } from '../delivery/target-client.js';
+import type { TargetClient, TargetRequest, TargetResponse } from '../delivery/target-client.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Extensions } from '../subscriptions/input.js';
 import { openAuth } from '../subscriptions/secret-box.js';
@@ -114,11 +114,27 @@ async function claim(deps: DeliveryStageDependencies, lease: Lease): Promise<Mat
   return rows;
 }
 
+/** Never rejects: whatever goes wrong with one row is that row's outcome, not the batch's. */
 async function send(deps: DeliveryStageDependencies, bodies: BodyCache, row: MatchesTable, event: EventRow | undefined, subscription: SubscriptionRow | undefined): Promise<Outcome> {
   if (!event || !subscription || subscription.deleted !== null || subscription.disabled !== null) return { row, kind: 'cancelled' };
-  const auth = openAuth(subscription.auth, deps.secretKey);
-  const response = await deps.target.post({ url: subscription.target_url, auth, body: bodies.body(event, subscription.extensions) });
-  return { row, kind: 'sent', subscription, ...response, at: deps.clock() };
+  let request: TargetRequest;
+  try {
+    request = { url: subscription.target_url, auth: openAuth(subscription.auth, deps.secretKey), body: bodies.body(event, subscription.extensions) };
+  } catch (error) {
+    // The stored row cannot be sent as it is (credentials sealed with a key this instance does
+    // not have): trying again would fail the same way, so it is a permanent failure.
+    return { row, kind: 'sent', subscription, ...notSent(error, true), at: deps.clock() };
+  }
+  try {
+    return { row, kind: 'sent', subscription, ...(await deps.target.post(request)), at: deps.clock() };
+  } catch (error) {
+    // post() reports network problems as answers; anything it throws is retried like them.
+    return { row, kind: 'sent', subscription, ...notSent(error, false), at: deps.clock() };
+  }
+}
+
+function notSent(error: unknown, permanent: boolean): TargetResponse {
+  return { status: null, error: `not sent: ${error instanceof Error ? error.message : String(error)}`, permanent, durationMs: 0, bodyExcerpt: '' };
 }
 
 /** The body sent for an event with a subscription's extensions, made once per batch for all the rows that share them. */
