@@ -159,6 +159,52 @@ for (const backend of testBackends()) {
       }
     });
 
+    it('a row whose target has no connection free in time goes back to the queue untried, and is sent later', async () => {
+      const t = await openTestDatabase(backend);
+      const stub = await startStub((_request, response) => void setTimeout(() => response.writeHead(200).end(), 200));
+      // One connection; a 2 s time-out in a 2.5 s lease, 0.5 s of it kept for settling: no time to wait for a turn.
+      const target = createTargetClient({ timeoutMs: 2_000, connectionsPerOrigin: 1, guard: addressGuard({ allow: [], deny: [] }) });
+      try {
+        const subscription: SubscriptionRow = {
+          uuid: randomUUID(), owner: 'alice', name: 'n', jsonpath: '$', dialect: 'rfc9535', target_url: stub.url,
+          auth: '{}', extensions: '{}', version: 'v0.1', created: 1, updated: 1, deleted: null, disabled: null, error: null,
+        };
+        await insertSubscription(t.handle.db, subscription);
+        const matches = [];
+        for (const due of [1, 2]) {
+          const eventUuid = randomUUID();
+          const match = { ...pendingMatch(eventUuid, subscription, due), state: 'deliver' as const };
+          await logEvent(t.handle.db, { uuid: eventUuid, source: '/t', event_id: eventUuid, type: 't', spec_version: '1.0', body: '{"specversion":"1.0"}', received: 1 }, [match]);
+          matches.push(match);
+        }
+        let now = Date.now() * 1000;
+        const step = deliveryStep({
+          database: t.handle, clock: () => now, holder: 'test', leaseUs: 2_500_000, batchSize: 64,
+          retryDelaysMs: [60_000], random: () => 0.5, target, secretKey: null, onSubscriptionChange: () => undefined,
+        });
+        const read = (uuid: string) => t.handle.db.selectFrom('matches').selectAll().where('uuid', '=', uuid).executeTakeFirstOrThrow();
+        const attempts = (uuid: string) => t.handle.db.selectFrom('attempts').select('status').where('match_uuid', '=', uuid).execute();
+
+        assert.equal(await step(), 2);
+        const [sent, busy] = [await read(matches[0]!.uuid), await read(matches[1]!.uuid)];
+        assert.equal(sent.state, 'delivered');
+        assert.deepEqual([busy.state, busy.attempts, busy.target_code, busy.locked_by, busy.due], ['deliver', 0, null, null, now + 1_000_000]);
+        assert.deepEqual(await attempts(busy.uuid), [], 'no attempt recorded');
+        assert.equal(stub.requests.length, 1);
+        assert.equal(await step(), 0, 'not due again at once');
+
+        now += 1_000_000;
+        assert.equal(await step(), 1);
+        assert.equal((await read(busy.uuid)).state, 'delivered');
+        assert.deepEqual(await attempts(busy.uuid), [{ status: 200 }]);
+        assert.equal(stub.requests.length, 2);
+      } finally {
+        await target.close();
+        await stub.close();
+        await t.close();
+      }
+    });
+
     it("keeps at most 1 KiB of what the target said in the subscription's error", async () => {
       const { stored } = await scenario((url) => url, () => ({ status: 404, body: 'x'.repeat(5_000) }), [{ id: 'e' }]);
       assert.match(stored.error ?? '', /^target answered 404 Not Found: x+/);
