@@ -9,8 +9,11 @@ import type { ServerResponse } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { openDatabase, type DatabaseHandle } from '../../src/db/connect.js';
 import { testBackends, type TestDatabase } from '../support/database.js';
-import { eventually, startStub, type HttpStub, type StubAnswer } from '../support/http-stub.js';
+import { eventually, reply, startStub, type HttpStub, type StubAnswer } from '../support/http-stub.js';
 import { runCli, startServer, type RunningServer } from '../support/processes.js';
+
+/** Retries come due 1.5 s after a failure: time enough to act on a pending retry. */
+const RETRY_DELAYS = '1500ms,1500ms,1500ms';
 
 const json = (user: string) => ({ 'content-type': 'application/json', 'http-remote-user': user });
 
@@ -72,6 +75,7 @@ for (const backend of testBackends()) {
       db = openDatabase(database.url);
       server = await startServer({
         NOTIFICATIONS_DATABASE_URL: database.url,
+        NOTIFICATIONS_RETRY_DELAYS: RETRY_DELAYS,
         NOTIFICATIONS_TARGET_TIMEOUT: '10s',
         // Longer than any wait below: a batch whose settlement failed would stay leased past it.
         NOTIFICATIONS_LEASE: '30s',
@@ -143,5 +147,29 @@ for (const backend of testBackends()) {
       assert.deepEqual([gone.requests.length, live.requests.length], [1, 1]);
       assert.deepEqual(errorLines(server.logs().slice(logsBefore)), []);
     });
+
+    for (const [how, stop] of [
+      ['deleting', (uuid: string) => fetch(`${server.url}/eventmatch/${uuid}`, { method: 'DELETE', headers: { 'http-remote-user': 'carol' } })],
+      ['disabling with PUT', (uuid: string) => fetch(`${server.url}/eventmatch/${uuid}`, { method: 'PUT', headers: json('carol'), body: JSON.stringify({ disabled: 'now' }) })],
+    ] as const) {
+      it(`${how} a subscription whose delivery waits for a retry cancels the retry`, async () => {
+        const hook = await target(reply(503, 'busy'));
+        const source = `/in-flight/retry-${how.split(' ')[0]}`;
+        const subscription = await subscribe('carol', source, hook.url);
+        const [event] = await receiveBatch([{ source, id: `${how}-1` }]);
+        await eventually(async () => (await matchesOfEvent(event!))[0]?.attempts === 1, 'the first try failed and a retry is scheduled');
+        const [waiting] = await matchesOfEvent(event!);
+        assert.equal(waiting!.state, 'deliver');
+        assert.ok(waiting!.due > Date.now() * 1000, 'the retry is not due yet');
+
+        assert.equal((await stop(subscription)).status, 200);
+        assert.equal((await matchesOfEvent(event!))[0]?.state, 'cancelled', 'cancelled at once');
+        // Past the time the retry was due, and then some: nothing more is sent.
+        await new Promise((r) => setTimeout(r, Math.max(0, (waiting!.due - Date.now() * 1000) / 1000) + 1_500));
+        assert.equal(hook.requests.length, 1);
+        const [row] = await matchesOfEvent(event!);
+        assert.deepEqual([row!.state, row!.attempts, row!.target_code], ['cancelled', 1, 503]);
+      });
+    }
   });
 }
