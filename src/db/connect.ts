@@ -16,6 +16,11 @@ export interface Capabilities {
   readonly skipLocked: boolean;
   /** More than one process may use the database at once. */
   readonly sharedByInstances: boolean;
+  /**
+   * A transaction can lock single rows against concurrent deletes (`FOR KEY SHARE`); SQLite
+   * needs none, its one writer holds the whole database.
+   */
+  readonly rowLocks: boolean;
 }
 
 export interface DatabaseHandle {
@@ -55,7 +60,7 @@ function openSqlite(path: string): DatabaseHandle {
   return {
     db,
     write: (work) => group.run(work),
-    capabilities: { backend: 'sqlite', skipLocked: false, sharedByInstances: false },
+    capabilities: { backend: 'sqlite', skipLocked: false, sharedByInstances: false, rowLocks: false },
     schema: undefined,
     description: `sqlite:${path}`,
     close: () => db.destroy(),
@@ -84,7 +89,7 @@ function openPostgres(url: string): DatabaseHandle {
   return {
     db,
     write: (work) => group.run(work),
-    capabilities: { backend: 'postgres', skipLocked: true, sharedByInstances: true },
+    capabilities: { backend: 'postgres', skipLocked: true, sharedByInstances: true, rowLocks: true },
     schema,
     description: maskUrlPassword(url),
     close: () => db.destroy(),

@@ -69,10 +69,14 @@ export interface MatchChange {
   leaseUntil?: number;
 }
 
-/** Moves claimed rows on: to a new state, or back to the same one due later. Releases the lease, unless told to keep it. */
-export async function settleMatches(db: Kysely<Database>, uuids: readonly string[], holder: string, change: MatchChange, at: number): Promise<number> {
-  if (uuids.length === 0) return 0;
-  const result = await db
+/**
+ * Moves claimed rows on: to a new state, or back to the same one due later. Releases the lease,
+ * unless told to keep it. Returns the uuids of the rows settled: not those whose lease another
+ * holder has taken, nor those deleted meanwhile (their event purged).
+ */
+export async function settleMatches(db: Kysely<Database>, uuids: readonly string[], holder: string, change: MatchChange, at: number): Promise<string[]> {
+  if (uuids.length === 0) return [];
+  const rows = await db
     .updateTable('matches')
     .set((eb) => ({
       state: change.state,
@@ -88,15 +92,16 @@ export async function settleMatches(db: Kysely<Database>, uuids: readonly string
     .where('uuid', 'in', [...uuids])
     // A lease that expired and was taken by someone else is theirs now.
     .where('locked_by', '=', holder)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows);
+    .returning('uuid')
+    .execute();
+  return rows.map((r) => r.uuid);
 }
 
 /**
  * Settles claimed rows each with its own change, in one statement per distinct change: a
  * stage's batch is mostly "delivered, 200" or "allowed, 200", so it costs one or two.
  */
-export async function settleEach(db: Kysely<Database>, holder: string, settlements: ReadonlyArray<{ uuid: string; change: MatchChange }>, at: number): Promise<void> {
+export async function settleEach(db: Kysely<Database>, holder: string, settlements: ReadonlyArray<{ uuid: string; change: MatchChange }>, at: number): Promise<Set<string>> {
   const groups = new Map<string, { change: MatchChange; uuids: string[] }>();
   for (const { uuid, change } of settlements) {
     const key = JSON.stringify(change);
@@ -104,7 +109,9 @@ export async function settleEach(db: Kysely<Database>, holder: string, settlemen
     if (group) group.uuids.push(uuid);
     else groups.set(key, { change, uuids: [uuid] });
   }
-  for (const { change, uuids } of groups.values()) await settleMatches(db, uuids, holder, change, at);
+  const settled = new Set<string>();
+  for (const { change, uuids } of groups.values()) for (const uuid of await settleMatches(db, uuids, holder, change, at)) settled.add(uuid);
+  return settled;
 }
 
 export interface AttemptRecord {
@@ -116,12 +123,23 @@ export interface AttemptRecord {
   durationMs: number;
 }
 
-export async function recordAttempts(db: Kysely<Database>, attempts: readonly AttemptRecord[]): Promise<void> {
-  if (attempts.length === 0) return;
+/**
+ * Records attempts, of the matches that still exist: a match can vanish while its delivery is
+ * in flight (`eventpurge` deletes its event, cascading), and one missing row must not fail the
+ * whole batch's settlement with a foreign key violation. On PostgreSQL the rows kept are locked
+ * until the commit, so a purge cannot delete them in between. Returns how many were recorded.
+ */
+export async function recordAttempts(db: Kysely<Database>, capabilities: Capabilities, attempts: readonly AttemptRecord[]): Promise<number> {
+  if (attempts.length === 0) return 0;
+  let present = db.selectFrom('matches').select('uuid').where('uuid', 'in', [...new Set(attempts.map((a) => a.matchUuid))]);
+  if (capabilities.rowLocks) present = present.forKeyShare();
+  const existing = new Set((await present.execute()).map((r) => r.uuid));
+  const kept = attempts.filter((a) => existing.has(a.matchUuid));
+  if (kept.length === 0) return 0;
   await db
     .insertInto('attempts')
     .values(
-      attempts.map((a) => ({
+      kept.map((a) => ({
         uuid: timeOrderedUuid(),
         match_uuid: a.matchUuid,
         stage: a.stage,
@@ -132,6 +150,7 @@ export async function recordAttempts(db: Kysely<Database>, attempts: readonly At
       })),
     )
     .execute();
+  return kept.length;
 }
 
 /**

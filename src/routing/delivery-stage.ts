@@ -4,7 +4,9 @@
  * A 2xx delivers; a retryable failure waits its turn on the schedule (or what Retry-After
  * asks); a permanent failure, or the end of the schedule, fails the row and disables the
  * subscription with what the target said, cancelling its other pending deliveries.
- * Rows of deleted or disabled subscriptions are cancelled instead of sent.
+ * Rows of deleted or disabled subscriptions are cancelled instead of sent. A row whose target
+ * had no free connection in time for it to finish within its lease goes back to the queue
+ * untried: no attempt is recorded or counted.
  */
 import type { ReceivedEvent } from '../cloudevents/index.js';
 import { withExtensions } from '../cloudevents/index.js';
@@ -14,7 +16,7 @@ import { disableSubscription, subscriptionsByUuid, type SubscriptionChange, type
 import type { MatchesTable } from '../db/tables.js';
 import { classifyNoAnswer, classifyResponse } from '../delivery/outcome.js';
 import { nextDelayMs } from '../delivery/retry-schedule.js';
-import type { TargetClient } from '../delivery/target-client.js';
+import type { TargetClient, TargetRequest, TargetResponse } from '../delivery/target-client.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Extensions } from '../subscriptions/input.js';
 import { openAuth } from '../subscriptions/secret-box.js';
@@ -24,6 +26,17 @@ import type { StageDependencies } from './policy-stage.js';
 
 /** What the subscription's `error` field keeps of a target's answer. */
 const ERROR_LIMIT = 1024;
+/**
+ * Lease time kept back for settling the batch after its last exchange, so that the rows are
+ * still ours when it commits (a settlement takes milliseconds; a slow commit, more). Small, as
+ * it is all the wait for a connection that a lease barely longer than the time-out allows.
+ */
+const SETTLE_MARGIN_MS = 500;
+/**
+ * A row whose target stayed busy goes back to the queue untried, due this much later: behind
+ * the rows due now, and not claimed again at once while the target is still busy.
+ */
+const BUSY_DELAY_US = 1_000_000;
 
 export interface DeliveryStageDependencies extends StageDependencies {
   target: Pick<TargetClient, 'post'>;
@@ -38,6 +51,7 @@ export interface DeliveryStageDependencies extends StageDependencies {
 
 type Outcome =
   | { row: MatchesTable; kind: 'cancelled' }
+  | { row: MatchesTable; kind: 'busy' }
   | { row: MatchesTable; kind: 'sent'; subscription: SubscriptionRow; status: number | null; error: string | null; durationMs: number; retryAfterMs?: number; permanent: boolean; bodyExcerpt: string; at: number };
 
 export function deliveryStep(deps: DeliveryStageDependencies): () => Promise<number> {
@@ -56,6 +70,7 @@ export function deliveryStep(deps: DeliveryStageDependencies): () => Promise<num
     // Reported once the transaction has committed.
     const settled: Array<Parameters<Metrics['deliverySettled']>> = [];
     const disabled = await deps.database.write(async (tx) => {
+      const settledAt = deps.clock();
       const attempts: AttemptRecord[] = [];
       const settlements: Array<{ uuid: string; change: MatchChange }> = [];
       const givenUp: Array<{ subscription: string; reason: string; at: number }> = [];
@@ -64,6 +79,10 @@ export function deliveryStep(deps: DeliveryStageDependencies): () => Promise<num
         if (outcome.kind === 'cancelled') {
           settlements.push({ uuid: row.uuid, change: { state: 'cancelled' } });
           settled.push(['cancelled']);
+          continue;
+        }
+        if (outcome.kind === 'busy') {
+          settlements.push({ uuid: row.uuid, change: { state: 'deliver', due: settledAt + BUSY_DELAY_US } });
           continue;
         }
         const { at, status } = outcome;
@@ -89,8 +108,8 @@ export function deliveryStep(deps: DeliveryStageDependencies): () => Promise<num
       }
       // Every row of the batch is settled before any subscription is disabled: disabling
       // cancels the subscription's pending rows, which must not include rows of this batch.
-      await settleEach(tx, deps.holder, settlements, deps.clock());
-      await recordAttempts(tx, attempts);
+      await settleEach(tx, deps.holder, settlements, settledAt);
+      await recordAttempts(tx, deps.database.capabilities, attempts);
       const newlyDisabled: SubscriptionRow[] = [];
       for (const { subscription: uuid, reason, at } of givenUp) {
         const subscription = await disableSubscription(tx, uuid, reason, at, deps.database.capabilities);
@@ -114,11 +133,33 @@ async function claim(deps: DeliveryStageDependencies, lease: Lease): Promise<Mat
   return rows;
 }
 
+/** Never rejects: whatever goes wrong with one row is that row's outcome, not the batch's. */
 async function send(deps: DeliveryStageDependencies, bodies: BodyCache, row: MatchesTable, event: EventRow | undefined, subscription: SubscriptionRow | undefined): Promise<Outcome> {
   if (!event || !subscription || subscription.deleted !== null || subscription.disabled !== null) return { row, kind: 'cancelled' };
-  const auth = openAuth(subscription.auth, deps.secretKey);
-  const response = await deps.target.post({ url: subscription.target_url, auth, body: bodies.body(event, subscription.extensions) });
-  return { row, kind: 'sent', subscription, ...response, at: deps.clock() };
+  let request: TargetRequest;
+  try {
+    request = {
+      url: subscription.target_url,
+      auth: openAuth(subscription.auth, deps.secretKey),
+      body: bodies.body(event, subscription.extensions),
+      ...(row.locked_until === null ? {} : { endWithinMs: (row.locked_until - deps.clock()) / 1000 - SETTLE_MARGIN_MS }),
+    };
+  } catch (error) {
+    // The stored row cannot be sent as it is (credentials sealed with a key this instance does
+    // not have): trying again would fail the same way, so it is a permanent failure.
+    return { row, kind: 'sent', subscription, ...notSent(error, true), at: deps.clock() };
+  }
+  try {
+    const response = await deps.target.post(request);
+    return response.busy ? { row, kind: 'busy' } : { row, kind: 'sent', subscription, ...response, at: deps.clock() };
+  } catch (error) {
+    // post() reports network problems as answers; anything it throws is retried like them.
+    return { row, kind: 'sent', subscription, ...notSent(error, false), at: deps.clock() };
+  }
+}
+
+function notSent(error: unknown, permanent: boolean): TargetResponse {
+  return { status: null, error: `not sent: ${error instanceof Error ? error.message : String(error)}`, permanent, durationMs: 0, bodyExcerpt: '' };
 }
 
 /** The body sent for an event with a subscription's extensions, made once per batch for all the rows that share them. */

@@ -59,8 +59,9 @@ export function policyStep(deps: PolicyStageDependencies): () => Promise<number>
     );
     let allowed = false;
     const handedOn: HandedMatch[] = [];
+    let settled: Set<string>;
     try {
-      await deps.database.write(async (tx) => {
+      settled = await deps.database.write(async (tx) => {
         const attempts: AttemptRecord[] = [];
         const settlements: Array<{ uuid: string; change: MatchChange }> = [];
         const settledAt = deps.clock();
@@ -88,14 +89,19 @@ export function policyStep(deps: PolicyStageDependencies): () => Promise<number>
             for (const { row } of group) attempts.push({ matchUuid: row.uuid, stage: 'policy', at, status: answer.status, error: answer.error, durationMs });
           }
         }
-        await settleEach(tx, deps.holder, settlements, settledAt);
-        await recordAttempts(tx, attempts);
+        const settled = await settleEach(tx, deps.holder, settlements, settledAt);
+        await recordAttempts(tx, deps.database.capabilities, attempts);
+        return settled;
       });
     } catch (error) {
       deps.next?.release(handedOn.length);
       throw error;
     }
-    deps.next?.put(handedOn);
+    // A row not settled here is gone (its event purged during the policy call) or another
+    // holder's now (its lease ran out): delivering it would send a purged event, or send twice.
+    const stillOurs = handedOn.filter((w) => settled.has(w.row.uuid));
+    deps.next?.release(handedOn.length - stillOurs.length);
+    deps.next?.put(stillOurs);
     for (const { answer } of answered) deps.metrics?.policyAnswered(answer.kind);
     if (allowed) deps.onAllowed();
     return work.length;

@@ -130,7 +130,7 @@ for (const backend of testBackends()) {
     it('answers each match with its event, codes, state and attempts, in the documented shape', async () => {
       const sub = await subscription('alice');
       const seeded = await match(sub, 'alice', T0 + 123_456, { state: 'delivered', policy: 200, target: 200 });
-      await recordAttempts(test.handle.db, [
+      await recordAttempts(test.handle.db, test.handle.capabilities, [
         attempt(seeded.match, T0 + 2 * SECOND, { stage: 'policy', status: 503, error: 'policy service answered 503 Service Unavailable', durationMs: 4.4 }),
         attempt(seeded.match, T0 + 3 * SECOND, { status: null, error: 'time-out after 300 ms', durationMs: 300 }),
         attempt(seeded.match, T0 + 4 * SECOND + 7, { status: 200, durationMs: 9 }),
@@ -172,7 +172,7 @@ for (const backend of testBackends()) {
       const oldest = await match(sub, 'orderly', T0 + 1 * SECOND, { state: 'denied', policy: 403 });
       const newest = await match(sub, 'orderly', T0 + 3 * SECOND, { state: 'failed', policy: 200, target: 410 });
       const elsewhere = await match(other, 'orderly', T0 + 4 * SECOND);
-      await recordAttempts(test.handle.db, [
+      await recordAttempts(test.handle.db, test.handle.capabilities, [
         attempt(middle.match, T0 + 9 * SECOND, { status: 500 }),
         attempt(newest.match, T0 + 8 * SECOND, { status: 410 }),
         attempt(middle.match, T0 + 5 * SECOND, { status: 502 }),
@@ -193,7 +193,7 @@ for (const backend of testBackends()) {
       const sub = await subscription('pager');
       const seeded: Seeded[] = [];
       for (let i = 0; i < 60; i++) seeded.push(await match(sub, 'pager', T0 + i * SECOND, { state: 'delivered', policy: 200, target: 200 }));
-      await recordAttempts(test.handle.db, seeded.flatMap((s, i) => [attempt(s.match, T0 + i * SECOND + 1, { status: 503 }), attempt(s.match, T0 + i * SECOND + 2)]));
+      await recordAttempts(test.handle.db, test.handle.capabilities, seeded.flatMap((s, i) => [attempt(s.match, T0 + i * SECOND + 1, { status: 503 }), attempt(s.match, T0 + i * SECOND + 2)]));
       const newestFirst = seeded.map((s) => s.match).reverse();
 
       counted.reset();

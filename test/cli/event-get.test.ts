@@ -121,7 +121,7 @@ for (const backend of testBackends()) {
         const e = event(at('2024-03-01 12:00:00'));
         const m = match(e.uuid, e.received + 5, 'deliver', 200, 503);
         await logEvent(handle.db, e, [m]);
-        await recordAttempts(handle.db, [{ matchUuid: m.uuid, stage: 'deliver', at: e.received + 9, status: 503, error: null, durationMs: 12 }]);
+        await recordAttempts(handle.db, handle.capabilities, [{ matchUuid: m.uuid, stage: 'deliver', at: e.received + 9, status: 503, error: null, durationMs: 12 }]);
         const bare = event(at('2024-03-01 12:00:01'));
         await logEvent(handle.db, bare, []);
         const result = await cli('eventget', '--json', '--start-date', '2024-03-01 00:00:00', '--end-date', '2024-03-02 00:00:00');

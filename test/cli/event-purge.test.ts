@@ -30,7 +30,7 @@ async function seed(handle: DatabaseHandle, received: number, states: MatchRow['
   const e = event(received);
   const matches = states.map((state) => match(e.uuid, state));
   await logEvent(handle.db, e, matches);
-  await recordAttempts(handle.db, matches.map((m) => ({ matchUuid: m.uuid, stage: 'deliver', at: 2, status: 200, error: null, durationMs: 3 })));
+  await recordAttempts(handle.db, handle.capabilities, matches.map((m) => ({ matchUuid: m.uuid, stage: 'deliver', at: 2, status: 200, error: null, durationMs: 3 })));
   return e;
 }
 

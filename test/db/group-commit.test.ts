@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import type { Transaction } from 'kysely';
 import { GroupCommit } from '../../src/db/group-commit.js';
 import { insertSubscription, type SubscriptionRow } from '../../src/db/subscriptions.js';
+import type { Database } from '../../src/db/tables.js';
 import { openTestDatabase, testBackends } from '../support/database.js';
 
 function row(uuid: string): SubscriptionRow {
@@ -30,8 +32,20 @@ for (const backend of testBackends()) {
       try {
         const group = new GroupCommit(handle.db, 2);
         const ids = Array.from({ length: 1200 }, (_, i) => `00000000-0000-0000-0000-${String(i).padStart(12, '0')}`);
-        const results = await Promise.all(ids.map((id) => group.run(async (tx) => (await insertSubscription(tx, row(id)), id))));
+        // Each write is handed the transaction it runs in: writes committed together share one.
+        const writesPerTransaction = new Map<Transaction<Database>, number>();
+        const results = await Promise.all(
+          ids.map((id) =>
+            group.run(async (tx) => {
+              writesPerTransaction.set(tx, (writesPerTransaction.get(tx) ?? 0) + 1);
+              await insertSubscription(tx, row(id));
+              return id;
+            }),
+          ),
+        );
         assert.deepEqual(results, ids);
+        // Queued at once: two lanes take 500 each, and the first lane free takes the last 200.
+        assert.deepEqual([...writesPerTransaction.values()].sort((a, b) => b - a), [500, 500, 200]);
         const count = await handle.db.selectFrom('subscriptions').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
         assert.equal(Number(count.n), ids.length);
       } finally {

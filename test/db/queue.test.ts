@@ -125,8 +125,8 @@ for (const backend of testBackends()) {
         assert.equal((await claim('w2', 200)).length, 0, 'held');
         const taken = await claim('w2', 100 + LEASE_US + 1);
         assert.equal(taken.length, 1, 'an expired lease returns the row');
-        assert.equal(await settleMatches(handle.db, [taken[0]!.uuid], 'w1', { state: 'deliver', due: 5 }, 300), 0, 'the old holder cannot settle it');
-        assert.equal(await settleMatches(handle.db, [taken[0]!.uuid], 'w2', { state: 'deliver', due: 5, policyCode: 200, attempts: 'count' }, 300), 1);
+        assert.deepEqual(await settleMatches(handle.db, [taken[0]!.uuid], 'w1', { state: 'deliver', due: 5 }, 300), [], 'the old holder cannot settle it');
+        assert.deepEqual(await settleMatches(handle.db, [taken[0]!.uuid], 'w2', { state: 'deliver', due: 5, policyCode: 200, attempts: 'count' }, 300), [taken[0]!.uuid]);
         const row = await handle.db.selectFrom('matches').selectAll().executeTakeFirstOrThrow();
         assert.deepEqual([row.state, row.due, row.policy_code, row.attempts, row.locked_by, row.locked_until], ['deliver', 5, 200, 1, null, null]);
       });
@@ -150,7 +150,7 @@ for (const backend of testBackends()) {
         const e = event();
         const m = match(e.uuid, 1);
         await logEvent(handle.db, e, [m]);
-        await recordAttempts(handle.db, [
+        await recordAttempts(handle.db, handle.capabilities, [
           { matchUuid: m.uuid, stage: 'deliver', at: 10, status: 500, error: null, durationMs: 12.4 },
           { matchUuid: m.uuid, stage: 'deliver', at: 20, status: null, error: 'connection refused', durationMs: 1 },
         ]);
@@ -161,5 +161,50 @@ for (const backend of testBackends()) {
         ]);
       });
     });
+
+    it('records no attempt for a match that vanished (its event purged), and keeps the others', async () => {
+      await withQueue(async ({ handle }) => {
+        const [purged, kept] = [event(), event()];
+        const [gone, stays] = [match(purged.uuid, 1, 'deliver'), match(kept.uuid, 1, 'deliver')];
+        await logEvent(handle.db, purged, [gone]);
+        await logEvent(handle.db, kept, [stays]);
+        await handle.db.deleteFrom('events').where('uuid', '=', purged.uuid).execute();
+        const attempt = (matchUuid: string) => ({ matchUuid, stage: 'deliver' as const, at: 10, status: 200, error: null, durationMs: 3 });
+        const recorded = await handle.write((tx) => recordAttempts(tx, handle.capabilities, [attempt(gone.uuid), attempt(stays.uuid)]));
+        assert.equal(recorded, 1);
+        const rows = await handle.db.selectFrom('attempts').select('match_uuid').execute();
+        assert.deepEqual(rows, [{ match_uuid: stays.uuid }]);
+      });
+    });
+
+    if (backend.name === 'postgres') {
+      it('a purge that deleted a match but has not committed yet: recording waits for it, then skips the match', async () => {
+        await withQueue(async ({ handle }) => {
+          const e = event();
+          const m = match(e.uuid, 1, 'deliver');
+          await logEvent(handle.db, e, [m]);
+          let purgeDeleted!: () => void;
+          const deleted = new Promise<void>((resolve) => (purgeDeleted = resolve));
+          let commitPurge!: () => void;
+          const mayCommit = new Promise<void>((resolve) => (commitPurge = resolve));
+          const purge = handle.db.transaction().execute(async (tx) => {
+            await tx.deleteFrom('events').where('uuid', '=', e.uuid).execute();
+            purgeDeleted();
+            await mayCommit;
+          });
+          await deleted;
+          const recording = handle.db.transaction().execute((tx) =>
+            recordAttempts(tx, handle.capabilities, [{ matchUuid: m.uuid, stage: 'deliver', at: 10, status: 200, error: null, durationMs: 3 }]),
+          );
+          // Without the row lock, the insert would see the row (not yet deleted for it) and then
+          // fail its foreign key check once the purge commits.
+          await new Promise((r) => setTimeout(r, 200));
+          commitPurge();
+          await purge;
+          assert.equal(await recording, 0);
+          assert.deepEqual(await handle.db.selectFrom('attempts').selectAll().execute(), []);
+        });
+      });
+    }
   });
 }

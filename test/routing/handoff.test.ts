@@ -11,7 +11,7 @@ import { createTargetClient } from '../../src/delivery/target-client.js';
 import { EventLogBatch } from '../../src/events/event-log-batch.js';
 import { receiveEvent } from '../../src/events/receive.js';
 import { LiveMatcher } from '../../src/matching/live-matcher.js';
-import { allowAll } from '../../src/policy/policy-client.js';
+import { allowAll, createPolicyClient } from '../../src/policy/policy-client.js';
 import { deliveryStep } from '../../src/routing/delivery-stage.js';
 import { Handoff, type HandedMatch } from '../../src/routing/handoff.js';
 import { policyStep } from '../../src/routing/policy-stage.js';
@@ -96,6 +96,49 @@ for (const backend of testBackends()) {
       assert.equal(stub.requests.length, 1);
       assert.equal((JSON.parse(stub.requests[0]!.body) as { id: string }).id, 'handed-1');
       assert.equal(await delivery(), 0, 'delivered once');
+    });
+
+    it('does not hand on a row whose event was purged while the policy service was being asked', async (t) => {
+      const test = await openTestDatabase(backend);
+      const stub = await startStub();
+      let eventUuid = '';
+      // The policy service answers only after the event is gone (eventpurge --force meanwhile).
+      const policyService = await startStub(async (_request, response) => {
+        await test.handle.db.deleteFrom('events').where('uuid', '=', eventUuid).execute();
+        response.writeHead(200).end();
+      });
+      const policy = createPolicyClient({ baseUrl: policyService.url, timeoutMs: 2_000 });
+      const target = createTargetClient({ timeoutMs: 2_000, connectionsPerOrigin: 4, guard: addressGuard({ allow: [], deny: [] }) });
+      t.after(async () => {
+        await target.close();
+        await policy.close();
+        await stub.close();
+        await policyService.close();
+        await test.close();
+      });
+      const subscription: SubscriptionRow = {
+        uuid: randomUUID(), owner: 'alice', name: 'n', jsonpath: '$.n', dialect: 'rfc9535', target_url: stub.url,
+        auth: '{}', extensions: '{}', version: 'v0.1', created: 1, updated: 1, deleted: null, disabled: null, error: null,
+      };
+      await insertSubscription(test.handle.db, subscription);
+      const matcher = new LiveMatcher();
+      matcher.load([subscription]);
+      const clock = () => Date.now() * 1000;
+      const toPolicy = new Handoff(100, LEASE_US / 2);
+      const toDelivery = new Handoff(100, LEASE_US / 2);
+      const stage = { database: test.handle, clock, holder: 'me', leaseUs: LEASE_US, batchSize: 64, retryDelaysMs: [1_000], random: () => 0.5 };
+      const logged = await receiveEvent({ eventLog: new EventLogBatch(test.handle), matcher, clock, handoff: { to: toPolicy, holder: 'me', leaseUs: LEASE_US } }, {
+        specVersion: '1.0', id: 'purged-1', source: '/handoff', type: 't', document: { specversion: '1.0', id: 'purged-1', source: '/handoff', type: 't', n: 1 },
+      });
+      eventUuid = logged.uuid;
+
+      assert.equal(await policyStep({ ...stage, policy, inbox: toPolicy, next: toDelivery, onAllowed: () => undefined })(), 1);
+      assert.equal(policyService.requests.length, 1);
+      assert.deepEqual(await test.handle.db.selectFrom('matches').selectAll().execute(), [], 'the match went with its event');
+      const delivery = deliveryStep({ ...stage, target, secretKey: null, onSubscriptionChange: () => undefined, inbox: toDelivery });
+      assert.equal(await delivery(), 0, 'nothing was handed on');
+      assert.equal(stub.requests.length, 0, 'the purged event is not sent');
+      assert.equal(toDelivery.reserve(100), true, 'the room reserved for it is free again');
     });
   });
 }
