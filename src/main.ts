@@ -46,6 +46,8 @@ const POLICY_CONCURRENCY = 4;
 const HANDOFF_ROWS = 2 * POLICY_CONCURRENCY * STAGE_BATCH;
 /** A stage's claim that found nothing is not repeated sooner (routing/claim-pacer.ts). */
 const QUIET_CLAIM_MS = 100;
+/** A stage busy with new work still claims this often, for retries and other instances' rows. */
+const BUSY_CLAIM_MS = POLL_MS;
 const CONNECTIONS_PER_TARGET = 16;
 /** Other instances' subscription writes are polled for this often, or this seldom while NOTIFY works. */
 const SUBSCRIPTION_REFRESH_MS = 500;
@@ -179,7 +181,7 @@ async function serve(config: Config): Promise<number> {
       })
     : undefined;
   const deliveryLoop = startWorkerLoop({
-    step: deliveryStep({ ...stage, inbox: toDelivery, pacer: new ClaimPacer(QUIET_CLAIM_MS), target, secretKey: config.secretKey, onSubscriptionChange: (change) => matcher.apply(change) }),
+    step: deliveryStep({ ...stage, inbox: toDelivery, pacer: new ClaimPacer(QUIET_CLAIM_MS, BUSY_CLAIM_MS), target, secretKey: config.secretKey, onSubscriptionChange: (change) => matcher.apply(change) }),
     idleMs: POLL_MS,
     maxErrorPauseMs: MAX_ERROR_PAUSE_MS,
     onError: onLoopError('delivery'),
@@ -187,7 +189,7 @@ async function serve(config: Config): Promise<number> {
     fullBatch: STAGE_BATCH,
   });
   const policyLoop = startWorkerLoop({
-    step: policyStep({ ...stage, inbox: toPolicy, next: toDelivery, pacer: new ClaimPacer(QUIET_CLAIM_MS), policy: policy ?? allowAll, onAllowed: () => deliveryLoop.wake() }),
+    step: policyStep({ ...stage, inbox: toPolicy, next: toDelivery, pacer: new ClaimPacer(QUIET_CLAIM_MS, BUSY_CLAIM_MS), policy: policy ?? allowAll, onAllowed: () => deliveryLoop.wake() }),
     idleMs: POLL_MS,
     maxErrorPauseMs: MAX_ERROR_PAUSE_MS,
     onError: onLoopError('policy'),

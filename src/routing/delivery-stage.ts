@@ -22,6 +22,7 @@ import type { Extensions } from '../subscriptions/input.js';
 import { openAuth } from '../subscriptions/secret-box.js';
 import type { ClaimPacer } from './claim-pacer.js';
 import type { Handoff } from './handoff.js';
+import { nextBatch } from './next-batch.js';
 import type { StageDependencies } from './policy-stage.js';
 
 /** What the subscription's `error` field keeps of a target's answer. */
@@ -57,14 +58,16 @@ type Outcome =
 export function deliveryStep(deps: DeliveryStageDependencies): () => Promise<number> {
   return async () => {
     const now = deps.clock();
-    const handed = deps.inbox?.take(deps.batchSize, now) ?? [];
     const lease = { holder: deps.holder, now, durationUs: deps.leaseUs };
-    const rows = handed.length > 0 || deps.pacer?.mayClaim() === false ? handed.map((h) => h.row) : await claim(deps, lease);
+    const { handed, claimed } = await nextBatch(deps, now, (limit) => claim(deps, lease, limit));
+    const rows = [...handed.map((h) => h.row), ...claimed];
     if (rows.length === 0) return 0;
-    const [events, subscriptions] = await Promise.all([
-      handed.length > 0 ? new Map(handed.map((h) => [h.row.event_uuid, h.event])) : eventsByUuid(deps.database.db, rows.map((r) => r.event_uuid)),
+    const [claimedEvents, subscriptions] = await Promise.all([
+      claimed.length > 0 ? eventsByUuid(deps.database.db, claimed.map((r) => r.event_uuid)) : new Map<string, EventRow>(),
       subscriptionsByUuid(deps.database.db, rows.map((r) => r.subscription_uuid)),
     ]);
+    const events = new Map(handed.map((h) => [h.row.event_uuid, h.event]));
+    for (const [uuid, event] of claimedEvents) events.set(uuid, event);
     const bodies = new BodyCache();
     const outcomes = await Promise.all(rows.map((row) => send(deps, bodies, row, events.get(row.event_uuid), subscriptions.get(row.subscription_uuid))));
     // Reported once the transaction has committed.
@@ -126,11 +129,9 @@ export function deliveryStep(deps: DeliveryStageDependencies): () => Promise<num
   };
 }
 
-async function claim(deps: DeliveryStageDependencies, lease: Lease): Promise<MatchesTable[]> {
+function claim(deps: DeliveryStageDependencies, lease: Lease, limit: number): Promise<MatchesTable[]> {
   // A claim is a write: it shares a commit with the writes of the moment rather than pay its own.
-  const rows = await deps.database.write((tx) => claimDueMatches(tx, deps.database.capabilities, 'deliver', lease, deps.batchSize));
-  deps.pacer?.claimed(rows.length);
-  return rows;
+  return deps.database.write((tx) => claimDueMatches(tx, deps.database.capabilities, 'deliver', lease, limit));
 }
 
 /** Never rejects: whatever goes wrong with one row is that row's outcome, not the batch's. */

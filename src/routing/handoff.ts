@@ -8,8 +8,12 @@
  * still serves retries and other instances' work, takes them up.
  *
  * A handoff holds a bounded number of rows; when it is full, rows are written unleased and
- * claimed as before. A row whose lease ran out while it waited is not handed out: the claim
- * path may have taken it.
+ * claimed as before. From then on it takes no more until the stage has emptied it and then
+ * claimed the queue dry (`overflowDrained`): rows keep their order (what waits in memory is
+ * older than what overflowed, which is older than what comes after), and the overflowed rows
+ * are not left in the queue for as long as new work keeps the handoff from emptying (a p99 of
+ * seconds at 1,000 events/s). A row whose lease ran out while it waited is not handed out: the
+ * claim path may have taken it.
  */
 import type { EventRow } from '../db/events.js';
 import type { MatchesTable } from '../db/tables.js';
@@ -26,6 +30,7 @@ export interface HandedMatch {
 export class Handoff {
   private items: HandedMatch[] = [];
   private reserved = 0;
+  private overflowed = false;
 
   /** `marginUs`: the lease time a row must have left to be handed out, enough to finish with it. */
   constructor(
@@ -35,9 +40,22 @@ export class Handoff {
 
   /** Makes room for `count` rows about to be written leased; false when there is none. */
   reserve(count: number): boolean {
-    if (this.items.length + this.reserved + count > this.capacity) return false;
+    if (this.overflowed || this.items.length + this.reserved + count > this.capacity) {
+      this.overflowed = true;
+      return false;
+    }
     this.reserved += count;
     return true;
+  }
+
+  /** Rows went to the queue instead of here, and the queue has not been claimed dry since. */
+  get overflowing(): boolean {
+    return this.overflowed;
+  }
+
+  /** A claim made with the handoff empty found less than it asked for: new rows may come here again. */
+  overflowDrained(): void {
+    this.overflowed = false;
   }
 
   /** The reserved rows were not written after all (a failed write, a duplicate event). */

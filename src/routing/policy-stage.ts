@@ -15,6 +15,7 @@ import type { PolicyAnswer } from '../policy/policy-client.js';
 import type { Clock } from '../time/clock.js';
 import type { ClaimPacer } from './claim-pacer.js';
 import type { Handoff, HandedMatch } from './handoff.js';
+import { nextBatch } from './next-batch.js';
 
 export interface PolicySource {
   ask(user: string, event: JsonValue): Promise<PolicyAnswer>;
@@ -108,26 +109,26 @@ export function policyStep(deps: PolicyStageDependencies): () => Promise<number>
   };
 }
 
-/** Rows handed over in memory, or else due rows claimed, each with its event. */
+/** Rows handed over in memory, and due rows claimed (see next-batch.ts), each with its event. */
 async function takeWork(deps: PolicyStageDependencies): Promise<HandedMatch[]> {
   const now = deps.clock();
-  const handed = deps.inbox?.take(deps.batchSize, now) ?? [];
-  if (handed.length > 0 || deps.pacer?.mayClaim() === false) return handed;
   const lease = { holder: deps.holder, now, durationUs: deps.leaseUs };
   // A claim is a write: it shares a commit with the writes of the moment rather than pay its own.
-  const rows = await deps.database.write((tx) => claimDueMatches(tx, deps.database.capabilities, 'policy', lease, deps.batchSize));
-  deps.pacer?.claimed(rows.length);
-  if (rows.length === 0) return [];
-  const events = await eventsByUuid(deps.database.db, rows.map((r) => r.event_uuid));
+  const { handed, claimed } = await nextBatch(deps, now, (limit) =>
+    deps.database.write((tx) => claimDueMatches(tx, deps.database.capabilities, 'policy', lease, limit)),
+  );
+  if (claimed.length === 0) return handed;
+  const events = await eventsByUuid(deps.database.db, claimed.map((r) => r.event_uuid));
   const documents = new Map<string, JsonValue>();
   // A row whose event was purged since the claim went with it (cascade): nothing to settle.
-  return rows.flatMap((row) => {
+  const claimedWork = claimed.flatMap((row) => {
     const event = events.get(row.event_uuid);
     if (!event) return [];
     let document = documents.get(event.uuid);
     if (document === undefined) documents.set(event.uuid, (document = JSON.parse(event.body) as JsonValue));
     return [{ row, event, document }];
   });
+  return [...handed, ...claimedWork];
 }
 
 function groupBy<T>(rows: readonly T[], key: (row: T) => string): Map<string, T[]> {

@@ -5,7 +5,7 @@ import { ClaimPacer } from '../../src/routing/claim-pacer.js';
 describe('claim pacer', () => {
   it('waits quietMs after a claim that found nothing, and not at all after one that found work', () => {
     let now = 1_000;
-    const pacer = new ClaimPacer(100, () => now);
+    const pacer = new ClaimPacer(100, 1_000, () => now);
     assert.equal(pacer.mayClaim(), true);
     pacer.claimed(0);
     now += 99;
@@ -14,5 +14,18 @@ describe('claim pacer', () => {
     assert.equal(pacer.mayClaim(), true);
     pacer.claimed(5);
     assert.equal(pacer.mayClaim(), true, 'there may be more');
+  });
+
+  it('lets a stage busy with handed work claim every busyMs, whatever the last claim found', () => {
+    let now = 1_000;
+    const pacer = new ClaimPacer(100, 1_000, () => now);
+    assert.equal(pacer.mayClaimBesides(), true, 'never claimed yet');
+    pacer.claimed(7);
+    now += 999;
+    assert.equal(pacer.mayClaimBesides(), false);
+    now += 1;
+    assert.equal(pacer.mayClaimBesides(), true);
+    pacer.claimed(0);
+    assert.equal(pacer.mayClaimBesides(), false);
   });
 });

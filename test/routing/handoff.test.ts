@@ -14,6 +14,7 @@ import { LiveMatcher } from '../../src/matching/live-matcher.js';
 import { allowAll, createPolicyClient } from '../../src/policy/policy-client.js';
 import { deliveryStep } from '../../src/routing/delivery-stage.js';
 import { Handoff, type HandedMatch } from '../../src/routing/handoff.js';
+import { ClaimPacer } from '../../src/routing/claim-pacer.js';
 import { policyStep } from '../../src/routing/policy-stage.js';
 import { openTestDatabase, testBackends } from '../support/database.js';
 import { startStub } from '../support/http-stub.js';
@@ -33,10 +34,21 @@ describe('handoff', () => {
     const handoff = new Handoff(3, 0);
     assert.equal(handoff.reserve(2), true);
     assert.equal(handoff.reserve(2), false, 'two reserved plus two is over three');
+    handoff.overflowDrained();
     handoff.put([handed(LEASE_US)]);
     handoff.release(1);
     assert.equal(handoff.reserve(2), true, 'one waiting, two reserved');
     assert.equal(handoff.reserve(1), false);
+  });
+
+  it('once it overflowed, takes nothing more until the queue has been claimed dry', () => {
+    const handoff = new Handoff(3, 0);
+    assert.equal(handoff.overflowing, false);
+    assert.equal(handoff.reserve(4), false);
+    assert.equal(handoff.overflowing, true);
+    assert.equal(handoff.reserve(1), false, 'there is room, but older rows wait in the queue');
+    handoff.overflowDrained();
+    assert.equal(handoff.reserve(1), true);
   });
 
   it('hands out rows in order, up to the limit, leaving out those whose lease is nearly over', () => {
@@ -139,6 +151,54 @@ for (const backend of testBackends()) {
       assert.equal(await delivery(), 0, 'nothing was handed on');
       assert.equal(stub.requests.length, 0, 'the purged event is not sent');
       assert.equal(toDelivery.reserve(100), true, 'the room reserved for it is free again');
+    });
+
+    it('claims the rows that overflowed into the queue before new ones, and retries while busy with new work', async (t) => {
+      const test = await openTestDatabase(backend);
+      t.after(() => test.close());
+      const subscription: SubscriptionRow = {
+        uuid: randomUUID(), owner: 'alice', name: 'n', jsonpath: '$.n', dialect: 'rfc9535', target_url: 'http://127.0.0.1:9/',
+        auth: '{}', extensions: '{}', version: 'v0.1', created: 1, updated: 1, deleted: null, disabled: null, error: null,
+      };
+      await insertSubscription(test.handle.db, subscription);
+      const matcher = new LiveMatcher();
+      matcher.load([subscription]);
+      let now = Date.now() * 1000;
+      const clock = () => now;
+      const toPolicy = new Handoff(2, LEASE_US / 2);
+      const receive = (n: number) =>
+        receiveEvent({ eventLog: new EventLogBatch(test.handle), matcher, clock, handoff: { to: toPolicy, holder: 'me', leaseUs: LEASE_US } }, {
+          specVersion: '1.0', id: `e${n}`, source: '/overflow', type: 't', document: { specversion: '1.0', id: `e${n}`, source: '/overflow', type: 't', n },
+        });
+      const settled = async () =>
+        (await test.handle.db.selectFrom('matches').innerJoin('events', 'events.uuid', 'matches.event_uuid').select(['events.event_id', 'matches.state']).execute())
+          .filter((r) => r.state === 'deliver')
+          .map((r) => r.event_id)
+          .sort();
+      let pacerNow = 0;
+      const pacer = new ClaimPacer(100, 60_000, () => pacerNow);
+      pacer.claimed(1); // a claim just now: no claim besides handed work for a minute
+      const policy = policyStep({ database: test.handle, clock, holder: 'me', leaseUs: LEASE_US, batchSize: 64, retryDelaysMs: [1_000], random: () => 0.5, policy: allowAll, inbox: toPolicy, pacer, onAllowed: () => undefined });
+
+      for (const n of [1, 2, 3, 4]) await receive(n); // e1, e2 handed; e3, e4 overflow into the queue
+      assert.equal(await policy(), 2);
+      assert.deepEqual(await settled(), ['e1', 'e2']);
+      await receive(5); // the handoff has room again, but e3 and e4 are older
+      assert.equal(await policy(), 3, 'the queue, claimed at once though a claim was just made');
+      assert.deepEqual(await settled(), ['e1', 'e2', 'e3', 'e4', 'e5']);
+      await receive(6);
+      assert.deepEqual(
+        await test.handle.db.selectFrom('matches').select('locked_by').where('state', '=', 'policy').execute(),
+        [{ locked_by: 'me' }],
+        'the queue was claimed dry: new rows are handed over again',
+      );
+
+      // A row coming due in the queue (a retry) while new work keeps arriving.
+      await test.handle.db.updateTable('matches').set({ state: 'policy', due: now }).where('state', '=', 'deliver').where('event_uuid', 'in', test.handle.db.selectFrom('events').select('uuid').where('event_id', '=', 'e1')).execute();
+      assert.equal(await policy(), 1, 'only the handed row, within the minute');
+      await receive(7);
+      pacerNow += 60_000;
+      assert.equal(await policy(), 2, 'the handed row and the retry, a minute on');
     });
   });
 }
