@@ -3,7 +3,7 @@
  * (several instances). What differs between them is declared once, as capabilities.
  */
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, type Transaction } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, type PostgresPool, type Transaction } from 'kysely';
 import pg from 'pg';
 import { maskUrlPassword } from '../config/values.js';
 import { GroupCommit } from './group-commit.js';
@@ -38,8 +38,20 @@ export interface DatabaseHandle {
   close(): Promise<void>;
 }
 
+/** A PostgreSQL connection was not made within POSTGRES_CONNECT_TIMEOUT_MS. */
+export class DatabaseNotAnswering extends Error {
+  override readonly name = 'DatabaseNotAnswering';
+}
+
 const PG_INT8 = 20;
 const POSTGRES_POOL_SIZE = 10;
+/**
+ * A database that accepts the connection but never speaks (or a blackholed address, where TCP
+ * itself waits about two minutes) must not hang the server's start or the CLI: a connection,
+ * new or a free one of the pool, is waited for this long at most. Ten seconds cover a slow
+ * TLS handshake or authentication across a WAN many times over.
+ */
+export const POSTGRES_CONNECT_TIMEOUT_MS = 10_000;
 // Waiting this long for a lock held by another connection beats failing at once (SQLITE_BUSY).
 const SQLITE_BUSY_TIMEOUT_MS = 5_000;
 
@@ -79,11 +91,12 @@ function openPostgres(url: string): DatabaseHandle {
   const pool = new pg.Pool({
     connectionString: parsed.toString(),
     max: POSTGRES_POOL_SIZE,
+    connectionTimeoutMillis: POSTGRES_CONNECT_TIMEOUT_MS,
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
     // Timestamps are bigint microseconds: well inside the exact range of a JS number.
     types: { getTypeParser: (oid, format) => (oid === PG_INT8 ? Number : pg.types.getTypeParser(oid, format)) },
   });
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: sayingTimeouts(pool) }) });
   // One connection stays free of commits for reads (readiness, GET /eventmatch).
   const group = new GroupCommit(db, POSTGRES_POOL_SIZE - 1);
   return {
@@ -93,5 +106,24 @@ function openPostgres(url: string): DatabaseHandle {
     schema,
     description: maskUrlPassword(url),
     close: () => db.destroy(),
+  };
+}
+
+/**
+ * pg-pool reports its time-out as "Connection terminated due to connection timeout" (a new
+ * connection) or "timeout exceeded when trying to connect" (the wait for a free one): said
+ * here in words an operator reads without knowing pg.
+ */
+function sayingTimeouts(pool: pg.Pool): PostgresPool {
+  return {
+    connect: () =>
+      pool.connect().catch((error: unknown) => {
+        const message = error instanceof Error ? error.message : '';
+        if (/connection timeout|timeout exceeded when trying to connect/.test(message)) {
+          throw new DatabaseNotAnswering(`no answer from the database within ${POSTGRES_CONNECT_TIMEOUT_MS / 1000} s (connect time-out)`, { cause: error });
+        }
+        throw error;
+      }),
+    end: () => pool.end(),
   };
 }

@@ -3,7 +3,7 @@
  * so two `dbsync` at once is not an error: the second waits and finds nothing to do).
  */
 import { Migrator, sql } from 'kysely';
-import type { DatabaseHandle } from './connect.js';
+import { DatabaseNotAnswering, type DatabaseHandle } from './connect.js';
 import { MIGRATIONS } from './migrations/index.js';
 
 export interface SchemaStatus {
@@ -37,6 +37,9 @@ export async function syncSchema(handle: DatabaseHandle): Promise<string[]> {
   try {
     return await migrate(handle);
   } catch (error) {
+    // A database that did not answer has not been migrated by anyone: asking again would
+    // only wait out the connect time-out a second time.
+    if (error instanceof DatabaseNotAnswering) throw error;
     if ((await schemaStatus(handle)).pending.length === 0) return [];
     throw error;
   }
