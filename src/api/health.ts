@@ -12,6 +12,24 @@ export interface HealthDependencies {
   policyMode: 'allow-all' | 'policy-service';
 }
 
+/**
+ * A probe (a load balancer, Kubernetes) gives up after a few seconds; a database that does
+ * not answer would otherwise hold /readyz for the pool's 10 s connect time-out, or for ever on
+ * a connection whose peer went silent. Two seconds is far above a healthy answer (~1 ms).
+ */
+const READINESS_TIMEOUT_MS = 2_000;
+
+class NoAnswer extends Error {}
+
+/** `work`, or NoAnswer after `ms`; `work` still runs to its end (its outcome is then ignored). */
+function within<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeUp = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new NoAnswer(`the database did not answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([work, timeUp]).finally(() => clearTimeout(timer));
+}
+
 export function healthRoutes(deps: HealthDependencies) {
   return (app: FastifyInstance) => {
     app.get('/healthz', { schema: { tags: ['operations'], summary: 'The process is alive' } }, async () => ({ status: 'ok' }));
@@ -21,12 +39,12 @@ export function healthRoutes(deps: HealthDependencies) {
       let ready = true;
       try {
         // Reading the schema's version is also the reachability check.
-        const status = await schemaStatus(deps.database);
+        const status = await within(schemaStatus(deps.database), READINESS_TIMEOUT_MS);
         report['database'] = 'ok';
         report['schema'] = status.pending.length === 0 ? 'current' : `out of date: run svc-notifications-cmd dbsync`;
         ready = status.pending.length === 0;
       } catch (error) {
-        request.log.warn({ err: error }, 'readiness check: database unreachable');
+        request.log.warn({ err: error }, error instanceof NoAnswer ? 'readiness check: database not answering' : 'readiness check: database unreachable');
         report['database'] = 'unreachable';
         ready = false;
       }

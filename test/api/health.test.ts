@@ -5,6 +5,7 @@ import { healthRoutes, type HealthDependencies } from '../../src/api/health.js';
 import { openDatabase } from '../../src/db/connect.js';
 import { syncSchema } from '../../src/db/migrate.js';
 import { testBackends } from '../support/database.js';
+import { startSilentListener } from '../server/silent-database.js';
 
 for (const backend of testBackends()) {
   describe(`/readyz (${backend.name})`, () => {
@@ -48,6 +49,28 @@ describe('/readyz without a database', () => {
       assert.deepEqual(response.json(), { status: 'not ready', policy: 'allow-all', database: 'unreachable' });
     } finally {
       await app.close();
+      await database.close();
+    }
+  });
+});
+
+describe('/readyz when the database does not answer', () => {
+  it('answers 503 within about 2 s, not after the 10 s connect time-out', async () => {
+    const silent = await startSilentListener();
+    const database = openDatabase(silent.url);
+    const app = await buildApp({ maxBodyBytes: 1024, logLevel: 'silent', version: 'test' }, [healthRoutes({ database, policyMode: 'allow-all' })]);
+    try {
+      const started = Date.now();
+      const response = await app.inject({ method: 'GET', url: '/readyz' });
+      const elapsed = Date.now() - started;
+      assert.equal(response.statusCode, 503);
+      assert.deepEqual(response.json(), { status: 'not ready', policy: 'allow-all', database: 'unreachable' });
+      assert.ok(silent.accepted() >= 1, 'the check did reach the silent database');
+      assert.ok(elapsed >= 1_900 && elapsed < 3_000, `answered after ${elapsed} ms`);
+    } finally {
+      await app.close();
+      // Closing the listener first fails the pending connection at once, so the pool can end.
+      await silent.close();
       await database.close();
     }
   });

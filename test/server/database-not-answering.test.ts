@@ -1,11 +1,13 @@
 /**
  * A PostgreSQL database that does not answer: the server's start and the CLI give up after the
- * 10 s connect time-out with one line. (PostgreSQL only: SQLite is a file in the process, with no connection to wait for.)
+ * 10 s connect time-out with one line, and a running server's /readyz answers 503 within about
+ * 2 s. (PostgreSQL only: SQLite is a file in the process, with no connection to wait for.)
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { run, runCli, SERVER_BIN } from '../support/processes.js';
-import { startSilentListener } from './silent-database.js';
+import { POSTGRES_TEST_URL, createPostgres } from '../support/database.js';
+import { run, runCli, SERVER_BIN, startServer } from '../support/processes.js';
+import { startFreezableProxy, startSilentListener } from './silent-database.js';
 
 /** One line on stderr naming the time-out, no stack trace. */
 function assertOneTimeoutLine(stderr: string): void {
@@ -45,4 +47,32 @@ describe('a database that accepts connections and never answers', { concurrency:
       }
     });
   }
+});
+
+describe('a running server whose PostgreSQL stops answering', { skip: POSTGRES_TEST_URL ? false : 'NOTIFICATIONS_TEST_DATABASE_URL is not set' }, () => {
+  it('answers /readyz with 503 within about 2 s', async () => {
+    const database = await createPostgres(POSTGRES_TEST_URL!);
+    const proxy = await startFreezableProxy(database.url);
+    try {
+      assert.equal((await runCli(['--database-url', database.url, 'dbsync'])).code, 0);
+      const server = await startServer({ NOTIFICATIONS_DATABASE_URL: proxy.url });
+      try {
+        assert.equal((await fetch(`${server.url}/readyz`)).status, 200, 'ready while the database answers');
+        proxy.freeze();
+        const started = Date.now();
+        const ready = await fetch(`${server.url}/readyz`, { signal: AbortSignal.timeout(15_000) });
+        const elapsed = Date.now() - started;
+        assert.equal(ready.status, 503);
+        assert.deepEqual(await ready.json(), { status: 'not ready', policy: 'allow-all', database: 'unreachable' });
+        assert.ok(elapsed >= 1_900 && elapsed < 3_000, `answered after ${elapsed} ms`);
+        assert.equal((await fetch(`${server.url}/healthz`)).status, 200, 'the process itself still answers');
+      } finally {
+        // Its queries hang on the frozen connections: a graceful stop would only wait them out.
+        await server.stop('SIGKILL');
+      }
+    } finally {
+      await proxy.close();
+      await database.cleanup();
+    }
+  });
 });
