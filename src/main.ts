@@ -14,7 +14,7 @@ import { metricsRoutes } from './api/metrics-routes.js';
 import { receiveRoutes } from './api/receive-routes.js';
 import { ConfigError, loadConfig } from './config/load.js';
 import { describeSettings, redactedConfig, type Config } from './config/settings.js';
-import { openDatabase, type DatabaseHandle } from './db/connect.js';
+import { DatabaseMissing, openDatabase, type DatabaseHandle } from './db/connect.js';
 import { releaseAllLeases, releaseLeasesOf } from './db/matches.js';
 import { schemaStatus } from './db/migrate.js';
 import { queueReader } from './db/queue-stats.js';
@@ -93,8 +93,12 @@ async function main(argv: string[]): Promise<number> {
 async function serve(config: Config): Promise<number> {
   let database: DatabaseHandle;
   try {
-    database = openDatabase(config.databaseUrl);
+    database = openDatabase(config.databaseUrl, { create: false });
   } catch (error) {
+    if (error instanceof DatabaseMissing) {
+      console.error(`${PROGRAM}: the database schema is out of date (${error.message}): run \`svc-notifications-cmd dbsync\` to create it`);
+      return 1;
+    }
     console.error(`${PROGRAM}: cannot open the database: ${error instanceof Error ? error.message : String(error)}`);
     return 1;
   }

@@ -12,6 +12,10 @@ export interface Command {
   readonly name: string;
   readonly usage: string;
   readonly summary: string;
+  /** dbsync only: a SQLite file that does not exist is created; the others report it missing. */
+  readonly createsDatabase?: boolean;
+  /** Exit status when the SQLite file does not exist (default: failure). */
+  readonly exitWhenMissing?: number;
   /** Checks the arguments before the database is opened; returns a message when they are wrong. */
   check(args: string[]): string | undefined;
   run(context: CommandContext): Promise<number>;

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { ConfigError, loadConfig } from '../config/load.js';
 import { SETTINGS } from '../config/settings.js';
 import { maskUrlPassword } from '../config/values.js';
-import { openDatabase, type DatabaseHandle } from '../db/connect.js';
+import { DatabaseMissing, openDatabase, type DatabaseHandle } from '../db/connect.js';
 import { packageInfo } from '../package-info.js';
 import { EXIT, type Command } from './command.js';
 import { dbchk } from './dbchk.js';
@@ -81,9 +81,13 @@ async function main(argv: string[]): Promise<number> {
   }
   let database: DatabaseHandle | undefined;
   try {
-    database = openDatabase(databaseUrl);
+    database = openDatabase(databaseUrl, { create: command.createsDatabase === true });
     return await command.run({ args, database, out: (line) => console.log(line), err: (line) => console.error(line) });
   } catch (error) {
+    if (error instanceof DatabaseMissing) {
+      console.error(`${PROGRAM} ${command.name}: the schema is out of date (${error.message}): run \`${PROGRAM} dbsync\` to create it`);
+      return command.exitWhenMissing ?? EXIT.failure;
+    }
     console.error(`${PROGRAM} ${command.name}: cannot use the database ${database?.description ?? maskUrlPassword(databaseUrl)}: ${oneLine(error)}`);
     return EXIT.failure;
   } finally {

@@ -2,6 +2,8 @@
  * Opens the database a URL names: `sqlite:<path>` (embedded, one instance) or `postgres://…`
  * (several instances). What differs between them is declared once, as capabilities.
  */
+import { existsSync } from 'node:fs';
+import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, type PostgresPool, type Transaction } from 'kysely';
 import pg from 'pg';
@@ -55,14 +57,35 @@ export const POSTGRES_CONNECT_TIMEOUT_MS = 10_000;
 // Waiting this long for a lock held by another connection beats failing at once (SQLITE_BUSY).
 const SQLITE_BUSY_TIMEOUT_MS = 5_000;
 
-export function openDatabase(url: string): DatabaseHandle {
-  if (url.startsWith('sqlite:')) return openSqlite(url.slice('sqlite:'.length));
+export interface OpenOptions {
+  /**
+   * SQLite: create the file when it does not exist (the default, for dbsync and tests). The
+   * server and the other subcommands pass false: a mistyped path must be reported, not left
+   * behind as an empty database that then looks merely out of date.
+   */
+  readonly create?: boolean;
+}
+
+/** The SQLite file does not exist (its directory does): `dbsync` would create it. */
+export class DatabaseMissing extends Error {
+  override readonly name = 'DatabaseMissing';
+  constructor(readonly path: string) {
+    super(`the database file ${path} does not exist`);
+  }
+}
+
+export function openDatabase(url: string, options: OpenOptions = {}): DatabaseHandle {
+  if (url.startsWith('sqlite:')) return openSqlite(url.slice('sqlite:'.length), options.create ?? true);
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) return openPostgres(url);
   throw new Error(`unsupported database URL (expected sqlite:<path> or postgres://…): ${url}`);
 }
 
-function openSqlite(path: string): DatabaseHandle {
-  const database = new SQLite(path, { timeout: SQLITE_BUSY_TIMEOUT_MS });
+function openSqlite(path: string, create: boolean): DatabaseHandle {
+  const inMemory = path === ':memory:';
+  const mustExist = !create && !inMemory;
+  // A missing directory is left to SQLite's own error: dbsync could not create the file either.
+  if (mustExist && !existsSync(path) && existsSync(dirname(path))) throw new DatabaseMissing(path);
+  const database = new SQLite(path, { timeout: SQLITE_BUSY_TIMEOUT_MS, fileMustExist: mustExist });
   database.pragma('journal_mode = WAL');
   // FULL: a commit is on disk before /receive answers, even across a power cut.
   database.pragma('synchronous = FULL');
