@@ -16,7 +16,7 @@ import { ConfigError, loadConfig } from './config/load.js';
 import { describeSettings, redactedConfig, type Config } from './config/settings.js';
 import { DatabaseMissing, openDatabase, type DatabaseHandle } from './db/connect.js';
 import { releaseAllLeases, releaseLeasesOf } from './db/matches.js';
-import { schemaStatus } from './db/migrate.js';
+import { schemaStatus, syncSchema } from './db/migrate.js';
 import { queueReader } from './db/queue-stats.js';
 import { liveSubscriptionPages, type SubscriptionChange } from './db/subscriptions.js';
 import { addressGuard } from './delivery/address-guard.js';
@@ -103,6 +103,8 @@ async function serve(config: Config): Promise<number> {
     return 1;
   }
   try {
+    // Nothing but this process can reach an in-memory database, so no dbsync could prepare it.
+    if (database.inMemory) await syncSchema(database);
     const status = await schemaStatus(database);
     if (status.pending.length > 0) {
       console.error(`${PROGRAM}: the database schema is out of date (${database.description} lacks ${status.pending.join(', ')}): run \`svc-notifications-cmd dbsync\``);

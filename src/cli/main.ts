@@ -19,6 +19,7 @@ import { eventretry } from './eventretry.js';
 const PROGRAM = 'svc-notifications-cmd';
 const COMMANDS: readonly Command[] = [dbchk, dbsync, eventget, eventpurge, eventretry];
 const GLOBAL_WITH_VALUE = new Set(['--config', '--database-url']);
+const IN_MEMORY = 'sqlite::memory:';
 
 function usageLine(): string {
   return `usage: ${PROGRAM} [--database-url URL] [--config FILE] {${COMMANDS.map((c) => c.name).join('|')}} [options]`;
@@ -77,6 +78,10 @@ async function main(argv: string[]): Promise<number> {
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     console.error(`${PROGRAM}: ${error.message}`);
+    return EXIT.usage;
+  }
+  if (databaseUrl === IN_MEMORY) {
+    console.error(`${PROGRAM}: ${IN_MEMORY} lives inside the one process that opens it: the CLI cannot reach a server's in-memory database`);
     return EXIT.usage;
   }
   let database: DatabaseHandle | undefined;

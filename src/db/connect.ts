@@ -28,6 +28,11 @@ export interface Capabilities {
 export interface DatabaseHandle {
   readonly db: Kysely<Database>;
   readonly capabilities: Capabilities;
+  /**
+   * SQLite `:memory:`: the database lives and dies with this handle, and no other process (so
+   * no `dbsync`) can reach it.
+   */
+  readonly inMemory: boolean;
   /** PostgreSQL: the schema named by the URL's `schema` parameter (default: `public`). */
   readonly schema: string | undefined;
   /** Where it is, without credentials: for logs and error messages. */
@@ -96,6 +101,7 @@ function openSqlite(path: string, create: boolean): DatabaseHandle {
     db,
     write: (work) => group.run(work),
     capabilities: { backend: 'sqlite', skipLocked: false, sharedByInstances: false, rowLocks: false },
+    inMemory,
     schema: undefined,
     description: `sqlite:${path}`,
     close: () => db.destroy(),
@@ -126,6 +132,7 @@ function openPostgres(url: string): DatabaseHandle {
     db,
     write: (work) => group.run(work),
     capabilities: { backend: 'postgres', skipLocked: true, sharedByInstances: true, rowLocks: true },
+    inMemory: false,
     schema,
     description: maskUrlPassword(url),
     close: () => db.destroy(),
