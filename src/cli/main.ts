@@ -37,6 +37,26 @@ function help(): string {
   ].join('\n');
 }
 
+const HELP = new Set(['--help', '-h']);
+
+function commandHelp(command: Command): string {
+  return [`usage: ${PROGRAM} [--database-url URL] [--config FILE] ${command.usage}`, '', ...wrap(command.summary, 92).map((line) => `  ${line}`)].join('\n');
+}
+
+function wrap(text: string, width: number): string[] {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    if (line !== '' && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else {
+      line = line === '' ? word : `${line} ${word}`;
+    }
+  }
+  return line === '' ? lines : [...lines, line];
+}
+
 /** Splits `[global options] command [command args]`. */
 function split(argv: string[]): { global: string[]; command: string | undefined; args: string[] } {
   const global: string[] = [];
@@ -51,20 +71,27 @@ function split(argv: string[]): { global: string[]; command: string | undefined;
 }
 
 async function main(argv: string[]): Promise<number> {
-  if (argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
-    console.log(help());
-    return EXIT.ok;
-  }
   if (argv[0] === '--version') {
     console.log(packageInfo().version);
     return EXIT.ok;
   }
   const { global, command: name, args } = split(argv);
-  const command = COMMANDS.find((c) => c.name === name);
+  // `--help`, `help` and `help <command>`; `<command> --help` below.
+  const helpOf = name === 'help' ? args[0] : undefined;
+  if (name !== undefined && (HELP.has(name) || (name === 'help' && helpOf === undefined))) {
+    console.log(help());
+    return EXIT.ok;
+  }
+  const command = COMMANDS.find((c) => c.name === (helpOf ?? name));
   if (!command) {
-    console.error(name ? `${PROGRAM}: unknown command ${name}` : `${PROGRAM}: no command given`);
+    console.error(name ? `${PROGRAM}: unknown command ${helpOf ?? name}` : `${PROGRAM}: no command given`);
     console.error(usageLine());
     return EXIT.usage;
+  }
+  // Before the arguments are checked: `eventget --limit x --help` asks how to write it.
+  if (helpOf !== undefined || args.some((arg) => HELP.has(arg))) {
+    console.log(commandHelp(command));
+    return EXIT.ok;
   }
   const problem = command.check(args);
   if (problem) {
