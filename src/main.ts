@@ -64,7 +64,7 @@ function usage(): string {
     '',
   ];
   for (const s of describeSettings()) lines.push(`  ${s.name.padEnd(32)} ${s.default.padEnd(28)} ${s.description}`);
-  lines.push('', `The schema must be current: run \`svc-notifications-cmd dbsync\` first.`);
+  lines.push('', `The schema must be current: run \`svc-notifications-cmd dbsync\` first (sqlite::memory: needs none: the server creates it).`);
   return lines.join('\n');
 }
 
