@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { DatabaseHandle } from '../../src/db/connect.js';
+import type { SubscriptionChange } from '../../src/subscriptions/service.js';
 import { startEventmatchApp } from '../support/app.js';
 import { openTestDatabase, testBackends } from '../support/database.js';
 
@@ -89,6 +90,78 @@ for (const backend of testBackends()) {
         assert.ok((await rawAuth(uuid)).startsWith('v1:'), 'auth written again: sealed');
       } finally {
         await keyed.close();
+      }
+    });
+
+    it('changes nothing and answers 500 to PUT and DELETE when the stored credentials do not open, as GET does', async () => {
+      const written = await startApp(test.handle, randomBytes(32));
+      const { uuid } = (await written.inject({ method: 'POST', url: '/eventmatch', headers: USER, payload: body(basic) })).json<{ uuid: string }>();
+      await written.close();
+      // A pending delivery, which a DELETE or a disabling PUT would cancel.
+      const event = { uuid: randomUUID(), source: '/s', event_id: randomUUID(), type: 't', spec_version: '1.0', body: '{}', received: 1 };
+      await test.handle.db.insertInto('events').values(event).execute();
+      const match = {
+        uuid: randomUUID(), event_uuid: event.uuid, subscription_uuid: uuid, owner: 'alice', state: 'deliver' as const,
+        policy_code: 200, target_code: null, created: 1, due: 1, locked_until: null, locked_by: null, attempts: 0, updated: 1,
+      };
+      await test.handle.db.insertInto('matches').values(match).execute();
+      // Plain text that is not JSON: written by hand, or by a bug.
+      const damaged = (await startApp(test.handle, null).then(async (plain) => {
+        const created = await plain.inject({ method: 'POST', url: '/eventmatch', headers: USER, payload: body(basic) });
+        await plain.close();
+        return created.json<{ uuid: string }>().uuid;
+      }));
+      await test.handle.db.updateTable('subscriptions').set({ auth: `{"type": "basic", "basic": {"username": "u", "password": "${PASSWORD}"` }).where('uuid', '=', damaged).execute();
+
+      const rowOf = (id: string) => test.handle.db.selectFrom('subscriptions').selectAll().where('uuid', '=', id).executeTakeFirstOrThrow();
+      const matchRow = () => test.handle.db.selectFrom('matches').selectAll().where('uuid', '=', match.uuid).executeTakeFirstOrThrow();
+      const WRONG_KEY = 'stored target credentials are encrypted; start the service with the NOTIFICATIONS_SECRET_KEY they were written with';
+      const DAMAGED = 'stored target credentials are damaged (not JSON)';
+      const requests = [
+        ['GET', undefined],
+        ['PUT', { name: 'renamed' }],
+        ['PUT', { disabled: true }],
+        ['PUT', { disabled: null }],
+        ['PUT', { auth: {} }],
+        ['DELETE', undefined],
+      ] as const;
+      for (const [label, key, id, message] of [
+        ['sealed, a different key', randomBytes(32), uuid, WRONG_KEY],
+        ['sealed, no key', null, uuid, WRONG_KEY],
+        ['damaged', null, damaged, DAMAGED],
+      ] as const) {
+        const changes: SubscriptionChange[] = [];
+        const app = await startEventmatchApp(test.handle, { secretKey: key, onChange: (change) => changes.push(change) });
+        try {
+          const [row, pending] = [await rowOf(id), await matchRow()];
+          for (const [method, payload] of requests) {
+            // PUT {"auth": {}} replaces the credentials, which is how an owner gets out (below).
+            if (payload !== undefined && 'auth' in payload) continue;
+            const response = await app.inject({ method, url: `/eventmatch/${id}`, headers: USER, ...(payload === undefined ? {} : { payload }) });
+            assert.equal(response.statusCode, 500, `${label}: ${method} ${JSON.stringify(payload)}: ${response.body}`);
+            assert.deepEqual(response.json(), { statusCode: 500, error: 'Internal Server Error', message });
+            assert.ok(!response.body.includes(PASSWORD));
+          }
+          assert.deepEqual(await rowOf(id), row, `${label}: the subscription is as it was`);
+          assert.deepEqual(await matchRow(), pending, `${label}: its pending delivery is not cancelled`);
+          assert.deepEqual(changes, [], `${label}: the matcher is told of no change`);
+        } finally {
+          await app.close();
+        }
+      }
+
+      // Sending auth again replaces what cannot be opened; then everything works.
+      const recovered = await startApp(test.handle, randomBytes(32));
+      try {
+        for (const id of [uuid, damaged]) {
+          const put = await recovered.inject({ method: 'PUT', url: `/eventmatch/${id}`, headers: USER, payload: { auth: header, disabled: null } });
+          assert.equal(put.statusCode, 200, put.body);
+          assert.deepEqual(put.json<{ auth: unknown }>().auth, header);
+          assert.equal((await recovered.inject({ method: 'DELETE', url: `/eventmatch/${id}`, headers: USER })).statusCode, 200);
+        }
+        assert.equal((await matchRow()).state, 'cancelled', 'the delete went through, and cancelled the delivery');
+      } finally {
+        await recovered.close();
       }
     });
 
