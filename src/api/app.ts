@@ -15,12 +15,18 @@ export interface AppOptions {
   version: string;
 }
 
-/** Everything a log line must never show. */
+/**
+ * Everything a log line must never show. `auth` is a subscription's credentials wherever it
+ * sits: in the record each write logs at debug level (`subscription.auth`), or in whatever
+ * else is logged, up to two levels down.
+ */
 const REDACTED = [
   'req.headers.authorization',
   'req.headers.cookie',
-  'req.body.auth',
   'res.headers["set-cookie"]',
+  'auth',
+  '*.auth',
+  '*.*.auth',
 ];
 
 /**

@@ -11,6 +11,7 @@ import { parseMediaType, requireUtf8Json } from '../cloudevents/media-type.js';
 import { ServiceError, unsupportedJsonBody } from '../errors.js';
 import { MAX_DOCUMENT_DEPTH, type JsonValue } from '../jsonpath/index.js';
 import { parsePage, type Body } from '../subscriptions/input.js';
+import type { SubscriptionRecord } from '../subscriptions/record.js';
 import { subscriptionService, type SubscriptionServiceDependencies } from '../subscriptions/service.js';
 import { eventmatchSchemas } from './eventmatch-schemas.js';
 import { actingUser, type IdentityOptions } from './identity.js';
@@ -58,9 +59,14 @@ function routes(app: FastifyInstance, deps: EventmatchDependencies): void {
   const user = (request: FastifyRequest) => actingUser(request, deps.identity);
   const authenticated = async (request: FastifyRequest) => void user(request);
   const withJsonBody = { onRequest: [authenticated, requireJsonBody] };
+  // Each write, as written, for whoever debugs; app.ts redacts its `auth`.
+  const logged = (request: FastifyRequest, what: string) => (record: SubscriptionRecord) => {
+    request.log.debug({ subscription: record }, `subscription ${what}`);
+    return record;
+  };
 
   app.post<{ Body: Body }>('/eventmatch', { schema: schemas.create, ...withJsonBody }, async (request, reply) => {
-    const record = await subscriptions.create(user(request), request.body);
+    const record = logged(request, 'created')(await subscriptions.create(user(request), request.body));
     return reply.header('location', `/eventmatch/${record.uuid}`).send(record);
   });
 
@@ -73,11 +79,11 @@ function routes(app: FastifyInstance, deps: EventmatchDependencies): void {
   );
 
   app.put<{ Params: UuidParams; Body: Body }>('/eventmatch/:uuid', { schema: schemas.update, ...withJsonBody }, async (request) =>
-    subscriptions.update(user(request), request.params.uuid, request.body),
+    subscriptions.update(user(request), request.params.uuid, request.body).then(logged(request, 'updated')),
   );
 
   app.delete<{ Params: UuidParams }>('/eventmatch/:uuid', { schema: schemas.remove, onRequest: [authenticated, ignoreEmptyBody, requireJsonBody] }, async (request) =>
-    subscriptions.remove(user(request), request.params.uuid),
+    subscriptions.remove(user(request), request.params.uuid).then(logged(request, 'deleted')),
   );
 
   app.post<{ Body: Body }>('/eventmatch/test', { schema: schemas.tryExpression, ...withJsonBody, config: WRAPPED_EVENT }, async (request) =>
