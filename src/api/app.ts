@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import { errorBody } from '../errors.js';
 import { answerClientError, handleError } from './error-handler.js';
 
@@ -54,6 +54,12 @@ export async function buildApp(options: AppOptions, routes: Array<(app: FastifyI
   app.addHook('onSend', async (request, reply) => {
     void reply.header('x-request-id', request.id);
   });
+  app.addHook('onRoute', (route) => {
+    const integers = integerParameters(route.schema?.querystring);
+    if (integers.length === 0) return;
+    const convert = async (request: FastifyRequest) => numbersFromDigits(request.query as Record<string, unknown>, integers);
+    route.preValidation = [...[route.preValidation ?? []].flat(), convert];
+  });
   app.setErrorHandler(handleError);
   const allowedMethods = routeMethods(app);
   app.setNotFoundHandler((request, reply) => {
@@ -96,4 +102,22 @@ function routeMethods(app: FastifyInstance): (path: string) => string[] {
     if (methods.has('GET')) methods.add('HEAD');
     return [...methods].sort();
   };
+}
+
+/**
+ * A query string is text, and Ajv converts nothing (`coerceTypes: false`, so that bodies are
+ * taken as sent): the parameters a route's schema declares integer are converted before it is
+ * checked, from decimal digits only. Anything else (`ten`, `1.5`, `-1`, ``, a repeated
+ * parameter) stays as it is and fails the schema, whose message names the parameter and its bounds.
+ */
+function integerParameters(schema: unknown): string[] {
+  const properties = (schema as { properties?: Record<string, { type?: unknown }> } | undefined)?.properties ?? {};
+  return Object.keys(properties).filter((name) => properties[name]?.type === 'integer');
+}
+
+function numbersFromDigits(query: Record<string, unknown>, names: string[]): void {
+  for (const name of names) {
+    const value = query[name];
+    if (typeof value === 'string' && /^\d{1,16}$/.test(value) && Number.isSafeInteger(Number(value))) query[name] = Number(value);
+  }
 }

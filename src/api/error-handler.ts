@@ -27,7 +27,8 @@ export function handleError(error: FastifyError, request: FastifyRequest, reply:
     return;
   }
   if (error.validation) {
-    void reply.status(400).send(errorBody(400, describeValidationErrors(error.validation, error.validationContext)));
+    const schema = request.routeOptions.schema;
+    void reply.status(400).send(errorBody(400, describeValidationErrors(error.validation, error.validationContext, schema)));
     return;
   }
   // Fastify's errors by their codes only: a SyntaxError of ours (a stored value that does not
