@@ -1,12 +1,13 @@
 /**
  * The Fastify application: logging with request ids and no secrets, the body limit, the one
- * error handler, OpenAPI generated from the route schemas, and the routes given to it.
+ * error handler (also for what Fastify and Node refuse before any route runs), OpenAPI
+ * generated from the route schemas, and the routes given to it.
  */
 import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import { errorBody } from '../errors.js';
-import { handleError } from './error-handler.js';
+import { answerClientError, handleError } from './error-handler.js';
 
 export interface AppOptions {
   maxBodyBytes: number;
@@ -14,16 +15,29 @@ export interface AppOptions {
   version: string;
 }
 
-/** Everything a log line must never show. */
+/**
+ * Everything a log line must never show. `auth` is a subscription's credentials wherever it
+ * sits: in the record each write logs at debug level (`subscription.auth`), or in whatever
+ * else is logged, up to two levels down.
+ */
 const REDACTED = [
   'req.headers.authorization',
   'req.headers.cookie',
-  'req.body.auth',
   'res.headers["set-cookie"]',
+  'auth',
+  '*.auth',
+  '*.*.auth',
 ];
 
+/**
+ * Node refuses a request line and headers over 16 KiB (431), so no path parameter can be
+ * longer than this: every uuid, however long, reaches its route and is answered 404 there like
+ * any other unknown subscription (find-my-way's default of 100 answered 414 in its own shape).
+ */
+const MAX_PARAM_LENGTH = 16 * 1024;
+
 export async function buildApp(options: AppOptions, routes: Array<(app: FastifyInstance) => Promise<void> | void>): Promise<FastifyInstance> {
-  const app = Fastify({
+  const app: FastifyInstance = Fastify({
     logger: { level: options.logLevel, redact: { paths: REDACTED, censor: '[redacted]' } },
     bodyLimit: options.maxBodyBytes,
     requestIdHeader: 'x-request-id',
@@ -31,13 +45,34 @@ export async function buildApp(options: AppOptions, routes: Array<(app: FastifyI
     // Unknown fields are errors, not silently dropped; numbers are not coerced from strings.
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
     return503OnClosing: true,
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    // A URL that cannot be decoded (`/eventmatch/%zz`), answered by the router itself.
+    frameworkErrors: (error, request, reply) => handleError(error, request, reply),
+    // What Node's HTTP parser refuses: there is no request, so the socket is answered directly.
+    clientErrorHandler: (error, socket) => answerClientError(error, socket, app.log),
   });
   app.addHook('onSend', async (request, reply) => {
     void reply.header('x-request-id', request.id);
   });
+  app.addHook('onRoute', (route) => {
+    const integers = integerParameters(route.schema?.querystring);
+    if (integers.length === 0) return;
+    const convert = async (request: FastifyRequest) => numbersFromDigits(request.query as Record<string, unknown>, integers);
+    route.preValidation = [...[route.preValidation ?? []].flat(), convert];
+  });
   app.setErrorHandler(handleError);
+  const allowedMethods = routeMethods(app);
   app.setNotFoundHandler((request, reply) => {
-    void reply.status(404).send(errorBody(404, `no such route: ${request.method} ${request.url.split('?')[0]}`));
+    const path = request.url.split('?')[0] ?? '';
+    const allowed = allowedMethods(path);
+    if (allowed.length === 0) {
+      void reply.status(404).send(errorBody(404, `no such route: ${request.method} ${path}`));
+      return;
+    }
+    void reply
+      .status(405)
+      .header('allow', allowed.join(', '))
+      .send(errorBody(405, `method ${request.method} not allowed on ${path}; use ${allowed.join(', ')}`));
   });
   await app.register(swagger, {
     openapi: {
@@ -47,4 +82,42 @@ export async function buildApp(options: AppOptions, routes: Array<(app: FastifyI
   for (const register of routes) await register(app);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   return app;
+}
+
+/**
+ * The methods routed for a path, for the `Allow` header of a 405: Fastify itself answers a
+ * known path asked with another method as if it did not exist (404).
+ */
+function routeMethods(app: FastifyInstance): (path: string) => string[] {
+  const routes: Array<{ pattern: RegExp; methods: string[] }> = [];
+  app.addHook('onRoute', (route) => {
+    const pattern = route.url
+      .split('/')
+      .map((segment) => (segment.startsWith(':') ? '[^/]+' : segment === '*' ? '.*' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+      .join('/');
+    routes.push({ pattern: new RegExp(`^${pattern}$`), methods: [route.method].flat() });
+  });
+  return (path) => {
+    const methods = new Set(routes.filter((route) => route.pattern.test(path)).flatMap((route) => route.methods));
+    if (methods.has('GET')) methods.add('HEAD');
+    return [...methods].sort();
+  };
+}
+
+/**
+ * A query string is text, and Ajv converts nothing (`coerceTypes: false`, so that bodies are
+ * taken as sent): the parameters a route's schema declares integer are converted before it is
+ * checked, from decimal digits only. Anything else (`ten`, `1.5`, `-1`, ``, a repeated
+ * parameter) stays as it is and fails the schema, whose message names the parameter and its bounds.
+ */
+function integerParameters(schema: unknown): string[] {
+  const properties = (schema as { properties?: Record<string, { type?: unknown }> } | undefined)?.properties ?? {};
+  return Object.keys(properties).filter((name) => properties[name]?.type === 'integer');
+}
+
+function numbersFromDigits(query: Record<string, unknown>, names: string[]): void {
+  for (const name of names) {
+    const value = query[name];
+    if (typeof value === 'string' && /^\d{1,16}$/.test(value) && Number.isSafeInteger(Number(value))) query[name] = Number(value);
+  }
 }

@@ -1,12 +1,17 @@
 /**
  * `/eventmatch`: subscriptions of the acting user, and trying a JSONPath on an event.
- * Who is asking is settled before anything else (401 before 415, 413 or 400), and request
- * bodies must be `application/json`.
+ * Who is asking is settled before anything else (401 before 415, 413 or 400). Bodies are read
+ * as strictly as /receive reads JSON, by the same code: `application/json` in UTF-8 (a BOM
+ * dropped), without a content coding, nested no deeper than a tried event needs; a duplicated
+ * member name keeps its last value, as JSON.parse does at /receive.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { JsonValue } from '../jsonpath/index.js';
-import { unsupportedJsonBody } from '../errors.js';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { parseJsonBody } from '../cloudevents/json-body.js';
+import { parseMediaType, requireUtf8Json } from '../cloudevents/media-type.js';
+import { ServiceError, unsupportedJsonBody } from '../errors.js';
+import { MAX_DOCUMENT_DEPTH, type JsonValue } from '../jsonpath/index.js';
 import { parsePage, type Body } from '../subscriptions/input.js';
+import type { SubscriptionRecord } from '../subscriptions/record.js';
 import { subscriptionService, type SubscriptionServiceDependencies } from '../subscriptions/service.js';
 import { eventmatchSchemas } from './eventmatch-schemas.js';
 import { actingUser, type IdentityOptions } from './identity.js';
@@ -19,63 +24,110 @@ interface UuidParams {
   uuid: string;
 }
 
+/**
+ * Bodies nest at most as deeply as /receive accepts an event (MAX_DOCUMENT_DEPTH), except that
+ * of `POST /eventmatch/test`, whose event (held to that limit itself) is one level down.
+ */
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    bodyDepth?: number;
+  }
+}
+const WRAPPED_EVENT = { bodyDepth: MAX_DOCUMENT_DEPTH + 1 };
+
 export function eventmatchRoutes(deps: EventmatchDependencies) {
-  return (app: FastifyInstance) => {
-    const schemas = eventmatchSchemas(deps.identity.header);
-    const subscriptions = subscriptionService(deps);
-    const user = (request: FastifyRequest) => actingUser(request, deps.identity);
-    const authenticated = { onRequest: async (request: FastifyRequest) => void user(request) };
-    const withJsonBody = { onRequest: [authenticated.onRequest, requireJson] };
-
-    app.post<{ Body: Body }>('/eventmatch', { schema: schemas.create, ...withJsonBody }, async (request, reply) => {
-      const record = await subscriptions.create(user(request), request.body);
-      return reply.header('location', `/eventmatch/${record.uuid}`).send(record);
+  return async (app: FastifyInstance) => {
+    await app.register(async (scope) => {
+      // Fastify's parsers would also take text/plain, turn broken UTF-8 into U+FFFD and
+      // accept any nesting. Which bodies get here at all is settled by requireJsonBody.
+      scope.removeAllContentTypeParsers();
+      scope.addContentTypeParser('*', { parseAs: 'buffer' }, (request, body, done) => {
+        try {
+          done(null, parseJsonBody(body as Buffer, request.routeOptions.config.bodyDepth ?? MAX_DOCUMENT_DEPTH));
+        } catch (error) {
+          done(error as Error, undefined);
+        }
+      });
+      routes(scope, deps);
     });
-
-    app.get<{ Querystring: Record<string, string> }>('/eventmatch', { schema: schemas.list, ...authenticated }, async (request) =>
-      subscriptions.list(user(request), parsePage(request.query)),
-    );
-
-    app.get<{ Params: UuidParams }>('/eventmatch/:uuid', { schema: schemas.get, ...authenticated }, async (request) =>
-      subscriptions.get(user(request), request.params.uuid),
-    );
-
-    app.put<{ Params: UuidParams; Body: Body }>('/eventmatch/:uuid', { schema: schemas.update, ...withJsonBody }, async (request) =>
-      subscriptions.update(user(request), request.params.uuid, request.body),
-    );
-
-    app.delete<{ Params: UuidParams }>('/eventmatch/:uuid', { schema: schemas.remove, onRequest: [authenticated.onRequest, ignoreEmptyBody] }, async (request) =>
-      subscriptions.remove(user(request), request.params.uuid),
-    );
-
-    app.post<{ Body: Body }>('/eventmatch/test', { schema: schemas.tryExpression, ...withJsonBody }, async (request) =>
-      subscriptions.tryExpression(request.body),
-    );
-
-    app.post<{ Params: UuidParams; Body: JsonValue }>('/eventmatch/:uuid/test', { schema: schemas.trySubscription, ...withJsonBody }, async (request) =>
-      subscriptions.trySubscription(user(request), request.params.uuid, request.body),
-    );
   };
+}
+
+function routes(app: FastifyInstance, deps: EventmatchDependencies): void {
+  const schemas = eventmatchSchemas(deps.identity.header);
+  const subscriptions = subscriptionService(deps);
+  const user = (request: FastifyRequest) => actingUser(request, deps.identity);
+  const authenticated = async (request: FastifyRequest) => void user(request);
+  const withJsonBody = { onRequest: [authenticated, requireJsonBody] };
+  // Each write, as written, for whoever debugs; app.ts redacts its `auth`.
+  const logged = (request: FastifyRequest, what: string) => (record: SubscriptionRecord) => {
+    request.log.debug({ subscription: record }, `subscription ${what}`);
+    return record;
+  };
+
+  app.post<{ Body: Body }>('/eventmatch', { schema: schemas.create, ...withJsonBody }, async (request, reply) => {
+    const record = logged(request, 'created')(await subscriptions.create(user(request), request.body));
+    return reply.header('location', `/eventmatch/${record.uuid}`).send(record);
+  });
+
+  app.get<{ Querystring: Record<string, number> }>('/eventmatch', { schema: schemas.list, onRequest: authenticated }, async (request) =>
+    subscriptions.list(user(request), parsePage(request.query)),
+  );
+
+  app.get<{ Params: UuidParams }>('/eventmatch/:uuid', { schema: schemas.get, onRequest: authenticated }, async (request) =>
+    subscriptions.get(user(request), request.params.uuid),
+  );
+
+  app.put<{ Params: UuidParams; Body: Body }>('/eventmatch/:uuid', { schema: schemas.update, ...withJsonBody }, async (request) =>
+    subscriptions.update(user(request), request.params.uuid, request.body).then(logged(request, 'updated')),
+  );
+
+  app.delete<{ Params: UuidParams }>('/eventmatch/:uuid', { schema: schemas.remove, onRequest: [authenticated, ignoreEmptyBody, requireJsonBody] }, async (request) =>
+    subscriptions.remove(user(request), request.params.uuid).then(logged(request, 'deleted')),
+  );
+
+  app.post<{ Body: Body }>('/eventmatch/test', { schema: schemas.tryExpression, ...withJsonBody, config: WRAPPED_EVENT }, async (request) =>
+    subscriptions.tryExpression(request.body),
+  );
+
+  app.post<{ Params: UuidParams; Body: JsonValue }>('/eventmatch/:uuid/test', { schema: schemas.trySubscription, ...withJsonBody }, async (request) =>
+    subscriptions.trySubscription(user(request), request.params.uuid, request.body),
+  );
+}
+
+function hasBody(request: FastifyRequest): boolean {
+  const length = request.headers['content-length'];
+  return request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
 /**
  * Many HTTP clients send `Content-Type: application/json` on every request, DELETE included;
- * Fastify would answer 400 to the empty "JSON" body. A request without a body has no type.
+ * the empty "JSON" body would be a 400. A request without a body has no type and no coding.
  */
 async function ignoreEmptyBody(request: FastifyRequest): Promise<void> {
-  const length = request.headers['content-length'];
-  if (request.headers['transfer-encoding'] === undefined && (length === undefined || length === '0')) delete request.headers['content-type'];
+  if (hasBody(request)) return;
+  delete request.headers['content-type'];
+  delete request.headers['content-encoding'];
 }
 
 /**
- * Fastify also parses text/plain, which would reach the schema as a string and be answered
- * 400; a body in the wrong media type is a 415. A request without a body needs no type.
+ * Decided before the body is read: `application/json` (any case, parameters allowed, a
+ * charset other than UTF-8 refused as /receive refuses it); a body without a type is a 415
+ * too. A content coding (gzip, br, …) is refused rather than decoded: 415, with
+ * `Accept-Encoding: identity` saying what would do (RFC 9110 15.5.16).
  */
-async function requireJson(request: FastifyRequest): Promise<void> {
-  const type = request.headers['content-type'];
-  if (type === undefined) return;
-  const essence = type.split(';')[0]?.trim().toLowerCase();
-  if (essence !== 'application/json') {
-    throw unsupportedJsonBody();
+async function requireJsonBody(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const coding = request.headers['content-encoding']?.trim();
+  if (coding !== undefined && coding !== '' && coding.toLowerCase() !== 'identity') {
+    void reply.header('accept-encoding', 'identity');
+    throw new ServiceError('unsupported-media-type', `content-encoding: "${coding}" is not supported; send the body without a content coding`);
   }
+  const header = request.headers['content-type'];
+  if (header === undefined) {
+    if (hasBody(request)) throw unsupportedJsonBody();
+    return;
+  }
+  const type = parseMediaType(header);
+  if (type.essence !== 'application/json') throw unsupportedJsonBody();
+  requireUtf8Json(type);
 }

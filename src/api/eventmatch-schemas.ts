@@ -14,6 +14,22 @@ export const errorResponse = {
   required: ['statusCode', 'error', 'message'],
 } as const;
 
+/** What each error status means here; each route lists those it can answer. */
+const ERROR_STATUSES = {
+  400: 'Invalid request: the message names the field, query parameter or header at fault (the identity header given twice, too)',
+  401: 'No identity: the identity header (NOTIFICATIONS_USER_HEADER) is missing or empty and no NOTIFICATIONS_DEFAULT_USER is set',
+  404: "No such subscription of the caller: missing, deleted, not a uuid, or someone else's (the same answer in every case)",
+  413: 'The body is larger than NOTIFICATIONS_MAX_BODY',
+  415: 'The body is not application/json in UTF-8, or has a Content-Encoding (content codings are not decoded)',
+  500: 'Server error, e.g. stored credentials that do not open with this NOTIFICATIONS_SECRET_KEY',
+} as const;
+
+type ErrorStatus = keyof typeof ERROR_STATUSES;
+
+export function errorResponses(...statuses: ErrorStatus[]): Record<number, object> {
+  return Object.fromEntries(statuses.map((status) => [status, { ...errorResponse, description: ERROR_STATUSES[status] }]));
+}
+
 const serviceSet = (description: string) => ({ description: `${description}; set by the service, ignored when sent` });
 
 const auth = {
@@ -112,15 +128,19 @@ export const identityHeaders = (userHeader: string) => ({
   properties: { [userHeader]: { type: 'string', description: 'the acting user, set by the front proxy' } },
 });
 
-export const errors = { '4xx': errorResponse, '5xx': errorResponse };
+/** The errors of a route with a subscription uuid in its path and no body. */
+export const errors = errorResponses(400, 401, 404, 500);
+/** The errors of a route with a body: without a uuid (create, try an expression) and with one. */
+const bodyErrors = errorResponses(400, 401, 413, 415, 500);
+const uuidBodyErrors = errorResponses(400, 401, 404, 413, 415, 500);
 
-/** `?limit=&offset=`, as query-string text (checked by parsePage, with messages naming them). */
+/** `?limit=&offset=` (app.ts turns their digits into numbers before the schema checks them). */
 export const pageQuerystring = (limits: { default: number; max: number }) => ({
   type: 'object',
   additionalProperties: false,
   properties: {
-    limit: { type: 'string', description: `an integer from 1 to ${limits.max}; default ${limits.default}` },
-    offset: { type: 'string', description: 'an integer of at least 0; default 0' },
+    limit: { type: 'integer', minimum: 1, maximum: limits.max, default: limits.default, description: 'how many records at most' },
+    offset: { type: 'integer', minimum: 0, default: 0, description: 'how many records to skip' },
   },
 });
 
@@ -132,14 +152,21 @@ export function eventmatchSchemas(userHeader: string) {
       summary: 'Create a subscription',
       headers,
       body: { type: 'object', additionalProperties: false, properties: { ...writable, ...ignored }, required: ['name', 'jsonpath', 'target_url'] },
-      response: { 200: { ...subscriptionRecord, description: 'the new subscription; Location names it' }, ...errors },
+      response: {
+        200: {
+          ...subscriptionRecord,
+          description: 'The new subscription',
+          headers: { Location: { type: 'string', description: 'its path: /eventmatch/{uuid}' } },
+        },
+        ...bodyErrors,
+      },
     },
     list: {
       tags: TAGS,
       summary: "The caller's live subscriptions, oldest first",
       headers,
       querystring: pageQuerystring({ default: PAGE_LIMIT_DEFAULT, max: PAGE_LIMIT_MAX }),
-      response: { 200: { type: 'array', items: subscriptionRecord }, ...errors },
+      response: { 200: { type: 'array', items: subscriptionRecord }, ...errorResponses(400, 401, 500) },
     },
     get: { tags: TAGS, summary: 'A subscription', headers, params: uuidParams, response: { 200: subscriptionRecord, ...errors } },
     update: {
@@ -148,14 +175,15 @@ export function eventmatchSchemas(userHeader: string) {
       headers,
       params: uuidParams,
       body: { type: 'object', additionalProperties: false, properties: { ...writable, ...ignored } },
-      response: { 200: subscriptionRecord, ...errors },
+      response: { 200: subscriptionRecord, ...uuidBodyErrors },
     },
     remove: {
       tags: TAGS,
       summary: 'Delete a subscription (it never matches again)',
       headers,
       params: uuidParams,
-      response: { 200: { ...subscriptionRecord, description: 'the final record' }, ...errors },
+      // A body is not needed; one that is sent is read by the same rules as any other.
+      response: { 200: { ...subscriptionRecord, description: 'the final record' }, ...uuidBodyErrors },
     },
     tryExpression: {
       tags: TAGS,
@@ -170,7 +198,7 @@ export function eventmatchSchemas(userHeader: string) {
         },
         required: ['jsonpath', 'event'],
       },
-      response: { 200: tryItResult, ...errors },
+      response: { 200: tryItResult, ...bodyErrors },
     },
     trySubscription: {
       tags: TAGS,
@@ -178,7 +206,7 @@ export function eventmatchSchemas(userHeader: string) {
       headers,
       params: uuidParams,
       body: { type: 'object', description: 'a CloudEvent in structured-mode JSON form' },
-      response: { 200: tryItResult, ...errors },
+      response: { 200: tryItResult, ...uuidBodyErrors },
     },
   };
 }

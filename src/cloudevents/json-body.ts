@@ -18,7 +18,8 @@ export function decodeUtf8(bytes: Uint8Array, dropBom = false): string | undefin
   }
 }
 
-export function parseJsonBody(body: Buffer): JsonValue {
+/** `maxDepth`: how deeply the document may nest; /eventmatch/test wraps an event one level down. */
+export function parseJsonBody(body: Buffer, maxDepth = MAX_DOCUMENT_DEPTH): JsonValue {
   const text = decodeUtf8(body, true);
   if (text === undefined) throw badRequest('body: not valid UTF-8, which JSON requires');
   let value: JsonValue;
@@ -29,6 +30,6 @@ export function parseJsonBody(body: Buffer): JsonValue {
     const position = /position (\d+)/.exec(error.message)?.[1];
     throw badRequest(text.trim() === '' ? 'body: not valid JSON (empty)' : `body: not valid JSON${position === undefined ? '' : ` (at character ${position})`}`);
   }
-  if (nestedDeeperThan(value, MAX_DOCUMENT_DEPTH)) throw badRequest(`body: nested deeper than ${MAX_DOCUMENT_DEPTH} levels`);
+  if (nestedDeeperThan(value, maxDepth)) throw badRequest(`body: nested deeper than ${maxDepth} levels`);
   return value;
 }

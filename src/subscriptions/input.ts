@@ -219,7 +219,7 @@ export interface Page {
 export const PAGE_LIMIT_DEFAULT = 100;
 export const PAGE_LIMIT_MAX = 1000;
 
-/** `?limit=&offset=` of a listing, given as query-string text. */
+/** `?limit=&offset=` of a listing: numbers once the route's schema has checked them, or query-string text. */
 export function parsePage(
   query: Readonly<Record<string, unknown>>,
   limits: { default: number; max: number } = { default: PAGE_LIMIT_DEFAULT, max: PAGE_LIMIT_MAX },
@@ -233,8 +233,8 @@ export function parsePage(
 function integerParameter(value: unknown, name: string, fallback: number, min: number, max: number): number {
   if (value === undefined) return fallback;
   const range = max === Number.MAX_SAFE_INTEGER ? `an integer of at least ${min}` : `an integer from ${min} to ${max}`;
-  if (typeof value !== 'string' || !/^\d{1,16}$/.test(value)) throw badRequest(`querystring.${name}: must be ${range}`);
-  const number = Number(value);
+  const number = typeof value === 'number' ? value : typeof value === 'string' && /^\d{1,16}$/.test(value) ? Number(value) : NaN;
+  if (!Number.isSafeInteger(number)) throw badRequest(`querystring.${name}: must be ${range}`);
   if (number < min || number > max) throw badRequest(`querystring.${name}: must be ${range}`);
   return number;
 }

@@ -54,5 +54,11 @@ function checkKey(key: Buffer): void {
 
 /** A subscription's stored `auth`, opened and parsed. */
 export function openAuth(stored: string, key: Buffer | null): Auth {
-  return JSON.parse(openSecret(stored, key)) as Auth;
+  const plain = openSecret(stored, key);
+  try {
+    return JSON.parse(plain) as Auth;
+  } catch {
+    // JSON.parse's message quotes the text: the credentials themselves.
+    throw new ServiceError('internal', 'stored target credentials are damaged (not JSON)');
+  }
 }

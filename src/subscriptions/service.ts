@@ -63,6 +63,14 @@ export function subscriptionService(deps: SubscriptionServiceDependencies): Subs
   const { db } = deps.database;
   const notify = (change: SubscriptionChange) => deps.onChange?.(change);
 
+  /**
+   * The record a write answers with, made inside its transaction: when the stored credentials
+   * do not open with this key (sealed with another, or the key is gone), the 500 this throws
+   * rolls the write back, so a PUT or DELETE that cannot answer has changed nothing. A PUT
+   * that sends new `auth` replaces them and goes through.
+   */
+  const answerable = (row: SubscriptionRow) => toRecord(row, deps.secretKey);
+
   async function findOwned(owner: string, uuid: string): Promise<SubscriptionRow> {
     const key = canonicalUuid(uuid);
     const row = key === undefined ? undefined : await findLiveSubscription(db, owner, key);
@@ -110,34 +118,36 @@ export function subscriptionService(deps: SubscriptionServiceDependencies): Subs
       const now = deps.clock();
       // An empty change set still moves `updated`: the client asked for an update.
       const changes = changesFrom(input, now, deps.secretKey);
-      const row =
+      const written =
         key === undefined
           ? undefined
           : await deps.database.write(async (tx) => {
               const updated = await updateSubscription(tx, owner, key, changes, now, deps.database.capabilities);
+              if (!updated) return undefined;
               // Disabling stops pending deliveries, as deleting does; re-enabling lets new events through.
-              if (updated && changes.disabled !== undefined && changes.disabled !== null) await cancelPendingMatches(tx, updated.uuid, now);
-              return updated;
+              if (changes.disabled !== undefined && changes.disabled !== null) await cancelPendingMatches(tx, updated.uuid, now);
+              return { row: updated, record: answerable(updated) };
             });
-      if (!row) throw subscriptionNotFound(uuid);
-      notify({ kind: 'upsert', row });
-      return toRecord(row, deps.secretKey);
+      if (!written) throw subscriptionNotFound(uuid);
+      notify({ kind: 'upsert', row: written.row });
+      return written.record;
     },
 
     async remove(owner, uuid) {
       const key = canonicalUuid(uuid);
       const now = deps.clock();
-      const row =
+      const written =
         key === undefined
           ? undefined
           : await deps.database.write(async (tx) => {
               const deleted = await deleteSubscription(tx, owner, key, now, deps.database.capabilities);
-              if (deleted) await cancelPendingMatches(tx, deleted.uuid, deleted.updated);
-              return deleted;
+              if (!deleted) return undefined;
+              await cancelPendingMatches(tx, deleted.uuid, deleted.updated);
+              return { row: deleted, record: answerable(deleted) };
             });
-      if (!row) throw subscriptionNotFound(uuid);
-      notify({ kind: 'delete', uuid: row.uuid });
-      return toRecord(row, deps.secretKey);
+      if (!written) throw subscriptionNotFound(uuid);
+      notify({ kind: 'delete', uuid: written.row.uuid });
+      return written.record;
     },
 
     tryExpression(body) {
