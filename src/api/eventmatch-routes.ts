@@ -8,11 +8,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { parseJsonBody } from '../cloudevents/json-body.js';
 import { parseMediaType, requireUtf8Json } from '../cloudevents/media-type.js';
-import { ServiceError, unsupportedJsonBody } from '../errors.js';
+import { unsupportedJsonBody } from '../errors.js';
 import { MAX_DOCUMENT_DEPTH, type JsonValue } from '../jsonpath/index.js';
 import { parsePage, type Body } from '../subscriptions/input.js';
 import type { SubscriptionRecord } from '../subscriptions/record.js';
 import { subscriptionService, type SubscriptionServiceDependencies } from '../subscriptions/service.js';
+import { refuseContentCoding } from './content-coding.js';
 import { eventmatchSchemas } from './eventmatch-schemas.js';
 import { actingUser, type IdentityOptions } from './identity.js';
 
@@ -113,15 +114,10 @@ async function ignoreEmptyBody(request: FastifyRequest): Promise<void> {
 /**
  * Decided before the body is read: `application/json` (any case, parameters allowed, a
  * charset other than UTF-8 refused as /receive refuses it); a body without a type is a 415
- * too. A content coding (gzip, br, …) is refused rather than decoded: 415, with
- * `Accept-Encoding: identity` saying what would do (RFC 9110 15.5.16).
+ * too, and so is a content coding (content-coding.ts).
  */
 async function requireJsonBody(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-  const coding = request.headers['content-encoding']?.trim();
-  if (coding !== undefined && coding !== '' && coding.toLowerCase() !== 'identity') {
-    void reply.header('accept-encoding', 'identity');
-    throw new ServiceError('unsupported-media-type', `content-encoding: "${coding}" is not supported; send the body without a content coding`);
-  }
+  refuseContentCoding(request, reply);
   const header = request.headers['content-type'];
   if (header === undefined) {
     if (hasBody(request)) throw unsupportedJsonBody();

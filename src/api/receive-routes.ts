@@ -1,12 +1,13 @@
 /**
  * `POST /receive`: CloudEvents in structured, binary or batched mode. The body is taken raw
- * (any media type) and handed to cloudevents/, which decides what it is; 200 only after the
+ * (any media type, no content coding) and handed to cloudevents/, which decides what it is; 200 only after the
  * events and their matches are committed.
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { parseReceived } from '../cloudevents/index.js';
 import { ServiceError } from '../errors.js';
+import { refuseContentCoding } from './content-coding.js';
 import { receiveEvent, type ReceiveDependencies } from '../events/receive.js';
 import type { Metrics } from '../metrics/metrics.js';
 
@@ -28,7 +29,10 @@ export function receiveRoutes(deps: ReceiveRouteDependencies) {
         '/receive',
         {
           schema: { tags: ['receiving'], summary: 'Receive a CloudEvent (structured, binary or batched mode)' },
-          onRequest: async (request) => checkToken(request, expectedToken),
+          onRequest: async (request, reply) => {
+            checkToken(request, expectedToken);
+            refuseContentCoding(request, reply);
+          },
         },
         async (request) => {
           const { batch, events } = parseReceived({

@@ -305,7 +305,7 @@ for (const backend of testBackends()) {
       }
     });
 
-    it('answers 400 naming the attribute, 415 for a wrong media type, 413 past NOTIFICATIONS_MAX_BODY', async () => {
+    it('answers 400 naming the attribute, 415 for a wrong media type or a content coding, 413 past NOTIFICATIONS_MAX_BODY', async () => {
       const missingType = JSON.stringify({ specversion: '1.0', id: 'bad-1', source: '/guard' });
       const bad = await receive(server, missingType, authorized);
       assert.equal(bad.status, 400);
@@ -318,6 +318,13 @@ for (const backend of testBackends()) {
       const wrongType = await receive(server, event('/guard', 'text-1'), { ...authorized, 'content-type': 'text/plain' });
       assert.equal(wrongType.status, 415);
       assert.match(((await wrongType.json()) as { message: string }).message, /unsupported media type/);
+
+      for (const coding of ['gzip', 'br', 'gzip, identity']) {
+        const coded = await receive(server, event('/guard', `coded-${coding}`), { ...authorized, 'content-encoding': coding });
+        assert.equal(coded.status, 415, coding);
+        assert.equal(coded.headers.get('accept-encoding'), 'identity');
+        assert.match(((await coded.json()) as { message: string }).message, /^content-encoding: /);
+      }
 
       const large = JSON.stringify({ specversion: '1.0', id: 'large-1', source: '/guard', type: 't', data: 'x'.repeat(MAX_BODY) });
       const tooLarge = await receive(server, large, authorized);
