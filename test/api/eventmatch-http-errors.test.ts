@@ -6,9 +6,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { startEventmatchApp } from '../support/app.js';
+import { listeningEventmatchApp } from '../support/app.js';
 import { openTestDatabase, testBackends } from '../support/database.js';
-import { assertErrorShape, exchange, exchangeOne, request } from './raw-http.js';
+import { assertErrorShape, exchange, exchangeOne, rawSender, request } from './raw-http.js';
 
 const USER = { 'http-remote-user': 'alice' };
 const JSON_TYPE = { ...USER, 'content-type': 'application/json' };
@@ -23,17 +23,14 @@ for (const backend of testBackends()) {
     let uuid: string;
     before(async () => {
       test = await openTestDatabase(backend);
-      app = await startEventmatchApp(test.handle, {}, MAX_BODY);
-      await app.listen({ port: 0, host: '127.0.0.1' });
-      port = (app.server.address() as { port: number }).port;
-      uuid = (await app.inject({ method: 'POST', url: '/eventmatch', headers: USER, payload: valid })).json<{ uuid: string }>().uuid;
+      ({ app, port, uuid } = await listeningEventmatchApp(test.handle, USER, valid, MAX_BODY));
     });
     after(async () => {
       await app.close();
       await test.close();
     });
 
-    const send = (method: string, path: string, headers: Record<string, string>, body?: string | Buffer) => exchangeOne(port, request(method, path, headers, body));
+    const send = rawSender(() => port);
     const state = async () => (await app.inject({ method: 'GET', url: '/eventmatch', headers: USER })).body;
 
     it('answers 404 to an unknown route and 405 with Allow to a method a path does not take', async () => {

@@ -98,3 +98,8 @@ export function request(method: string, path: string, headers: Record<string, st
   const head = `${method} ${path} HTTP/1.1\r\n${Object.entries(all).map(([name, value]) => `${name}: ${value}\r\n`).join('')}\r\n`;
   return Buffer.concat([Buffer.from(head, 'latin1'), bytes ?? Buffer.alloc(0)]);
 }
+
+/** Sends one raw request to the port `port()` names when called (set once the app listens). */
+export function rawSender(port: () => number) {
+  return (method: string, path: string, headers: Record<string, string>, body?: string | Buffer) => exchangeOne(port(), request(method, path, headers, body));
+}

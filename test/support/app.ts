@@ -21,3 +21,17 @@ export function startEventmatchApp(
     }),
   ]);
 }
+
+/** The /eventmatch app listening on a free port of 127.0.0.1, with one subscription of `user`. */
+export async function listeningEventmatchApp(
+  database: DatabaseHandle,
+  user: Record<string, string>,
+  subscription: object,
+  maxBodyBytes?: number,
+): Promise<{ app: FastifyInstance; port: number; uuid: string }> {
+  const app = await startEventmatchApp(database, {}, maxBodyBytes);
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const port = (app.server.address() as { port: number }).port;
+  const uuid = (await app.inject({ method: 'POST', url: '/eventmatch', headers: user, payload: subscription })).json<{ uuid: string }>().uuid;
+  return { app, port, uuid };
+}
