@@ -9,6 +9,7 @@ import { Kysely, PostgresDialect, SqliteDialect, type PostgresPool, type Transac
 import pg from 'pg';
 import { maskUrlPassword } from '../config/values.js';
 import { GroupCommit } from './group-commit.js';
+import { WalSync } from './wal-sync.js';
 import { withStatementCache } from './sqlite-statement-cache.js';
 import type { Database } from './tables.js';
 
@@ -92,11 +93,13 @@ function openSqlite(path: string, create: boolean): DatabaseHandle {
   if (mustExist && !existsSync(path) && existsSync(dirname(path))) throw new DatabaseMissing(path);
   const database = new SQLite(path, { timeout: SQLITE_BUSY_TIMEOUT_MS, fileMustExist: mustExist });
   database.pragma('journal_mode = WAL');
-  // FULL: a commit is on disk before /receive answers, even across a power cut.
-  database.pragma('synchronous = FULL');
+  // COMMIT writes the log without syncing it; the group commit syncs it off the main thread
+  // before answering, so a commit is on disk before /receive answers, even across a power cut.
+  const walSync = inMemory ? undefined : new WalSync(`${path}-wal`);
+  database.pragma(walSync ? 'synchronous = NORMAL' : 'synchronous = FULL');
   database.pragma('foreign_keys = ON');
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
-  const group = new GroupCommit(db, 1);
+  const group = new GroupCommit(db, 1, walSync && (() => walSync.sync()));
   return {
     db,
     write: (work) => group.run(work),
@@ -104,7 +107,10 @@ function openSqlite(path: string, create: boolean): DatabaseHandle {
     inMemory,
     schema: undefined,
     description: `sqlite:${path}`,
-    close: () => db.destroy(),
+    close: async () => {
+      await walSync?.close();
+      await db.destroy();
+    },
   };
 }
 

@@ -25,6 +25,12 @@ function row(uuid: string): SubscriptionRow {
   };
 }
 
+/** Lets the event loop turn until `done`, a bounded number of times. */
+async function turnsUntil(done: () => boolean): Promise<void> {
+  for (let turn = 0; turn < 1_000 && !done(); turn++) await new Promise((r) => setImmediate(r));
+  assert.ok(done(), 'the commit never asked for its sync');
+}
+
 for (const backend of testBackends()) {
   describe(`group commit (${backend.name})`, () => {
     it('commits concurrent writes together and settles each with its own result', async () => {
@@ -48,6 +54,31 @@ for (const backend of testBackends()) {
         assert.deepEqual([...writesPerTransaction.values()].sort((a, b) => b - a), [500, 500, 200]);
         const count = await handle.db.selectFrom('subscriptions').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
         assert.equal(Number(count.n), ids.length);
+      } finally {
+        await close();
+      }
+    });
+
+    it('answers a commit\'s writers only once the commit is durable, and fails them when it cannot be', async () => {
+      const { handle, close } = await openTestDatabase(backend);
+      try {
+        const syncs: Array<{ resolve: () => void; reject: (error: Error) => void }> = [];
+        const durable = () => new Promise<void>((resolve, reject) => syncs.push({ resolve, reject }));
+        const group = new GroupCommit(handle.db, 1, durable);
+        let settled = false;
+        const first = group.run((tx) => insertSubscription(tx, row('00000000-0000-0000-0000-000000000001'))).finally(() => (settled = true));
+        await turnsUntil(() => syncs.length === 1);
+        // Committed (another connection sees it), but not yet said to be durable: not answered.
+        const committed = await handle.db.selectFrom('subscriptions').select('uuid').execute();
+        assert.equal(committed.length, 1);
+        assert.equal(settled, false);
+        syncs[0]!.resolve();
+        await first;
+
+        const second = group.run((tx) => insertSubscription(tx, row('00000000-0000-0000-0000-000000000002')));
+        await turnsUntil(() => syncs.length === 2);
+        syncs[1]!.reject(new Error('disk gone'));
+        await assert.rejects(second, /disk gone/);
       } finally {
         await close();
       }
