@@ -1,6 +1,6 @@
 /**
  * Group commit: writes that arrive while a commit is being prepared share one transaction,
- * so many requests pay for one fsync. SQLite with `synchronous = FULL` commits ~4,000 times a
+ * so many requests pay for one fsync. SQLite syncing each commit manages ~4,000 commits a
  * second on this disk; one create per commit held the service to 1,750 creates/s.
  *
  * A write that shares its transaction runs inside its own savepoint: one that fails (a

@@ -23,8 +23,11 @@ export interface LiveMatcherOptions {
 export class LiveMatcher {
   private readonly index = new SubscriptionIndex<string>();
   private readonly owners = new Map<string, string>();
-  /** What each indexed subscription was compiled from: an unchanged one is not compiled again. */
-  private readonly sources = new Map<string, string>();
+  /**
+   * What each unusable subscription was written with, so that being told of the same row again
+   * (a poll) says nothing new. (The index knows what the others were compiled from.)
+   */
+  private readonly unusable = new Map<string, { dialect: string; jsonpath: string }>();
 
   constructor(private readonly options: LiveMatcherOptions = {}) {}
 
@@ -38,21 +41,20 @@ export class LiveMatcher {
       return;
     }
     const { row } = change;
-    const source = `${row.dialect}\u0000${row.jsonpath}`;
-    if (this.sources.get(row.uuid) === source) return;
     // The stored dialect, not today's configured order: a subscription keeps its meaning.
     const dialect = row.dialect as Dialect;
+    // An unchanged expression is not compiled again.
+    const known = this.unusable.get(row.uuid);
+    if (this.index.holds(row.uuid, dialect, row.jsonpath) || (known?.dialect === dialect && known.jsonpath === row.jsonpath)) return;
     try {
       this.index.setExpression(row.uuid, dialect, row.jsonpath, () => compileJsonPath(row.jsonpath, dialect));
     } catch (error) {
       this.forget(row.uuid);
-      // Remembered, so that being told of the same row again (a poll) says nothing new.
-      this.sources.set(row.uuid, source);
+      this.unusable.set(row.uuid, { dialect, jsonpath: row.jsonpath });
       this.options.onUnusable?.(row.uuid, error);
       return;
     }
     this.owners.set(row.uuid, row.owner);
-    this.sources.set(row.uuid, source);
   }
 
   match(event: JsonValue): MatchedSubscription[] {
@@ -62,6 +64,6 @@ export class LiveMatcher {
   private forget(uuid: string): void {
     this.index.delete(uuid);
     this.owners.delete(uuid);
-    this.sources.delete(uuid);
+    this.unusable.delete(uuid);
   }
 }

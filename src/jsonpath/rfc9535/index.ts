@@ -42,7 +42,9 @@ export function compileRfc9535(expression: string): DialectQuery {
   return {
     requirement: exact ?? queryRequirement(query, []),
     exact: exact !== undefined,
-    matches: (document: JsonValue) => hasNode(document as JSONValue),
+    // hasNode itself, not a closure here: one would share this scope with `select` and keep the
+    // whole query (tokens and all) alive for as long as an index holds `matches`.
+    matches: hasNode as (document: JsonValue) => boolean,
     select: (document: JsonValue): Selection => {
       const nodes = query.query(document as JSONValue).nodes;
       return {
