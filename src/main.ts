@@ -19,11 +19,10 @@ import { releaseAllLeases, releaseLeasesOf } from './db/matches.js';
 import { schemaStatus, syncSchema } from './db/migrate.js';
 import { queueReader } from './db/queue-stats.js';
 import { liveSubscriptionPages, type SubscriptionChange } from './db/subscriptions.js';
-import { addressGuard } from './delivery/address-guard.js';
-import { createTargetClient } from './delivery/target-client.js';
+import { startOutboundThread } from './delivery/outbound-thread.js';
 import { LiveMatcher } from './matching/live-matcher.js';
 import { createMetrics } from './metrics/registry.js';
-import { allowAll, createPolicyClient } from './policy/policy-client.js';
+import { allowAll } from './policy/policy-client.js';
 import { EventLogBatch } from './events/event-log-batch.js';
 import { deliveryStep } from './routing/delivery-stage.js';
 import { ClaimPacer } from './routing/claim-pacer.js';
@@ -124,12 +123,17 @@ async function serve(config: Config): Promise<number> {
     onUnusable: (uuid, error) =>
       app.log.warn({ subscription: uuid, error: String(error) }, 'subscription left out of matching: its stored expression no longer compiles'),
   });
-  const policy = config.policyUrl ? createPolicyClient({ baseUrl: config.policyUrl, timeoutMs: config.targetTimeoutMs }) : undefined;
-  const target = createTargetClient({
-    timeoutMs: config.targetTimeoutMs,
-    connectionsPerOrigin: CONNECTIONS_PER_TARGET,
-    guard: addressGuard({ allow: config.targetAllow, deny: config.targetDeny }),
-  });
+  const outbound = startOutboundThread(
+    {
+      target: { timeoutMs: config.targetTimeoutMs, connectionsPerOrigin: CONNECTIONS_PER_TARGET, rules: { allow: config.targetAllow, deny: config.targetDeny } },
+      ...(config.policyUrl ? { policy: { baseUrl: config.policyUrl, timeoutMs: config.targetTimeoutMs } } : {}),
+    },
+    (error) => {
+      app.log.fatal({ err: error }, 'exiting: deliveries and policy calls cannot go on; rows in flight return to the queue when their leases expire');
+      process.exit(1);
+    },
+  );
+  const { target, policy } = outbound;
   const metrics = createMetrics({
     queue: { reader: queueReader(database.db), clock, onError: (error) => app.log.warn({ err: error }, 'metrics: cannot read the queue from the database') },
   });
@@ -222,7 +226,7 @@ async function serve(config: Config): Promise<number> {
         .close()
         .then(() => Promise.all([policyLoop.stop(), deliveryLoop.stop(), refreshLoop?.stop()]))
         .then(() => releaseLeasesOf(database.db, stage.holder))
-        .then(() => Promise.all([target.close(), policy?.close()]))
+        .then(() => outbound.close())
         .then(() => database.close())
         .then(() => resolve(0), (error: unknown) => {
           app.log.error({ err: error }, 'shutdown failed');

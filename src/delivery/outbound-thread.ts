@@ -1,0 +1,109 @@
+/**
+ * Deliveries and policy calls, made from a worker thread. The server's main thread was full
+ * (HTTP in, SQLite, the stages) while the machine's other core idled; about a quarter of the
+ * main thread went to undici posting to targets and the policy service. Here the main thread
+ * only hands over each exchange and takes back its answer, in batches (a message for all the
+ * exchanges of one turn of the event loop), and the worker runs the same target and policy
+ * clients as before.
+ *
+ * The worker failing (a bug: the clients answer network problems, they do not throw) is
+ * reported to `onFailure`; the server then exits, as it would had the same error been thrown
+ * on its main thread, and the rows in flight go back to the queue when their leases expire.
+ */
+import { Worker } from 'node:worker_threads';
+import type { JsonValue } from '../jsonpath/index.js';
+import type { PolicyAnswer, PolicyClient, PolicyClientOptions } from '../policy/policy-client.js';
+import type { AddressRules } from './address-guard.js';
+import type { TargetClient, TargetClientOptions, TargetRequest, TargetResponse } from './target-client.js';
+
+export interface OutboundOptions {
+  /** The target client's options; its address guard is built in the worker from `rules`. */
+  readonly target: Pick<TargetClientOptions, 'timeoutMs' | 'connectionsPerOrigin'> & { readonly rules: AddressRules };
+  /** Absent: no policy service (allow-all). */
+  readonly policy?: PolicyClientOptions;
+}
+
+type OutboundCall = { kind: 'post'; target: TargetRequest } | { kind: 'ask'; user: string; event: JsonValue };
+export type OutboundRequest = OutboundCall & { id: number };
+export type ToWorker = OutboundRequest[] | 'close';
+export interface OutboundAnswer {
+  id: number;
+  /** `failed`: the client threw (it was closed, or no policy service is configured). */
+  result: TargetResponse | PolicyAnswer | { failed: string };
+}
+
+export interface OutboundThread {
+  readonly target: TargetClient;
+  /** Undefined when no policy service is configured. */
+  readonly policy: PolicyClient | undefined;
+  /** Waits for the exchanges in flight, closes every connection, and ends the thread. */
+  close(): Promise<void>;
+}
+
+export function startOutboundThread(options: OutboundOptions, onFailure: (error: Error) => void): OutboundThread {
+  const worker = new Worker(new URL('./outbound-worker.js', import.meta.url), { workerData: options });
+  const waiting = new Map<number, (result: OutboundAnswer['result']) => void>();
+  let outbox: OutboundRequest[] = [];
+  let nextId = 0;
+  let closing: Promise<void> | undefined;
+  let closed: (() => void) | undefined;
+
+  worker.on('message', (message: OutboundAnswer[] | 'closed') => {
+    if (message === 'closed') return closed?.();
+    for (const { id, result } of message) {
+      waiting.get(id)?.(result);
+      waiting.delete(id);
+    }
+  });
+  const failed = (error: Error) => {
+    for (const settle of waiting.values()) settle({ failed: error.message });
+    waiting.clear();
+    if (!closing) onFailure(error);
+  };
+  worker.on('error', (error) => failed(new Error(`the outbound HTTP thread failed: ${error.message}`, { cause: error })));
+  worker.on('exit', (code) => {
+    closed?.();
+    if (waiting.size > 0 || !closing) failed(new Error(`the outbound HTTP thread exited with ${code}`));
+  });
+
+  function exchange(call: OutboundCall): Promise<OutboundAnswer['result']> {
+    if (closing) return Promise.resolve({ failed: 'the outbound HTTP thread is closed' });
+    return new Promise((resolve) => {
+      const id = nextId++;
+      waiting.set(id, resolve);
+      outbox.push({ id, ...call });
+      // The exchanges asked for in this turn of the event loop go over in one message.
+      if (outbox.length === 1) {
+        setImmediate(() => {
+          worker.postMessage(outbox satisfies ToWorker);
+          outbox = [];
+        });
+      }
+    });
+  }
+
+  function close(): Promise<void> {
+    closing ??= new Promise<void>((resolve) => {
+      closed = resolve;
+      // After the exchanges already handed over: setImmediate runs in order.
+      setImmediate(() => worker.postMessage('close' satisfies ToWorker));
+    }).then(() => worker.terminate().then(() => undefined));
+    return closing;
+  }
+
+  const target: TargetClient = {
+    post: async (request) => {
+      const result = await exchange({ kind: 'post', target: request });
+      return 'failed' in result ? { status: null, error: result.failed, permanent: false, durationMs: 0, bodyExcerpt: '' } : (result as TargetResponse);
+    },
+    close,
+  };
+  const policy: PolicyClient | undefined = options.policy && {
+    ask: async (user, event) => {
+      const result = await exchange({ kind: 'ask', user, event });
+      return 'failed' in result ? { kind: 'retry', status: null, error: result.failed } : (result as PolicyAnswer);
+    },
+    close,
+  };
+  return { target, policy, close };
+}

@@ -1,0 +1,44 @@
+/**
+ * The worker thread side of outbound-thread.ts: the target and policy clients themselves, fed
+ * batches of requests from the main thread and answering in batches.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { createPolicyClient } from '../policy/policy-client.js';
+import { addressGuard } from './address-guard.js';
+import type { OutboundAnswer, OutboundOptions, OutboundRequest, ToWorker } from './outbound-thread.js';
+import { createTargetClient } from './target-client.js';
+
+const options = workerData as OutboundOptions;
+const port = parentPort!;
+const target = createTargetClient({ ...options.target, guard: addressGuard(options.target.rules) });
+const policy = options.policy && createPolicyClient(options.policy);
+
+let answers: OutboundAnswer[] = [];
+
+function answer(id: number, result: OutboundAnswer['result']): void {
+  answers.push({ id, result });
+  // The answers that come in together go back in one message.
+  if (answers.length === 1) setImmediate(() => {
+    port.postMessage(answers);
+    answers = [];
+  });
+}
+
+async function run(request: OutboundRequest): Promise<OutboundAnswer['result']> {
+  if (request.kind === 'post') return target.post(request.target);
+  if (!policy) throw new Error('no policy service is configured');
+  return policy.ask(request.user, request.event);
+}
+
+port.on('message', (message: ToWorker) => {
+  if (message === 'close') {
+    void Promise.all([target.close(), policy?.close()]).then(() => port.postMessage('closed'));
+    return;
+  }
+  for (const request of message) {
+    run(request).then(
+      (result) => answer(request.id, result),
+      (error: unknown) => answer(request.id, { failed: error instanceof Error ? error.message : String(error) }),
+    );
+  }
+});
