@@ -123,17 +123,6 @@ async function serve(config: Config): Promise<number> {
     onUnusable: (uuid, error) =>
       app.log.warn({ subscription: uuid, error: String(error) }, 'subscription left out of matching: its stored expression no longer compiles'),
   });
-  const outbound = startOutboundThread(
-    {
-      target: { timeoutMs: config.targetTimeoutMs, connectionsPerOrigin: CONNECTIONS_PER_TARGET, rules: { allow: config.targetAllow, deny: config.targetDeny } },
-      ...(config.policyUrl ? { policy: { baseUrl: config.policyUrl, timeoutMs: config.targetTimeoutMs } } : {}),
-    },
-    (error) => {
-      app.log.fatal({ err: error }, 'exiting: deliveries and policy calls cannot go on; rows in flight return to the queue when their leases expire');
-      process.exit(1);
-    },
-  );
-  const { target, policy } = outbound;
   const metrics = createMetrics({
     queue: { reader: queueReader(database.db), clock, onError: (error) => app.log.warn({ err: error }, 'metrics: cannot read the queue from the database') },
   });
@@ -173,6 +162,17 @@ async function serve(config: Config): Promise<number> {
       metrics,
     }),
   ]);
+  const outbound = startOutboundThread(
+    {
+      target: { timeoutMs: config.targetTimeoutMs, connectionsPerOrigin: CONNECTIONS_PER_TARGET, rules: { allow: config.targetAllow, deny: config.targetDeny } },
+      ...(config.policyUrl ? { policy: { baseUrl: config.policyUrl, timeoutMs: config.targetTimeoutMs } } : {}),
+    },
+    (error) => {
+      app.log.fatal({ err: error }, 'exiting: deliveries and policy calls cannot go on; rows in flight return to the queue when their leases expire');
+      process.exit(1);
+    },
+  );
+  const { target, policy } = outbound;
   // Loaded once the log exists, since a subscription may need to be reported.
   for await (const page of liveSubscriptionPages(database.db)) matcher.load(page);
   const onLoopError = (name: string) => (error: unknown) => app.log.error({ err: error }, `${name} stage failed; retrying`);

@@ -55,10 +55,12 @@ export function startOutboundThread(options: OutboundOptions, onFailure: (error:
       waiting.delete(id);
     }
   });
+  let failure: Error | undefined;
   const failed = (error: Error) => {
     for (const settle of waiting.values()) settle({ failed: error.message });
     waiting.clear();
-    if (!closing) onFailure(error);
+    // An 'error' is followed by an 'exit': reported once.
+    if (!closing && !failure) onFailure((failure = error));
   };
   worker.on('error', (error) => failed(new Error(`the outbound HTTP thread failed: ${error.message}`, { cause: error })));
   worker.on('exit', (code) => {
