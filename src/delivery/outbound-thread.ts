@@ -47,6 +47,7 @@ export function startOutboundThread(options: OutboundOptions, onFailure: (error:
   let nextId = 0;
   let closing: Promise<void> | undefined;
   let closed: (() => void) | undefined;
+  let failure: Error | undefined;
 
   worker.on('message', (message: OutboundAnswer[] | 'closed') => {
     if (message === 'closed') return closed?.();
@@ -55,7 +56,6 @@ export function startOutboundThread(options: OutboundOptions, onFailure: (error:
       waiting.delete(id);
     }
   });
-  let failure: Error | undefined;
   const failed = (error: Error) => {
     for (const settle of waiting.values()) settle({ failed: error.message });
     waiting.clear();
@@ -69,7 +69,7 @@ export function startOutboundThread(options: OutboundOptions, onFailure: (error:
   });
 
   function exchange(call: OutboundCall): Promise<OutboundAnswer['result']> {
-    if (closing) return Promise.resolve({ failed: 'the outbound HTTP thread is closed' });
+    if (closing || failure) return Promise.resolve({ failed: failure?.message ?? 'the outbound HTTP thread is closed' });
     return new Promise((resolve) => {
       const id = nextId++;
       waiting.set(id, resolve);

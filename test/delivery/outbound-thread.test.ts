@@ -57,5 +57,8 @@ describe('deliveries and policy calls from a worker thread', { timeout: 20_000 }
     assert.equal(answer.status, null);
     assert.match(answer.error ?? '', /the outbound HTTP thread (failed|exited)/);
     assert.match((await reported).message, /the outbound HTTP thread (failed|exited)/);
+    // And what is asked afterwards is answered at once, not left waiting for a dead thread.
+    const later = await outbound.target.post({ url: 'http://127.0.0.1:9/hook', auth: {}, body: '{}' });
+    assert.match(later.error ?? '', /the outbound HTTP thread (failed|exited)/);
   });
 });
