@@ -57,7 +57,9 @@ describe('deliveries and policy calls from a worker thread', { timeout: 20_000 }
     assert.equal(answer.status, null);
     assert.match(answer.error ?? '', /the outbound HTTP thread (failed|exited)/);
     assert.match((await reported).message, /the outbound HTTP thread (failed|exited)/);
-    // And what is asked afterwards is answered at once, not left waiting for a dead thread.
+    // And what is asked afterwards, once the thread is gone for good (its 'exit' follows the
+    // 'error'), is answered at once, not left waiting for a dead thread.
+    await new Promise((resolve) => setTimeout(resolve, 500));
     const later = await outbound.target.post({ url: 'http://127.0.0.1:9/hook', auth: {}, body: '{}' });
     assert.match(later.error ?? '', /the outbound HTTP thread (failed|exited)/);
   });
