@@ -13,7 +13,18 @@ export interface AppOptions {
   maxBodyBytes: number;
   logLevel: string;
   version: string;
+  /** How long a request may take to arrive whole (default REQUEST_TIMEOUT_MS). */
+  requestTimeoutMs?: number;
 }
+
+/**
+ * A client that sends less than its Content-Length, or trickles its body, is answered 408 (in
+ * our shape, by answerClientError) this long after it began, instead of holding its
+ * connection and request forever. A whole 1 MiB body in a minute needs only ~17 KB/s.
+ */
+export const REQUEST_TIMEOUT_MS = 60_000;
+/** How often Node looks for requests past their time (its default, 30 s, would add up to that). */
+const REQUEST_TIMEOUT_CHECK_MS = 1_000;
 
 /**
  * Everything a log line must never show. `auth` is a subscription's credentials wherever it
@@ -37,6 +48,7 @@ const REDACTED = [
 const MAX_PARAM_LENGTH = 16 * 1024;
 
 export async function buildApp(options: AppOptions, routes: Array<(app: FastifyInstance) => Promise<void> | void>): Promise<FastifyInstance> {
+  const requestTimeout = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
   const app: FastifyInstance = Fastify({
     logger: { level: options.logLevel, redact: { paths: REDACTED, censor: '[redacted]' } },
     bodyLimit: options.maxBodyBytes,
@@ -45,6 +57,10 @@ export async function buildApp(options: AppOptions, routes: Array<(app: FastifyI
     // Unknown fields are errors, not silently dropped; numbers are not coerced from strings.
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
     return503OnClosing: true,
+    requestTimeout,
+    // Node 20 heeds a request time-out only when the server is created with it, not when set
+    // afterwards, as Fastify does with its own option.
+    http: { requestTimeout, connectionsCheckingInterval: Math.min(REQUEST_TIMEOUT_CHECK_MS, requestTimeout) },
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     // A URL that cannot be decoded (`/eventmatch/%zz`), answered by the router itself.
     frameworkErrors: (error, request, reply) => handleError(error, request, reply),
