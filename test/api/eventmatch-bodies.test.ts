@@ -4,11 +4,10 @@
  * members; and it refuses content codings instead of decoding them. Real HTTP requests.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
-import type { FastifyInstance } from 'fastify';
-import { listeningEventmatchApp } from '../support/app.js';
-import { openTestDatabase, testBackends } from '../support/database.js';
+import { servedEventmatchApp } from '../support/app.js';
+import { testBackends } from '../support/database.js';
 import { assertErrorShape, rawSender } from './raw-http.js';
 
 const USER = { 'http-remote-user': 'alice' };
@@ -20,28 +19,17 @@ const nested = (levels: number) => '{"a":'.repeat(levels - 1) + '{"a":1}' + '}'.
 
 for (const backend of testBackends()) {
   describe(`/eventmatch request bodies (${backend.name})`, () => {
-    let test: Awaited<ReturnType<typeof openTestDatabase>>;
-    let app: FastifyInstance;
-    let port: number;
-    let uuid: string;
-    before(async () => {
-      test = await openTestDatabase(backend);
-      ({ app, port, uuid } = await listeningEventmatchApp(test.handle, USER, valid));
-    });
-    after(async () => {
-      await app.close();
-      await test.close();
-    });
+    const served = servedEventmatchApp(backend, USER, valid);
 
-    const send = rawSender(() => port);
-    const count = async () => (await app.inject({ method: 'GET', url: '/eventmatch', headers: USER })).json<unknown[]>().length;
-    const record = async () => (await app.inject({ method: 'GET', url: `/eventmatch/${uuid}`, headers: USER })).body;
+    const send = rawSender(() => served.port);
+    const count = async () => (await served.app.inject({ method: 'GET', url: '/eventmatch', headers: USER })).json<unknown[]>().length;
+    const record = async () => (await served.app.inject({ method: 'GET', url: `/eventmatch/${served.uuid}`, headers: USER })).body;
     const routesWithBodies = () => [
       ['POST', '/eventmatch', JSON.stringify(valid)],
-      ['PUT', `/eventmatch/${uuid}`, '{"name": "renamed"}'],
-      ['DELETE', `/eventmatch/${uuid}`, '{}'],
+      ['PUT', `/eventmatch/${served.uuid}`, '{"name": "renamed"}'],
+      ['DELETE', `/eventmatch/${served.uuid}`, '{}'],
       ['POST', '/eventmatch/test', JSON.stringify({ jsonpath: '$', event })],
-      ['POST', `/eventmatch/${uuid}/test`, JSON.stringify(event)],
+      ['POST', `/eventmatch/${served.uuid}/test`, JSON.stringify(event)],
     ] as const;
 
     it('takes application/json in any case, with parameters, in UTF-8 with or without a BOM', async () => {
@@ -77,7 +65,7 @@ for (const backend of testBackends()) {
         ['br', brotliCompressSync(text)],
         ['gzip, identity', gzipSync(text)],
       ] as const) {
-        for (const [method, path] of [['POST', '/eventmatch'], ['PUT', `/eventmatch/${uuid}`], ['POST', '/eventmatch/test']]) {
+        for (const [method, path] of [['POST', '/eventmatch'], ['PUT', `/eventmatch/${served.uuid}`], ['POST', '/eventmatch/test']]) {
           const response = await send(method!, path!, { ...JSON_TYPE, 'content-encoding': coding }, body);
           assertErrorShape(response, 415, new RegExp(`^content-encoding: "${coding}" is not supported; send the body without a content coding$`));
           assert.equal(response.headers['accept-encoding'], 'identity');
@@ -97,11 +85,11 @@ for (const backend of testBackends()) {
 
     it('answers 400 to a body nested deeper than an event may be (one level more on /eventmatch/test, whose event is inside)', async () => {
       const before = await record();
-      assertErrorShape(await send('PUT', `/eventmatch/${uuid}`, JSON_TYPE, `{"disabled": ${nested(100)}}`), 400, /^body: nested deeper than 100 levels$/);
-      assertErrorShape(await send('POST', `/eventmatch/${uuid}/test`, JSON_TYPE, nested(101)), 400, /^body: nested deeper than 100 levels$/);
+      assertErrorShape(await send('PUT', `/eventmatch/${served.uuid}`, JSON_TYPE, `{"disabled": ${nested(100)}}`), 400, /^body: nested deeper than 100 levels$/);
+      assertErrorShape(await send('POST', `/eventmatch/${served.uuid}/test`, JSON_TYPE, nested(101)), 400, /^body: nested deeper than 100 levels$/);
       assertErrorShape(await send('POST', '/eventmatch/test', JSON_TYPE, `{"jsonpath": "$", "event": ${nested(101)}}`), 400, /^body: nested deeper than 101 levels$/);
       assert.equal(await record(), before);
-      assert.equal((await send('POST', `/eventmatch/${uuid}/test`, JSON_TYPE, nested(100))).status, 200);
+      assert.equal((await send('POST', `/eventmatch/${served.uuid}/test`, JSON_TYPE, nested(100))).status, 200);
       assert.equal((await send('POST', '/eventmatch/test', JSON_TYPE, `{"jsonpath": "$", "event": ${nested(100)}}`)).status, 200);
     });
 

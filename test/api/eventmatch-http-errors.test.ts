@@ -4,10 +4,9 @@
  * Real HTTP over node:net, since most of these requests no HTTP client would send.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import type { FastifyInstance } from 'fastify';
-import { listeningEventmatchApp } from '../support/app.js';
-import { openTestDatabase, testBackends } from '../support/database.js';
+import { describe, it } from 'node:test';
+import { servedEventmatchApp } from '../support/app.js';
+import { testBackends } from '../support/database.js';
 import { assertErrorShape, exchange, exchangeOne, rawSender, request } from './raw-http.js';
 
 const USER = { 'http-remote-user': 'alice' };
@@ -17,21 +16,10 @@ const MAX_BODY = 1024;
 
 for (const backend of testBackends()) {
   describe(`/eventmatch error answers over HTTP (${backend.name})`, () => {
-    let test: Awaited<ReturnType<typeof openTestDatabase>>;
-    let app: FastifyInstance;
-    let port: number;
-    let uuid: string;
-    before(async () => {
-      test = await openTestDatabase(backend);
-      ({ app, port, uuid } = await listeningEventmatchApp(test.handle, USER, valid, MAX_BODY));
-    });
-    after(async () => {
-      await app.close();
-      await test.close();
-    });
+    const served = servedEventmatchApp(backend, USER, valid, MAX_BODY);
 
-    const send = rawSender(() => port);
-    const state = async () => (await app.inject({ method: 'GET', url: '/eventmatch', headers: USER })).body;
+    const send = rawSender(() => served.port);
+    const state = async () => (await served.app.inject({ method: 'GET', url: '/eventmatch', headers: USER })).body;
 
     it('answers 404 to an unknown route and 405 with Allow to a method a path does not take', async () => {
       assertErrorShape(await send('GET', '/nothing/here', USER), 404, /^no such route: GET \/nothing\/here$/);
@@ -39,9 +27,9 @@ for (const backend of testBackends()) {
       for (const [method, path, allow] of [
         ['PATCH', '/eventmatch', 'GET, HEAD, POST'],
         ['DELETE', '/eventmatch', 'GET, HEAD, POST'],
-        ['PATCH', `/eventmatch/${uuid}`, 'DELETE, GET, HEAD, PUT'],
-        ['POST', `/eventmatch/${uuid}`, 'DELETE, GET, HEAD, PUT'],
-        ['GET', `/eventmatch/${uuid}/test`, 'POST'],
+        ['PATCH', `/eventmatch/${served.uuid}`, 'DELETE, GET, HEAD, PUT'],
+        ['POST', `/eventmatch/${served.uuid}`, 'DELETE, GET, HEAD, PUT'],
+        ['GET', `/eventmatch/${served.uuid}/test`, 'POST'],
         ['PATCH', '/eventmatch/test', 'DELETE, GET, HEAD, POST, PUT'],
       ] as const) {
         const response = await send(method, path, USER);
@@ -53,9 +41,9 @@ for (const backend of testBackends()) {
     it('answers 400 to malformed JSON, to an empty JSON body and to a __proto__ member', async () => {
       const before = await state();
       assertErrorShape(await send('POST', '/eventmatch', JSON_TYPE, '{"name": "n",'), 400, /^body: not valid JSON/);
-      assertErrorShape(await send('PUT', `/eventmatch/${uuid}`, JSON_TYPE, '{"name": }'), 400, /^body: not valid JSON/);
+      assertErrorShape(await send('PUT', `/eventmatch/${served.uuid}`, JSON_TYPE, '{"name": }'), 400, /^body: not valid JSON/);
       assertErrorShape(await send('POST', '/eventmatch', JSON_TYPE, ''), 400, /^body: not valid JSON \(empty\)$/);
-      assertErrorShape(await send('PUT', `/eventmatch/${uuid}`, { ...JSON_TYPE, 'transfer-encoding': 'chunked' }, '0\r\n\r\n'), 400, /^body: not valid JSON \(empty\)$/);
+      assertErrorShape(await send('PUT', `/eventmatch/${served.uuid}`, { ...JSON_TYPE, 'transfer-encoding': 'chunked' }, '0\r\n\r\n'), 400, /^body: not valid JSON \(empty\)$/);
       const proto = JSON.stringify(valid).replace('{', '{"__proto__": {"admin": true}, ');
       assertErrorShape(await send('POST', '/eventmatch', JSON_TYPE, proto), 400, /^body: unknown field "__proto__"$/);
       assert.equal(await state(), before);
@@ -67,7 +55,7 @@ for (const backend of testBackends()) {
         ['PUT', '/eventmatch/%zz'],
         ['DELETE', '/eventmatch/%zz'],
         ['POST', '/eventmatch/%zz/test'],
-        ['GET', `/eventmatch/${uuid.slice(0, -2)}%E0%A4`],
+        ['GET', `/eventmatch/${served.uuid.slice(0, -2)}%E0%A4`],
       ] as const) {
         const body = method === 'PUT' || method === 'POST' ? '{}' : undefined;
         assertErrorShape(await send(method, path, JSON_TYPE, body), 400, /^path: \S+ is not a valid URL path \(a % must start an escape of two hex digits, spelling UTF-8\)$/);
@@ -76,7 +64,7 @@ for (const backend of testBackends()) {
 
     it('answers 404, like any unknown subscription, to a path uuid that is malformed or however long', async () => {
       const before = await state();
-      for (const given of ['not-a-uuid', `${uuid}0`, 'a'.repeat(101), 'a'.repeat(10_000), '%41'.repeat(3_000)]) {
+      for (const given of ['not-a-uuid', `${served.uuid}0`, 'a'.repeat(101), 'a'.repeat(10_000), '%41'.repeat(3_000)]) {
         const shown = given.replace(/%41/g, 'A');
         for (const [method, path, body] of [
           ['GET', `/eventmatch/${given}`, undefined],
@@ -95,12 +83,12 @@ for (const backend of testBackends()) {
       const before = await state();
       const body = JSON.stringify(valid);
       // Shorter: the bytes past it read as a request of their own, which is not HTTP.
-      const shorter = await exchange(port, request('POST', '/eventmatch', { ...JSON_TYPE, 'content-length': '10' }, body));
+      const shorter = await exchange(served.port, request('POST', '/eventmatch', { ...JSON_TYPE, 'content-length': '10' }, body));
       assert.ok(shorter.length >= 1);
       for (const response of shorter) assertErrorShape(response, 400);
       // Longer: the connection ends before the body does.
       assertErrorShape(
-        await exchangeOne(port, request('POST', '/eventmatch', { ...JSON_TYPE, 'content-length': String(body.length + 20) }, body), { end: true }),
+        await exchangeOne(served.port, request('POST', '/eventmatch', { ...JSON_TYPE, 'content-length': String(body.length + 20) }, body), { end: true }),
         400,
         /^body: the connection ended before the body was complete/,
       );
@@ -115,14 +103,14 @@ for (const backend of testBackends()) {
       const limit = new RegExp(`^body: larger than the limit of ${MAX_BODY} bytes \\(NOTIFICATIONS_MAX_BODY\\)$`);
       assertErrorShape(await send('POST', '/eventmatch', JSON_TYPE, big), 413, limit);
       const chunked = `${big.length.toString(16)}\r\n${big}\r\n0\r\n\r\n`;
-      assertErrorShape(await send('PUT', `/eventmatch/${uuid}`, { ...JSON_TYPE, 'transfer-encoding': 'chunked' }, chunked), 413, limit);
+      assertErrorShape(await send('PUT', `/eventmatch/${served.uuid}`, { ...JSON_TYPE, 'transfer-encoding': 'chunked' }, chunked), 413, limit);
     });
 
     it('answers what is not HTTP at all, or has too large a head, in the same shape', async () => {
-      assertErrorShape(await exchangeOne(port, Buffer.from('HELLO\r\n\r\n')), 400, /^request: not valid HTTP\/1\.1 \(/);
-      assertErrorShape(await exchangeOne(port, request('GET', '/eventmatch', { ...USER, 'x-filler': 'x'.repeat(20_000) })), 431, /^headers: /);
+      assertErrorShape(await exchangeOne(served.port, Buffer.from('HELLO\r\n\r\n')), 400, /^request: not valid HTTP\/1\.1 \(/);
+      assertErrorShape(await exchangeOne(served.port, request('GET', '/eventmatch', { ...USER, 'x-filler': 'x'.repeat(20_000) })), 431, /^headers: /);
       const both = { ...JSON_TYPE, 'content-length': '2', 'transfer-encoding': 'chunked' };
-      assertErrorShape(await exchangeOne(port, request('POST', '/eventmatch', both, '2\r\n{}\r\n0\r\n\r\n')), 400, /^request: not valid HTTP\/1\.1 \(/);
+      assertErrorShape(await exchangeOne(served.port, request('POST', '/eventmatch', both, '2\r\n{}\r\n0\r\n\r\n')), 400, /^request: not valid HTTP\/1\.1 \(/);
     });
   });
 }

@@ -1,8 +1,10 @@
+import { after, before } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/api/app.js';
 import { eventmatchRoutes, type EventmatchDependencies } from '../../src/api/eventmatch-routes.js';
 import type { DatabaseHandle } from '../../src/db/connect.js';
 import { systemClock } from '../../src/time/clock.js';
+import { openTestDatabase, type TestBackend } from './database.js';
 
 /** The app with the subscription routes, silent, as the server would build it; for `inject`. */
 export function startEventmatchApp(
@@ -22,16 +24,32 @@ export function startEventmatchApp(
   ]);
 }
 
-/** The /eventmatch app listening on a free port of 127.0.0.1, with one subscription of `user`. */
-export async function listeningEventmatchApp(
-  database: DatabaseHandle,
-  user: Record<string, string>,
-  subscription: object,
-  maxBodyBytes?: number,
-): Promise<{ app: FastifyInstance; port: number; uuid: string }> {
-  const app = await startEventmatchApp(database, {}, maxBodyBytes);
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const port = (app.server.address() as { port: number }).port;
-  const uuid = (await app.inject({ method: 'POST', url: '/eventmatch', headers: user, payload: subscription })).json<{ uuid: string }>().uuid;
-  return { app, port, uuid };
+/** The /eventmatch app listening on a free port of 127.0.0.1, with one subscription. */
+export interface ServedEventmatchApp {
+  app: FastifyInstance;
+  port: number;
+  /** The subscription's. */
+  uuid: string;
+}
+
+/**
+ * For a describe block: before its tests, a fresh database of `backend` and the /eventmatch app
+ * listening on it with one subscription of `user`; after them, both closed. The fields are set
+ * once the tests run.
+ */
+export function servedEventmatchApp(backend: TestBackend, user: Record<string, string>, subscription: object, maxBodyBytes?: number): ServedEventmatchApp {
+  const served = {} as ServedEventmatchApp;
+  let test: Awaited<ReturnType<typeof openTestDatabase>>;
+  before(async () => {
+    test = await openTestDatabase(backend);
+    served.app = await startEventmatchApp(test.handle, {}, maxBodyBytes);
+    await served.app.listen({ port: 0, host: '127.0.0.1' });
+    served.port = (served.app.server.address() as { port: number }).port;
+    served.uuid = (await served.app.inject({ method: 'POST', url: '/eventmatch', headers: user, payload: subscription })).json<{ uuid: string }>().uuid;
+  });
+  after(async () => {
+    await served.app?.close();
+    await test?.close();
+  });
+  return served;
 }
