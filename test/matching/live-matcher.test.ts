@@ -45,6 +45,9 @@ describe('live matcher', () => {
     assert.deepEqual(matcher.match(event).map((m) => m.uuid), ['fine']);
     assert.equal(unusable.length, 1);
     assert.match(unusable[0]!, /^long: JsonPathSyntaxError: invalid JSONPath at position 2048: expected at most 2048 characters/);
+    // Told of the same row again (a poll, a NOTIFY): nothing new to report.
+    matcher.apply({ kind: 'upsert', row: row({ uuid: 'long', jsonpath: tooLong }) });
+    assert.equal(unusable.length, 1);
     // A usable expression written over it later is matched again; an unusable one replaces a usable one.
     matcher.apply({ kind: 'upsert', row: row({ uuid: 'long', updated: 2 }) });
     matcher.apply({ kind: 'upsert', row: row({ uuid: 'fine', jsonpath: tooLong, updated: 2 }) });
