@@ -15,6 +15,7 @@ import type { JsonValue } from '../jsonpath/index.js';
 import type { PolicyAnswer, PolicyClient, PolicyClientOptions } from '../policy/policy-client.js';
 import type { AddressRules } from './address-guard.js';
 import type { TargetClient, TargetClientOptions, TargetRequest, TargetResponse } from './target-client.js';
+import { sendPerTurn } from './turn-batch.js';
 
 export interface OutboundOptions {
   /** The target client's options; its address guard is built in the worker from `rules`. */
@@ -43,7 +44,7 @@ export interface OutboundThread {
 export function startOutboundThread(options: OutboundOptions, onFailure: (error: Error) => void): OutboundThread {
   const worker = new Worker(new URL('./outbound-worker.js', import.meta.url), { workerData: options });
   const waiting = new Map<number, (result: OutboundAnswer['result']) => void>();
-  let outbox: OutboundRequest[] = [];
+  const handOver = sendPerTurn<OutboundRequest>((requests) => worker.postMessage(requests satisfies ToWorker));
   let nextId = 0;
   let closing: Promise<void> | undefined;
   let closed: (() => void) | undefined;
@@ -73,14 +74,7 @@ export function startOutboundThread(options: OutboundOptions, onFailure: (error:
     return new Promise((resolve) => {
       const id = nextId++;
       waiting.set(id, resolve);
-      outbox.push({ id, ...call });
-      // The exchanges asked for in this turn of the event loop go over in one message.
-      if (outbox.length === 1) {
-        setImmediate(() => {
-          worker.postMessage(outbox satisfies ToWorker);
-          outbox = [];
-        });
-      }
+      handOver({ id, ...call });
     });
   }
 

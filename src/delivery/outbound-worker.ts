@@ -7,22 +7,14 @@ import { createPolicyClient } from '../policy/policy-client.js';
 import { addressGuard } from './address-guard.js';
 import type { OutboundAnswer, OutboundOptions, OutboundRequest, ToWorker } from './outbound-thread.js';
 import { createTargetClient } from './target-client.js';
+import { sendPerTurn } from './turn-batch.js';
 
 const options = workerData as OutboundOptions;
 const port = parentPort!;
 const target = createTargetClient({ ...options.target, guard: addressGuard(options.target.rules) });
 const policy = options.policy && createPolicyClient(options.policy);
 
-let answers: OutboundAnswer[] = [];
-
-function answer(id: number, result: OutboundAnswer['result']): void {
-  answers.push({ id, result });
-  // The answers that come in together go back in one message.
-  if (answers.length === 1) setImmediate(() => {
-    port.postMessage(answers);
-    answers = [];
-  });
-}
+const answer = sendPerTurn<OutboundAnswer>((answers) => port.postMessage(answers));
 
 async function run(request: OutboundRequest): Promise<OutboundAnswer['result']> {
   if (request.kind === 'post') return target.post(request.target);
@@ -37,8 +29,8 @@ port.on('message', (message: ToWorker) => {
   }
   for (const request of message) {
     run(request).then(
-      (result) => answer(request.id, result),
-      (error: unknown) => answer(request.id, { failed: error instanceof Error ? error.message : String(error) }),
+      (result) => answer({ id: request.id, result }),
+      (error: unknown) => answer({ id: request.id, result: { failed: error instanceof Error ? error.message : String(error) } }),
     );
   }
 });
