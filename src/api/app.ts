@@ -22,7 +22,7 @@ export interface AppOptions {
  * our shape, by answerClientError) this long after it began, instead of holding its
  * connection and request forever. A whole 1 MiB body in a minute needs only ~17 KB/s.
  */
-export const REQUEST_TIMEOUT_MS = 60_000;
+const REQUEST_TIMEOUT_MS = 60_000;
 /** How often Node looks for requests past their time (its default, 30 s, would add up to that). */
 const REQUEST_TIMEOUT_CHECK_MS = 1_000;
 
