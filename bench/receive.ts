@@ -103,7 +103,7 @@ export async function benchLatency(label: string, databaseUrl: string): Promise<
  * were answered. (autocannon's rate sends each connection's share of a second at once at the
  * start of the second: bursts, not a steady load.)
  */
-async function pacedLoad(url: string, label: string, seconds: number, rate: number, sent = new Map<string, number>()): Promise<{ ok: number; latencies: number[] }> {
+export async function pacedLoad(url: string, label: string, seconds: number, rate: number, sent = new Map<string, number>()): Promise<{ ok: number; latencies: number[] }> {
   const pool = new Pool(new URL(url).origin, { connections: CONNECTIONS });
   const path = new URL(url).pathname;
   const latencies: number[] = [];

@@ -1,6 +1,6 @@
 /**
  * `npm run bench [-- section…]`: prints the benchmark tables and writes bench/results.json.
- * Sections: jsonpath, matching, memory, creates, receive, latency, sustained (all by default).
+ * Sections: jsonpath, matching, memory, creates, receive, latency, sustained, isolation (all by default).
  * The services run on SQLite, and on PostgreSQL too when NOTIFICATIONS_BENCH_DATABASE_URL
  * names a database. Run with --expose-gc (the npm script does) so heap figures are settled.
  */
@@ -8,6 +8,7 @@ import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { benchCreates } from './creates.js';
 import { benchEvaluation } from './jsonpath-evaluation.js';
+import { benchIsolation } from './isolation.js';
 import { benchMemory } from './memory.js';
 import { benchCeiling, benchLatency, benchReceive, benchSustained } from './receive.js';
 import { createPostgres, createSqlite } from '../test/support/database.js';
@@ -15,7 +16,7 @@ import { facilityEvent } from '../test/support/shared.js';
 import { benchMatching } from './subscription-matching.js';
 import { printTable, type Row } from './table.js';
 
-const SECTIONS = ['jsonpath', 'matching', 'memory', 'creates', 'receive', 'latency', 'sustained'];
+const SECTIONS = ['jsonpath', 'matching', 'memory', 'creates', 'receive', 'latency', 'sustained', 'isolation'];
 
 async function main(): Promise<void> {
   const only = process.argv.slice(2);
@@ -47,6 +48,9 @@ async function main(): Promise<void> {
   );
   await section('latency', 'From receive to delivered at a fixed 1,000 events/s for 10 s (3 deliveries each)', () => forEachBenchDatabase(benchLatency));
   await section('sustained', 'Deliveries sustained for a minute at 2,000 events/s offered (6,000 deliveries/s)', () => forEachBenchDatabase(benchSustained));
+  await section('isolation', 'Isolation: receive to delivered at a healthy target, 500 events/s for 10 s, alone and beside a target that never answers', () =>
+    forEachBenchDatabase(benchIsolation),
+  );
   writeFileSync(new URL('../../bench/results.json', import.meta.url), JSON.stringify({ date: new Date().toISOString(), node: process.version, cpus: os.cpus().length, results }, null, 2));
 }
 

@@ -24,6 +24,8 @@ export class ServiceError extends Error {
   constructor(
     readonly kind: ErrorKind,
     message: string,
+    /** Sent as Retry-After: when asking again may succeed. */
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
     this.statusCode = STATUS[kind];
@@ -34,6 +36,12 @@ export const badRequest = (message: string) => new ServiceError('bad-request', m
 export const notFound = (message: string) => new ServiceError('not-found', message);
 /** Missing, deleted, malformed or someone else's: the same answer, so nothing is revealed. */
 export const subscriptionNotFound = (uuid: string) => notFound(`subscription ${uuid} not found`);
+/**
+ * The database did not answer within NOTIFICATIONS_DATABASE_TIMEOUT, or is not reachable: the
+ * request may be sent again, after about as long.
+ */
+export const databaseUnavailable = (timeoutMs: number) =>
+  new ServiceError('unavailable', `database: unavailable, or no answer within ${timeoutMs / 1000} s; try again later`, Math.max(1, Math.ceil(timeoutMs / 1000)));
 export const unsupportedJsonBody = () => new ServiceError('unsupported-media-type', 'body: unsupported Content-Type; send application/json');
 
 export interface ErrorBody {

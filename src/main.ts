@@ -10,44 +10,50 @@ import { buildApp } from './api/app.js';
 import { deliveriesRoutes } from './api/deliveries-routes.js';
 import { eventmatchRoutes } from './api/eventmatch-routes.js';
 import { healthRoutes } from './api/health.js';
+import { createLogger } from './api/logger.js';
 import { metricsRoutes } from './api/metrics-routes.js';
 import { receiveRoutes } from './api/receive-routes.js';
 import { ConfigError, loadConfig } from './config/load.js';
 import { describeSettings, redactedConfig, type Config } from './config/settings.js';
 import { DatabaseMissing, openDatabase, type DatabaseHandle } from './db/connect.js';
+import { matchQueue } from './db/match-queue.js';
 import { releaseAllLeases, releaseLeasesOf } from './db/matches.js';
 import { schemaStatus, syncSchema } from './db/migrate.js';
 import { queueReader } from './db/queue-stats.js';
 import { liveSubscriptionPages, type SubscriptionChange } from './db/subscriptions.js';
 import { startOutboundThread } from './delivery/outbound-thread.js';
-import { LiveMatcher } from './matching/live-matcher.js';
-import { createMetrics } from './metrics/registry.js';
-import { allowAll } from './policy/policy-client.js';
+import { deliveryRunner } from './delivery/runner.js';
 import { EventLogBatch } from './events/event-log-batch.js';
-import { deliveryStep } from './routing/delivery-stage.js';
+import { LiveMatcher } from './matching/live-matcher.js';
+import { startSubscriptionSync } from './matching/subscription-sync.js';
+import { createMetrics } from './metrics/registry.js';
+import { packageInfo } from './package-info.js';
+import { allowAll } from './policy/policy-client.js';
+import { policyRunner } from './policy/runner.js';
 import { ClaimPacer } from './routing/claim-pacer.js';
 import { Handoff } from './routing/handoff.js';
-import { policyStep } from './routing/policy-stage.js';
-import { startSubscriptionSync } from './routing/subscription-sync.js';
-import { startWorkerLoop } from './routing/worker-loop.js';
-import { packageInfo } from './package-info.js';
+import { Settler } from './routing/settler.js';
 import { systemClock } from './time/clock.js';
 
 const PROGRAM = 'svc-notifications';
 /** Other instances' work (PostgreSQL) and retries coming due are found by polling this often. */
 const POLL_MS = 1_000;
 const MAX_ERROR_PAUSE_MS = 30_000;
-const STAGE_BATCH = 128;
-/** Batches in flight at once per stage: a batch waits for its slowest target (or policy answer). */
-const DELIVERY_CONCURRENCY = 4;
-const POLICY_CONCURRENCY = 4;
-/** Rows waiting in memory for each stage (see routing/handoff.ts): two rounds of batches. */
-const HANDOFF_ROWS = 2 * POLICY_CONCURRENCY * STAGE_BATCH;
-/** A stage's claim that found nothing is not repeated sooner (routing/claim-pacer.ts). */
+/** Rows a runner takes in per claim. */
+const CLAIM_BATCH = 128;
+/** Rows (deliveries) or questions (policy calls) a runner holds in memory at most. */
+const RUNNER_CAPACITY = 1_024;
+/** Rows waiting in memory for each runner (see routing/handoff.ts). */
+const HANDOFF_ROWS = 1_024;
+/**
+ * Policy calls in flight at once for one user: the policy service being slow for one user
+ * delays only that user's events (64 answers of 50 ms each are 1,280 events a second).
+ */
+const POLICY_SLOTS_PER_USER = 64;
+/** A runner's claim that found nothing is not repeated sooner (routing/claim-pacer.ts). */
 const QUIET_CLAIM_MS = 100;
-/** A stage busy with new work still claims this often, for retries and other instances' rows. */
+/** A runner busy with new work still claims this often, for retries and other instances' rows. */
 const BUSY_CLAIM_MS = POLL_MS;
-const CONNECTIONS_PER_TARGET = 16;
 /** Other instances' subscription writes are polled for this often, or this seldom while NOTIFY works. */
 const SUBSCRIPTION_REFRESH_MS = 500;
 const SUBSCRIPTION_REFRESH_LISTENING_MS = 5_000;
@@ -90,9 +96,17 @@ async function main(argv: string[]): Promise<number> {
 }
 
 async function serve(config: Config): Promise<number> {
+  const log = createLogger(config.logLevel);
   let database: DatabaseHandle;
   try {
-    database = openDatabase(config.databaseUrl, { create: false });
+    database = openDatabase(config.databaseUrl, {
+      create: false,
+      timeoutMs: config.databaseTimeoutMs,
+      boundStatements: true,
+      applicationName: `${PROGRAM} ${process.pid}`,
+      // Only the message and code: pg hangs the whole client (its settings included) on the error.
+      onConnectionError: (error) => log.warn({ error: error.message, code: (error as { code?: unknown }).code }, 'a database connection failed; it is replaced when next needed'),
+    });
   } catch (error) {
     if (error instanceof DatabaseMissing) {
       console.error(`${PROGRAM}: the database schema is out of date (${error.message}): run \`svc-notifications-cmd dbsync\` to create it`);
@@ -101,6 +115,9 @@ async function serve(config: Config): Promise<number> {
     console.error(`${PROGRAM}: cannot open the database: ${error instanceof Error ? error.message : String(error)}`);
     return 1;
   }
+  const matcher = new LiveMatcher({
+    onUnusable: (uuid, error) => log.warn({ subscription: uuid, error: String(error) }, 'subscription left out of matching: its stored expression no longer compiles'),
+  });
   try {
     // Nothing but this process can reach an in-memory database, so no dbsync could prepare it.
     if (database.inMemory) await syncSchema(database);
@@ -110,6 +127,9 @@ async function serve(config: Config): Promise<number> {
       await database.close();
       return 1;
     }
+    // One database serves one SQLite instance: any lease in it belonged to this instance's previous life.
+    if (!database.capabilities.sharedByInstances) await releaseAllLeases(database.db);
+    for await (const page of liveSubscriptionPages(database.db)) matcher.load(page);
   } catch (error) {
     console.error(`${PROGRAM}: cannot use the database ${database.description}: ${error instanceof Error ? error.message : String(error)}`);
     await database.close();
@@ -118,97 +138,102 @@ async function serve(config: Config): Promise<number> {
 
   const clock = systemClock();
   const policyMode = config.policyUrl ? 'policy-service' : 'allow-all';
-  if (!database.capabilities.sharedByInstances) await releaseAllLeases(database.db);
-  const matcher = new LiveMatcher({
-    onUnusable: (uuid, error) =>
-      app.log.warn({ subscription: uuid, error: String(error) }, 'subscription left out of matching: its stored expression no longer compiles'),
-  });
-  const metrics = createMetrics({
-    queue: { reader: queueReader(database.db), clock, onError: (error) => app.log.warn({ err: error }, 'metrics: cannot read the queue from the database') },
-  });
-  // A handed row must have half its lease left: time enough for a policy call or a delivery.
+  const holder = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const leaseUs = config.leaseMs * 1000;
-  const toPolicy = new Handoff(HANDOFF_ROWS, leaseUs / 2);
-  const toDelivery = new Handoff(HANDOFF_ROWS, leaseUs / 2);
-  const stage = {
-    database,
-    clock,
-    holder: `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
-    leaseUs,
-    batchSize: STAGE_BATCH,
-    retryDelaysMs: config.retryDelaysMs,
-    random: Math.random,
-    metrics,
-  };
-  const app = await buildApp({ maxBodyBytes: config.maxBodyBytes, logLevel: config.logLevel, version: packageInfo().version }, [
-    healthRoutes({ database, policyMode }),
-    metricsRoutes({ registry: metrics.registry }),
-    eventmatchRoutes({
-      database,
-      clock,
-      secretKey: config.secretKey,
-      dialectMode: config.jsonpathDialect,
-      identity: { header: config.userHeader, defaultUser: config.defaultUser },
-      onChange: (change: SubscriptionChange) => matcher.apply(change),
-    }),
-    deliveriesRoutes({ database, identity: { header: config.userHeader, defaultUser: config.defaultUser } }),
-    receiveRoutes({
-      eventLog: new EventLogBatch(database),
-      matcher,
-      clock,
-      handoff: { to: toPolicy, holder: stage.holder, leaseUs: stage.leaseUs },
-      receiveToken: config.receiveToken,
-      onReceived: () => policyLoop.wake(),
-      metrics,
-    }),
-  ]);
+  const metrics = createMetrics({
+    queue: { reader: queueReader(database.db), clock, onError: (error) => log.warn({ err: error }, 'metrics: cannot read the queue from the database') },
+  });
   const outbound = startOutboundThread(
     {
-      target: { timeoutMs: config.targetTimeoutMs, connectionsPerOrigin: CONNECTIONS_PER_TARGET, rules: { allow: config.targetAllow, deny: config.targetDeny } },
+      target: { timeoutMs: config.targetTimeoutMs, connectionsPerOrigin: config.targetConcurrency, rules: { allow: config.targetAllow, deny: config.targetDeny } },
       ...(config.policyUrl ? { policy: { baseUrl: config.policyUrl, timeoutMs: config.targetTimeoutMs } } : {}),
     },
     (error) => {
-      app.log.fatal({ err: error }, 'exiting: deliveries and policy calls cannot go on; rows in flight return to the queue when their leases expire');
+      log.fatal({ err: error }, 'exiting: deliveries and policy calls cannot go on; rows in flight return to the queue when their leases expire');
       process.exit(1);
     },
   );
-  const { target, policy } = outbound;
-  // Loaded once the log exists, since a subscription may need to be reported.
-  for await (const page of liveSubscriptionPages(database.db)) matcher.load(page);
-  const onLoopError = (name: string) => (error: unknown) => app.log.error({ err: error }, `${name} stage failed; retrying`);
-  // Other instances write subscriptions too: their changes reach this matcher by NOTIFY, or a poll.
-  const refreshLoop = database.capabilities.sharedByInstances
+  const queue = matchQueue(database);
+  const settler = new Settler(queue, holder, clock, (error) => log.warn({ err: error }, 'the database is not answering: outcomes are kept and recorded once it answers'));
+  // A handed row must have half its lease left: time enough for a policy call or a delivery.
+  const toPolicy = new Handoff(HANDOFF_ROWS, leaseUs / 2);
+  const toDelivery = new Handoff(HANDOFF_ROWS, leaseUs / 2);
+  const runner = {
+    queue,
+    settler,
+    clock,
+    holder,
+    leaseUs,
+    capacity: RUNNER_CAPACITY,
+    batchSize: CLAIM_BATCH,
+    schedule: { delaysMs: config.retryDelaysMs, random: Math.random },
+    metrics,
+    pollMs: POLL_MS,
+    maxErrorPauseMs: MAX_ERROR_PAUSE_MS,
+  };
+  const deliveries = deliveryRunner({
+    ...runner,
+    target: outbound.target,
+    targetTimeoutMs: config.targetTimeoutMs,
+    slotsPerOrigin: config.targetConcurrency,
+    secretKey: config.secretKey,
+    inbox: toDelivery,
+    pacer: new ClaimPacer(QUIET_CLAIM_MS, BUSY_CLAIM_MS),
+    onSubscriptionChange: (change) => matcher.apply(change),
+    onError: (error) => log.error({ err: error }, 'delivery runner: a step failed; retrying'),
+  });
+  const policy = policyRunner({
+    ...runner,
+    policy: outbound.policy ?? allowAll,
+    timeoutMs: config.targetTimeoutMs,
+    slotsPerUser: POLICY_SLOTS_PER_USER,
+    inbox: toPolicy,
+    next: toDelivery,
+    pacer: new ClaimPacer(QUIET_CLAIM_MS, BUSY_CLAIM_MS),
+    onAllowed: () => deliveries.wake(),
+    onError: (error) => log.error({ err: error }, 'policy runner: a step failed; retrying'),
+  });
+  deliveries.start();
+  policy.start();
+  /** Every subscription write, from this instance or another: the copies kept in memory follow. */
+  const subscriptionChanged = (change: SubscriptionChange) => {
+    matcher.apply(change);
+    deliveries.subscriptionChanged(change);
+  };
+  const sync = database.capabilities.sharedByInstances
     ? startSubscriptionSync({
         database,
         url: config.databaseUrl,
+        applicationName: `${PROGRAM} listener ${process.pid}`,
         matcher,
+        apply: subscriptionChanged,
         clock,
         pollMs: SUBSCRIPTION_REFRESH_MS,
         listeningPollMs: SUBSCRIPTION_REFRESH_LISTENING_MS,
         skewUs: SUBSCRIPTION_REFRESH_WINDOW_US,
         maxErrorPauseMs: MAX_ERROR_PAUSE_MS,
-        log: app.log,
+        log,
       })
     : undefined;
-  const deliveryLoop = startWorkerLoop({
-    step: deliveryStep({ ...stage, inbox: toDelivery, pacer: new ClaimPacer(QUIET_CLAIM_MS, BUSY_CLAIM_MS), target, secretKey: config.secretKey, onSubscriptionChange: (change) => matcher.apply(change) }),
-    idleMs: POLL_MS,
-    maxErrorPauseMs: MAX_ERROR_PAUSE_MS,
-    onError: onLoopError('delivery'),
-    concurrency: DELIVERY_CONCURRENCY,
-    fullBatch: STAGE_BATCH,
-  });
-  const policyLoop = startWorkerLoop({
-    step: policyStep({ ...stage, inbox: toPolicy, next: toDelivery, pacer: new ClaimPacer(QUIET_CLAIM_MS, BUSY_CLAIM_MS), policy: policy ?? allowAll, onAllowed: () => deliveryLoop.wake() }),
-    idleMs: POLL_MS,
-    maxErrorPauseMs: MAX_ERROR_PAUSE_MS,
-    onError: onLoopError('policy'),
-    concurrency: POLICY_CONCURRENCY,
-    fullBatch: STAGE_BATCH,
-  });
-  app.log.info({ config: redactedConfig(config) }, 'configuration');
+  const identity = { header: config.userHeader, defaultUser: config.defaultUser };
+  const app = await buildApp({ maxBodyBytes: config.maxBodyBytes, logger: log, version: packageInfo().version, databaseTimeoutMs: config.databaseTimeoutMs }, [
+    healthRoutes({ database, policyMode }),
+    metricsRoutes({ registry: metrics.registry }),
+    eventmatchRoutes({ database, clock, secretKey: config.secretKey, dialectMode: config.jsonpathDialect, identity, onChange: subscriptionChanged }),
+    deliveriesRoutes({ database, identity }),
+    receiveRoutes({
+      eventLog: new EventLogBatch(database),
+      matcher,
+      clock,
+      handoff: { to: toPolicy, holder, leaseUs },
+      receiveToken: config.receiveToken,
+      onReceived: () => policy.wake(),
+      metrics,
+    }),
+  ]);
+  log.info({ config: redactedConfig(config) }, 'configuration');
   if (policyMode === 'allow-all') {
-    app.log.warn('allow-all mode: NOTIFICATIONS_POLICY_URL is not set, so every subscriber receives every event its subscriptions match');
+    log.warn('allow-all mode: NOTIFICATIONS_POLICY_URL is not set, so every subscriber receives every event its subscriptions match');
   }
 
   let stopping = false;
@@ -216,20 +241,21 @@ async function serve(config: Config): Promise<number> {
     const stop = (signal: string) => {
       if (stopping) return;
       stopping = true;
-      app.log.info({ signal }, 'shutting down: no new requests, finishing those in flight');
+      log.info({ signal }, 'shutting down: no new requests, finishing those in flight');
       const force = setTimeout(() => {
-        app.log.error(`shutdown took longer than ${config.shutdownGraceMs} ms; exiting anyway`);
+        log.error(`shutdown took longer than ${config.shutdownGraceMs} ms; exiting anyway`);
         resolve(1);
       }, config.shutdownGraceMs);
       force.unref();
       app
         .close()
-        .then(() => Promise.all([policyLoop.stop(), deliveryLoop.stop(), refreshLoop?.stop()]))
-        .then(() => releaseLeasesOf(database.db, stage.holder))
+        .then(() => Promise.all([policy.stop(), deliveries.stop(), sync?.stop()]))
+        .then(() => settler.close())
+        .then(() => releaseLeasesOf(database.db, holder))
         .then(() => outbound.close())
         .then(() => database.close())
         .then(() => resolve(0), (error: unknown) => {
-          app.log.error({ err: error }, 'shutdown failed');
+          log.error({ err: error }, 'shutdown failed');
           resolve(1);
         });
     };

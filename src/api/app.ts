@@ -5,16 +5,26 @@
  */
 import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
-import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
-import { errorBody } from '../errors.js';
-import { answerClientError, handleError } from './error-handler.js';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
+import { DEFAULT_DATABASE_TIMEOUT_MS } from '../db/connect.js';
+import { databaseUnavailable, errorBody } from '../errors.js';
+import { within } from '../time/within.js';
+import { answerClientError, errorHandler } from './error-handler.js';
+import { createLogger } from './logger.js';
 
 export interface AppOptions {
   maxBodyBytes: number;
-  logLevel: string;
+  /** The service's logger; or a new one logging from this level on (tests). */
+  logger: FastifyBaseLogger | string;
   version: string;
   /** How long a request may take to arrive whole (default REQUEST_TIMEOUT_MS). */
   requestTimeoutMs?: number;
+  /**
+   * NOTIFICATIONS_DATABASE_TIMEOUT: a handler that has not answered by then is answered 503
+   * (the database is all a handler waits for). Routes with `config: { deadline: false }` are
+   * exempt. Default: DEFAULT_DATABASE_TIMEOUT_MS.
+   */
+  databaseTimeoutMs?: number;
 }
 
 /**
@@ -27,20 +37,6 @@ const REQUEST_TIMEOUT_MS = 60_000;
 const REQUEST_TIMEOUT_CHECK_MS = 1_000;
 
 /**
- * Everything a log line must never show. `auth` is a subscription's credentials wherever it
- * sits: in the record each write logs at debug level (`subscription.auth`), or in whatever
- * else is logged, up to two levels down.
- */
-const REDACTED = [
-  'req.headers.authorization',
-  'req.headers.cookie',
-  'res.headers["set-cookie"]',
-  'auth',
-  '*.auth',
-  '*.*.auth',
-];
-
-/**
  * Node refuses a request line and headers over 16 KiB (431), so no path parameter can be
  * longer than this: every uuid, however long, reaches its route and is answered 404 there like
  * any other unknown subscription (find-my-way's default of 100 answered 414 in its own shape).
@@ -49,8 +45,10 @@ const MAX_PARAM_LENGTH = 16 * 1024;
 
 export async function buildApp(options: AppOptions, routes: Array<(app: FastifyInstance) => Promise<void> | void>): Promise<FastifyInstance> {
   const requestTimeout = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
+  const databaseTimeoutMs = options.databaseTimeoutMs ?? DEFAULT_DATABASE_TIMEOUT_MS;
+  const handleError = errorHandler(databaseTimeoutMs);
   const app: FastifyInstance = Fastify({
-    logger: { level: options.logLevel, redact: { paths: REDACTED, censor: '[redacted]' } },
+    loggerInstance: typeof options.logger === 'string' ? createLogger(options.logger) : options.logger,
     bodyLimit: options.maxBodyBytes,
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
@@ -69,6 +67,16 @@ export async function buildApp(options: AppOptions, routes: Array<(app: FastifyI
   });
   app.addHook('onSend', async (request, reply) => {
     void reply.header('x-request-id', request.id);
+  });
+  app.addHook('onRoute', (route) => {
+    if ((route.config as { deadline?: boolean } | undefined)?.deadline === false) return;
+    const handler = route.handler;
+    // However the database fails to answer (a connection never made, a statement with no answer,
+    // a pool whose connections all wait), the request is answered in time. The handler goes on
+    // to its end; what it then says is dropped.
+    route.handler = function (this: FastifyInstance, request, reply) {
+      return within(Promise.resolve(handler.call(this, request, reply)), databaseTimeoutMs, () => databaseUnavailable(databaseTimeoutMs));
+    };
   });
   app.addHook('onRoute', (route) => {
     const integers = integerParameters(route.schema?.querystring);

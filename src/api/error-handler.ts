@@ -6,7 +6,8 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyBaseLogger, FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { errorBody, ServiceError, unsupportedJsonBody } from '../errors.js';
+import { isDatabaseUnavailable } from '../db/unavailable.js';
+import { databaseUnavailable, errorBody, ServiceError, unsupportedJsonBody } from '../errors.js';
 import { describeValidationErrors } from './validation-messages.js';
 
 const FASTIFY_STATUS: Record<string, number> = {
@@ -20,9 +21,25 @@ const FASTIFY_STATUS: Record<string, number> = {
   FST_ERR_MAX_PARAM_LENGTH: 404,
 };
 
-export function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+export type ErrorHandler = (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => void;
+
+/** `databaseTimeoutMs`: NOTIFICATIONS_DATABASE_TIMEOUT, which a 503 for the database names. */
+export function errorHandler(databaseTimeoutMs: number): ErrorHandler {
+  return (error, request, reply) => {
+    // A database that does not answer, or went away, is a 503 to ask again later, never a 500.
+    handleError(isDatabaseUnavailable(error) && !(error instanceof ServiceError) ? databaseUnavailableError(error, databaseTimeoutMs, request) : error, request, reply);
+  };
+}
+
+function databaseUnavailableError(cause: unknown, timeoutMs: number, request: FastifyRequest): FastifyError {
+  request.log.warn({ err: cause }, 'the database is not answering: 503');
+  return databaseUnavailable(timeoutMs) as ServiceError & FastifyError;
+}
+
+function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   if (error instanceof ServiceError) {
-    if (error.statusCode >= 500) request.log.error({ err: error }, error.message);
+    if (error.statusCode >= 500 && error.kind !== 'unavailable') request.log.error({ err: error }, error.message);
+    if (error.retryAfterSeconds !== undefined) void reply.header('retry-after', String(error.retryAfterSeconds));
     void reply.status(error.statusCode).send(errorBody(error.statusCode, error.message));
     return;
   }

@@ -9,8 +9,8 @@ type Selection = { kind: 'uuids'; uuids: string[]; force: boolean } | { kind: 'b
 // Events per statement (each its own transaction): short enough that the service's writes
 // never wait long behind a purge.
 const BATCH = 500;
-// SQLite has one writer: a pause between batches lets a waiting service write get the lock.
-const SQLITE_PAUSE_MS = 100;
+// With one writer (SQLite), a pause between batches lets a waiting service write get the lock.
+const ONE_WRITER_PAUSE_MS = 100;
 
 function parse(args: readonly string[]): Selection | string {
   const parsed = parseArguments('eventpurge', args, { values: ['--older-than-date', '--limit'], flags: ['--force'] });
@@ -71,7 +71,7 @@ export const eventpurge: Command = {
       total += count;
       remaining -= count;
       if (count < batch) break;
-      if (database.capabilities.backend === 'sqlite') await sleep(SQLITE_PAUSE_MS);
+      if (database.capabilities.oneWriter) await sleep(ONE_WRITER_PAUSE_MS);
     }
     if (!force) {
       const kept = await countUnfinishedEventsBefore(db, before);

@@ -100,8 +100,9 @@ async function main(argv: string[]): Promise<number> {
     return EXIT.usage;
   }
   let databaseUrl: string;
+  let databaseTimeoutMs: number;
   try {
-    databaseUrl = loadConfig({ argv: global, env: process.env, readFile: (path) => readFileSync(path, 'utf8') }).databaseUrl;
+    ({ databaseUrl, databaseTimeoutMs } = loadConfig({ argv: global, env: process.env, readFile: (path) => readFileSync(path, 'utf8') }));
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     console.error(`${PROGRAM}: ${error.message}`);
@@ -113,7 +114,7 @@ async function main(argv: string[]): Promise<number> {
   }
   let database: DatabaseHandle | undefined;
   try {
-    database = openDatabase(databaseUrl, { create: command.createsDatabase === true });
+    database = openDatabase(databaseUrl, { create: command.createsDatabase === true, timeoutMs: databaseTimeoutMs });
     return await command.run({ args, database, out: (line) => console.log(line), err: (line) => console.error(line) });
   } catch (error) {
     if (error instanceof DatabaseMissing) {

@@ -3,6 +3,7 @@
 import { DIALECT_MODES, type DialectMode } from '../jsonpath/index.js';
 import {
   durationMs,
+  integerFrom,
   listOf,
   maskUrlPassword,
   oneOf,
@@ -38,6 +39,10 @@ export interface Config {
   /** One delay per retry; after the last one the delivery fails. */
   readonly retryDelaysMs: readonly number[];
   readonly targetTimeoutMs: number;
+  /** Deliveries in flight at once to one target origin (scheme, host, port). */
+  readonly targetConcurrency: number;
+  /** A connection, a statement or a lock is waited for this long at most; then 503. */
+  readonly databaseTimeoutMs: number;
   readonly maxBodyBytes: number;
   /** Normalized CIDR blocks, `address/prefix`. */
   readonly targetAllow: readonly string[];
@@ -136,6 +141,18 @@ export const SETTINGS: { readonly [K in keyof Config]: Setting<Config[K]> } = {
     default: '10s',
     parse: durationMs({ min: 1 }),
     description: 'time-out of each request to a target or to the policy service',
+  },
+  targetConcurrency: {
+    env: 'NOTIFICATIONS_TARGET_CONCURRENCY',
+    default: '16',
+    parse: integerFrom(1, 1024),
+    description: 'deliveries in flight at once to one target origin (scheme, host, port); a slow target fills only its own share',
+  },
+  databaseTimeoutMs: {
+    env: 'NOTIFICATIONS_DATABASE_TIMEOUT',
+    default: '5s',
+    parse: durationMs({ min: 100 }),
+    description: 'longest wait for the database (a connection, a statement, a lock) before a request is answered 503; also the statement time-out',
   },
   maxBodyBytes: {
     env: 'NOTIFICATIONS_MAX_BODY',

@@ -70,6 +70,14 @@ export function parsePort(raw: string): number {
   return port;
 }
 
+export function integerFrom(min: number, max: number): ParseValue<number> {
+  return (raw) => {
+    const value = /^\d{1,9}$/.test(raw) ? Number(raw) : NaN;
+    if (!(value >= min && value <= max)) throw new InvalidValue(`is not an integer from ${min} to ${max}`);
+    return value;
+  };
+}
+
 const HOST_NAME = /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i;
 
 export function parseListenAddress(raw: string): string {

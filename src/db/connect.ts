@@ -5,12 +5,13 @@
 import { existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, type PostgresPool, type Transaction } from 'kysely';
+import { Kysely, PostgresDialect, sql, SqliteDialect, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import pg from 'pg';
 import { maskUrlPassword } from '../config/values.js';
-import { GroupCommit } from './group-commit.js';
+import { GroupCommit, type TransactionRunner } from './group-commit.js';
 import { WalSync } from './wal-sync.js';
 import { withStatementCache } from './sqlite-statement-cache.js';
+import { DatabaseUnavailable, isDatabaseUnavailable } from './unavailable.js';
 import type { Database } from './tables.js';
 
 export interface Capabilities {
@@ -24,6 +25,15 @@ export interface Capabilities {
    * needs none, its one writer holds the whole database.
    */
   readonly rowLocks: boolean;
+  /** Writes can tell the other instances when they commit (LISTEN/NOTIFY). */
+  readonly notify: boolean;
+  /**
+   * One writer at a time for the whole database: a long run of writes (a purge) pauses between
+   * batches so that the service's own writes get their turn.
+   */
+  readonly oneWriter: boolean;
+  /** Kysely's migrator holds a lock of the database's own while it migrates (SQLite's has none). */
+  readonly migrationLock: boolean;
 }
 
 export interface DatabaseHandle {
@@ -42,26 +52,19 @@ export interface DatabaseHandle {
    * Runs a write in a transaction shared with the writes that arrive at the same moment (group
    * commit); settles after the commit.
    */
-  write<T>(work: (tx: Transaction<Database>) => Promise<T>): Promise<T>;
+  write<T>(work: (tx: Kysely<Database>) => Promise<T>): Promise<T>;
   close(): Promise<void>;
-}
-
-/** A PostgreSQL connection was not made within POSTGRES_CONNECT_TIMEOUT_MS. */
-export class DatabaseNotAnswering extends Error {
-  override readonly name = 'DatabaseNotAnswering';
 }
 
 const PG_INT8 = 20;
 const POSTGRES_POOL_SIZE = 10;
 /**
- * A database that accepts the connection but never speaks (or a blackholed address, where TCP
- * itself waits about two minutes) must not hang the server's start or the CLI: a connection,
- * new or a free one of the pool, is waited for this long at most. Ten seconds cover a slow
- * TLS handshake or authentication across a WAN many times over.
+ * NOTIFICATIONS_DATABASE_TIMEOUT's default. A database that accepts the connection but never
+ * speaks (or a blackholed address, where TCP itself waits about two minutes) must not hang a
+ * request, the server's start or the CLI; five seconds cover a slow TLS handshake or
+ * authentication across a WAN, and a healthy statement of ours, many times over.
  */
-export const POSTGRES_CONNECT_TIMEOUT_MS = 10_000;
-// Waiting this long for a lock held by another connection beats failing at once (SQLITE_BUSY).
-const SQLITE_BUSY_TIMEOUT_MS = 5_000;
+export const DEFAULT_DATABASE_TIMEOUT_MS = 5_000;
 
 export interface OpenOptions {
   /**
@@ -70,6 +73,22 @@ export interface OpenOptions {
    * behind as an empty database that then looks merely out of date.
    */
   readonly create?: boolean;
+  /**
+   * The longest wait for a connection (new, or a free one of the pool) and, on SQLite, for a
+   * lock another connection holds (NOTIFICATIONS_DATABASE_TIMEOUT).
+   */
+  readonly timeoutMs?: number;
+  /**
+   * PostgreSQL statements are bounded by `timeoutMs` too: by the server (statement_timeout) and
+   * by the client, which gives up a connection whose server went silent. For the server, whose
+   * requests must be answered in time; not for the CLI, whose migrations and purges may take
+   * longer than a request should.
+   */
+  readonly boundStatements?: boolean;
+  /** A pooled connection failed while no query was using it (dropped, terminated): it is replaced. */
+  readonly onConnectionError?: (error: Error) => void;
+  /** PostgreSQL: how the connections name themselves in pg_stat_activity. */
+  readonly applicationName?: string;
 }
 
 /** The SQLite file does not exist (its directory does): `dbsync` would create it. */
@@ -81,17 +100,21 @@ export class DatabaseMissing extends Error {
 }
 
 export function openDatabase(url: string, options: OpenOptions = {}): DatabaseHandle {
-  if (url.startsWith('sqlite:')) return openSqlite(url.slice('sqlite:'.length), options.create ?? true);
-  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) return openPostgres(url);
+  if (url.startsWith('sqlite:')) return openSqlite(url.slice('sqlite:'.length), options);
+  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) return openPostgres(url, options);
   throw new Error(`unsupported database URL (expected sqlite:<path> or postgres://…): ${url}`);
 }
 
-function openSqlite(path: string, create: boolean): DatabaseHandle {
+function openSqlite(path: string, options: OpenOptions): DatabaseHandle {
   const inMemory = path === ':memory:';
-  const mustExist = !create && !inMemory;
+  const mustExist = options.create === false && !inMemory;
   // A missing directory is left to SQLite's own error: dbsync could not create the file either.
   if (mustExist && !existsSync(path) && existsSync(dirname(path))) throw new DatabaseMissing(path);
-  const database = new SQLite(path, { timeout: SQLITE_BUSY_TIMEOUT_MS, fileMustExist: mustExist });
+  const timeoutMs = options.timeoutMs ?? DEFAULT_DATABASE_TIMEOUT_MS;
+  // A lock another connection holds (the CLI's eventpurge) is waited for, up to the time-out.
+  // SQLite waits by sleeping in the calling thread, the server's main thread: there it waits
+  // only in short slices, between which the group commit waits without blocking (see below).
+  const database = new SQLite(path, { timeout: options.boundStatements ? SQLITE_BUSY_SLICE_MS : timeoutMs, fileMustExist: mustExist });
   database.pragma('journal_mode = WAL');
   // COMMIT writes the log without syncing it; the group commit syncs it off the main thread
   // before answering, so a commit is on disk before /receive answers, even across a power cut.
@@ -99,11 +122,11 @@ function openSqlite(path: string, create: boolean): DatabaseHandle {
   database.pragma(walSync ? 'synchronous = NORMAL' : 'synchronous = FULL');
   database.pragma('foreign_keys = ON');
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
-  const group = new GroupCommit(db, 1, walSync && (() => walSync.sync()));
+  const group = new GroupCommit(immediateTransaction(db, timeoutMs), 1, walSync && (() => walSync.sync()));
   return {
     db,
     write: (work) => group.run(work),
-    capabilities: { backend: 'sqlite', skipLocked: false, sharedByInstances: false, rowLocks: false },
+    capabilities: { backend: 'sqlite', skipLocked: false, sharedByInstances: false, rowLocks: false, notify: false, oneWriter: true, migrationLock: false },
     inMemory,
     schema: undefined,
     description: `sqlite:${path}`,
@@ -114,30 +137,35 @@ function openSqlite(path: string, create: boolean): DatabaseHandle {
   };
 }
 
-function openPostgres(url: string): DatabaseHandle {
-  const parsed = new URL(url);
-  // `?schema=name`: our own parameter (pg does not know it), so one database can hold several
-  // deployments, or one test each.
-  const schema = parsed.searchParams.get('schema') ?? undefined;
-  parsed.searchParams.delete('schema');
-  if (schema !== undefined && !/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(schema)) {
-    throw new Error(`invalid schema name in the database URL: ${schema}`);
-  }
+function openPostgres(url: string, options: OpenOptions): DatabaseHandle {
+  const { connectionString, schema } = postgresTarget(url);
+  const timeoutMs = options.timeoutMs ?? DEFAULT_DATABASE_TIMEOUT_MS;
+  const settings = [...(schema ? [`search_path=${schema}`] : []), ...(options.boundStatements ? [`statement_timeout=${timeoutMs}`] : [])];
   const pool = new pg.Pool({
-    connectionString: parsed.toString(),
+    connectionString,
     max: POSTGRES_POOL_SIZE,
-    connectionTimeoutMillis: POSTGRES_CONNECT_TIMEOUT_MS,
-    ...(schema ? { options: `-c search_path=${schema}` } : {}),
+    connectionTimeoutMillis: timeoutMs,
+    application_name: options.applicationName ?? 'svc-notifications',
+    // A peer that vanished (a failover, a dropped route) is noticed by the kernel on idle connections too.
+    keepAlive: true,
+    ...(settings.length > 0 ? { options: settings.map((setting) => `-c ${setting}`).join(' ') } : {}),
     // Timestamps are bigint microseconds: well inside the exact range of a JS number.
     types: { getTypeParser: (oid, format) => (oid === PG_INT8 ? Number : pg.types.getTypeParser(oid, format)) },
   });
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: sayingTimeouts(pool) }) });
+  // An idle connection that fails (pg_terminate_backend, a restart, an idle time-out) is
+  // removed by the pool, which then reports it here: without a listener, Node would end the
+  // process. One in use reports through its query; between the statements of a transaction it
+  // would emit 'error' with nobody listening, hence a listener on each connection for good.
+  const reportConnectionError = (error: Error) => options.onConnectionError?.(error);
+  pool.on('error', reportConnectionError);
+  pool.on('connect', (client) => client.on('error', reportConnectionError));
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: boundedPool(pool, timeoutMs, options.boundStatements === true) }) });
   // One connection stays free of commits for reads (readiness, GET /eventmatch).
-  const group = new GroupCommit(db, POSTGRES_POOL_SIZE - 1);
+  const group = new GroupCommit((work) => db.transaction().execute(work), POSTGRES_POOL_SIZE - 1);
   return {
     db,
     write: (work) => group.run(work),
-    capabilities: { backend: 'postgres', skipLocked: true, sharedByInstances: true, rowLocks: true },
+    capabilities: { backend: 'postgres', skipLocked: true, sharedByInstances: true, rowLocks: true, notify: true, oneWriter: false, migrationLock: true },
     inMemory: false,
     schema,
     description: maskUrlPassword(url),
@@ -145,21 +173,114 @@ function openPostgres(url: string): DatabaseHandle {
   };
 }
 
+/** How long SQLite itself waits for a lock, in the thread that asked, before saying SQLITE_BUSY. */
+const SQLITE_BUSY_SLICE_MS = 20;
+/** The pause between two tries at the write lock, in which the event loop goes on. */
+const SQLITE_BUSY_PAUSE_MS = 20;
+
 /**
- * pg-pool reports its time-out as "Connection terminated due to connection timeout" (a new
- * connection) or "timeout exceeded when trying to connect" (the wait for a free one): said
- * here in words an operator reads without knowing pg.
+ * SQLite transactions that take the write lock as they begin (BEGIN IMMEDIATE), so that a lock
+ * held elsewhere is met there, before any work, and nowhere after. Met there, it is tried again
+ * after a pause that blocks nothing, until `timeoutMs` have passed: then DatabaseUnavailable.
  */
-function sayingTimeouts(pool: pg.Pool): PostgresPool {
+function immediateTransaction(db: Kysely<Database>, timeoutMs: number): TransactionRunner {
+  return async (work) => {
+    const deadline = performance.now() + timeoutMs;
+    for (;;) {
+      let begun = false;
+      try {
+        return await db.connection().execute(async (connection) => {
+          await sql`begin immediate`.execute(connection);
+          begun = true;
+          try {
+            const result = await work(connection);
+            await sql`commit`.execute(connection);
+            return result;
+          } catch (error) {
+            await sql`rollback`.execute(connection);
+            throw error;
+          }
+        });
+      } catch (error) {
+        if (begun || !isDatabaseUnavailable(error)) throw error;
+        if (performance.now() + SQLITE_BUSY_PAUSE_MS > deadline) {
+          throw new DatabaseUnavailable(`the database is locked by another connection; waited ${seconds(timeoutMs)}`, { cause: error });
+        }
+        await new Promise((resolve) => setTimeout(resolve, SQLITE_BUSY_PAUSE_MS));
+      }
+    }
+  };
+}
+
+/**
+ * A `postgres://` URL as pg takes it, and its `?schema=name`: our own parameter (pg does not
+ * know it), so that one database can hold several deployments, or one test each. The name is
+ * checked here because it becomes part of the search_path setting.
+ */
+export function postgresTarget(url: string): { connectionString: string; schema: string | undefined } {
+  const parsed = new URL(url);
+  const schema = parsed.searchParams.get('schema') ?? undefined;
+  parsed.searchParams.delete('schema');
+  if (schema !== undefined && !/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(schema)) {
+    throw new Error(`invalid schema name in the database URL: ${schema}`);
+  }
+  return { connectionString: parsed.toString(), schema };
+}
+
+function seconds(ms: number): string {
+  return `${ms / 1000} s`;
+}
+
+/**
+ * The pool as Kysely sees it, with every wait bounded. pg-pool reports a connection that did
+ * not come in time as "Connection terminated due to connection timeout" (a new one) or
+ * "timeout exceeded when trying to connect" (the wait for a free one): said here in words an
+ * operator reads without knowing pg. With `boundStatements`, a statement without an answer in
+ * time gives up its connection: pg's own query_timeout would leave the statement running on it
+ * and every later one queued behind it, and a silent server never cancels anything.
+ */
+function boundedPool(pool: pg.Pool, timeoutMs: number, boundStatements: boolean): PostgresPool {
   return {
-    connect: () =>
-      pool.connect().catch((error: unknown) => {
+    connect: async () => {
+      let client: pg.PoolClient;
+      try {
+        client = await pool.connect();
+      } catch (error) {
         const message = error instanceof Error ? error.message : '';
         if (/connection timeout|timeout exceeded when trying to connect/.test(message)) {
-          throw new DatabaseNotAnswering(`no answer from the database within ${POSTGRES_CONNECT_TIMEOUT_MS / 1000} s (connect time-out)`, { cause: error });
+          throw new DatabaseUnavailable(`no answer from the database within ${seconds(timeoutMs)} (connect time-out)`, { cause: error });
         }
         throw error;
-      }),
+      }
+      if (!boundStatements) return client;
+      let broken: Error | undefined;
+      const query = (text: string, parameters: readonly unknown[]) => {
+        const answer = client.query(text, parameters as unknown[]);
+        let timer: NodeJS.Timeout | undefined;
+        const timeUp = new Promise<never>((_resolve, reject) => {
+          timer = setTimeout(() => {
+            broken = new DatabaseUnavailable(`no answer from the database within ${seconds(timeoutMs)} (statement time-out)`);
+            reject(broken);
+            // What the statement's promise says once its connection is gone is of no interest.
+            answer.catch(() => undefined);
+            connectionOf(client)?.stream.destroy();
+          }, timeoutMs);
+        });
+        return Promise.race([answer, timeUp]).finally(() => clearTimeout(timer));
+      };
+      return {
+        // Kysely passes a cursor only when streaming (which the service does not): it goes unbounded.
+        query: ((textOrCursor: unknown, parameters?: readonly unknown[]) =>
+          typeof textOrCursor === 'string' ? query(textOrCursor, parameters ?? []) : client.query(textOrCursor as pg.Submittable)) as unknown as PostgresPoolClient['query'],
+        // A connection given up on is removed from the pool, not handed to the next caller.
+        release: () => client.release(broken),
+      };
+    },
     end: () => pool.end(),
   };
+}
+
+/** pg's connection behind a client: it has no public way to drop a connection at once. */
+function connectionOf(client: pg.PoolClient): { stream: { destroy(): void } } | undefined {
+  return (client as unknown as { connection?: { stream: { destroy(): void } } }).connection;
 }

@@ -6,11 +6,21 @@ import type { Capabilities } from './connect.js';
 import { UNFINISHED_STATES, type Database, type MatchesTable, type MatchState } from './tables.js';
 import { timeOrderedUuid } from '../uuid.js';
 
-/** A deleted or disabled subscription's matches still waiting for the policy or delivery are cancelled. */
+/**
+ * A deleted or disabled subscription's matches still waiting for the policy or delivery are
+ * cancelled, those in flight included. A live lease is left to its holder: told of the change,
+ * it cancels what it still holds, and what it sent meanwhile is recorded as it turned out (see
+ * settleMatches). An expired one is released.
+ */
 export async function cancelPendingMatches(db: Kysely<Database>, subscriptionUuid: string, at: number): Promise<number> {
   const result = await db
     .updateTable('matches')
-    .set({ state: 'cancelled', locked_until: null, locked_by: null, updated: at })
+    .set((eb) => ({
+      state: 'cancelled',
+      updated: at,
+      locked_by: eb.case().when('locked_until', '<', at).then(null).else(eb.ref('locked_by')).end(),
+      locked_until: eb.case().when('locked_until', '<', at).then(null).else(eb.ref('locked_until')).end(),
+    }))
     .where('subscription_uuid', '=', subscriptionUuid)
     .where('state', 'in', [...UNFINISHED_STATES])
     .executeTakeFirst();
@@ -27,6 +37,17 @@ export interface Lease {
 }
 
 /**
+ * Which rows a claim may take, besides being due: a runner leaves out the work it already has
+ * enough of (a target origin or a user whose share is full), or asks for one kind only (a
+ * probe of a target that stopped answering).
+ */
+export interface ClaimFilter {
+  excludeSubscriptions?: readonly string[];
+  excludeOwners?: readonly string[];
+  onlySubscriptions?: readonly string[];
+}
+
+/**
  * Claims up to `limit` due rows of a stage whose lease is free or expired, oldest due first,
  * and returns them. On PostgreSQL, rows another instance is claiming are skipped (`SKIP
  * LOCKED`), so instances never take the same row; SQLite has one writer and needs no lock.
@@ -37,6 +58,7 @@ export async function claimDueMatches(
   stage: Stage,
   lease: Lease,
   limit: number,
+  filter: ClaimFilter = {},
 ): Promise<MatchesTable[]> {
   let due = db
     .selectFrom('matches')
@@ -46,6 +68,12 @@ export async function claimDueMatches(
     .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', lease.now)]))
     .orderBy('due')
     .limit(limit);
+  if (filter.excludeSubscriptions?.length) due = due.where('subscription_uuid', 'not in', [...filter.excludeSubscriptions]);
+  if (filter.excludeOwners?.length) due = due.where('owner', 'not in', [...filter.excludeOwners]);
+  if (filter.onlySubscriptions) {
+    if (filter.onlySubscriptions.length === 0) return [];
+    due = due.where('subscription_uuid', 'in', [...filter.onlySubscriptions]);
+  }
   if (capabilities.skipLocked) due = due.forUpdate().skipLocked();
   const claimed = await db
     .updateTable('matches')
@@ -72,11 +100,13 @@ export interface MatchChange {
 /**
  * Moves claimed rows on: to a new state, or back to the same one due later. Releases the lease,
  * unless told to keep it. Returns the uuids of the rows settled: not those whose lease another
- * holder has taken, nor those deleted meanwhile (their event purged).
+ * holder has taken, nor those deleted meanwhile (their event purged). A row cancelled while it
+ * was in flight takes an outcome (it was delivered, or failed for good), but never goes back
+ * to the queue.
  */
 export async function settleMatches(db: Kysely<Database>, uuids: readonly string[], holder: string, change: MatchChange, at: number): Promise<string[]> {
   if (uuids.length === 0) return [];
-  const rows = await db
+  let rows = db
     .updateTable('matches')
     .set((eb) => ({
       state: change.state,
@@ -92,9 +122,9 @@ export async function settleMatches(db: Kysely<Database>, uuids: readonly string
     .where('uuid', 'in', [...uuids])
     // A lease that expired and was taken by someone else is theirs now.
     .where('locked_by', '=', holder)
-    .returning('uuid')
-    .execute();
-  return rows.map((r) => r.uuid);
+    .returning('uuid');
+  if (UNFINISHED_STATES.includes(change.state)) rows = rows.where('state', '!=', 'cancelled');
+  return (await rows.execute()).map((r) => r.uuid);
 }
 
 /**
@@ -151,6 +181,15 @@ export async function recordAttempts(db: Kysely<Database>, capabilities: Capabil
     )
     .execute();
   return kept.length;
+}
+
+/**
+ * Gives leased rows back untried: their place in the queue (`due`) and their attempts stay as
+ * they were, so they are claimed again in their turn.
+ */
+export async function releaseMatches(db: Kysely<Database>, holder: string, uuids: readonly string[]): Promise<void> {
+  if (uuids.length === 0) return;
+  await db.updateTable('matches').set({ locked_until: null, locked_by: null }).where('uuid', 'in', [...uuids]).where('locked_by', '=', holder).execute();
 }
 
 /**

@@ -3,7 +3,8 @@
  * so two `dbsync` at once is not an error: the second waits and finds nothing to do).
  */
 import { Migrator, sql } from 'kysely';
-import { DatabaseNotAnswering, type DatabaseHandle } from './connect.js';
+import type { DatabaseHandle } from './connect.js';
+import { DatabaseUnavailable } from './unavailable.js';
 import { MIGRATIONS } from './migrations/index.js';
 
 export interface SchemaStatus {
@@ -39,7 +40,7 @@ export async function syncSchema(handle: DatabaseHandle): Promise<string[]> {
   } catch (error) {
     // A database that did not answer has not been migrated by anyone: asking again would
     // only wait out the connect time-out a second time.
-    if (error instanceof DatabaseNotAnswering) throw error;
+    if (error instanceof DatabaseUnavailable) throw error;
     if ((await schemaStatus(handle)).pending.length === 0) return [];
     throw error;
   }
@@ -63,7 +64,7 @@ async function migrate(handle: DatabaseHandle): Promise<string[]> {
     if (error) throw error instanceof Error ? error : new Error(String(error));
     return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
   };
-  return handle.capabilities.backend === 'sqlite' ? inSqliteWriteLock(handle, run) : run();
+  return handle.capabilities.migrationLock ? run() : inSqliteWriteLock(handle, run);
 }
 
 /**

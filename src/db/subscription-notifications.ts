@@ -10,25 +10,24 @@
  */
 import { sql, type Kysely } from 'kysely';
 import pg from 'pg';
-import type { Capabilities } from './connect.js';
+import { postgresTarget, type Capabilities } from './connect.js';
 import type { Database } from './tables.js';
 
 const PREFIX = 'notifications_subscriptions_';
 /** Channel names are identifiers: 63 bytes at most. A longer schema name is hashed (md5: 32). */
 const CHANNEL = `case when octet_length(current_schema()) <= ${63 - PREFIX.length} then '${PREFIX}' || current_schema() else '${PREFIX}' || md5(current_schema()) end`;
 
-/**
- * Tells the other instances that a subscription was written, when it commits. (DESIGN.md would
- * have this a `notify` capability; today it is what the PostgreSQL backend means.)
- */
+/** Tells the other instances that a subscription was written, when it commits. */
 export async function notifySubscriptionWritten(db: Kysely<Database>, capabilities: Capabilities, uuid: string): Promise<void> {
-  if (capabilities.backend !== 'postgres') return;
+  if (!capabilities.notify) return;
   await sql`select pg_notify(${sql.raw(CHANNEL)}, ${uuid})`.execute(db);
 }
 
 export interface SubscriptionListenerOptions {
   /** The `postgres://` URL the service uses, `?schema=` included. */
   url: string;
+  /** How the listening connection names itself in pg_stat_activity. */
+  applicationName: string;
   /** A subscription was written (by any instance, this one included). */
   onNotify(uuid: string): void;
   /** LISTEN is in place (again): writes committed before now may have gone unheard. */
@@ -58,7 +57,7 @@ const CLOSE_WAIT_MS = 2_000;
 export function startSubscriptionListener(options: SubscriptionListenerOptions): SubscriptionListener {
   const backoff = options.backoffMs ?? { first: 250, max: 10_000 };
   const probeMs = options.probeMs ?? 10_000;
-  const config = clientConfig(options.url, probeMs);
+  const config = clientConfig(options.url, options.applicationName, probeMs);
   let closed = false;
   let client: pg.Client | undefined;
   let listening = false;
@@ -159,13 +158,11 @@ export function startSubscriptionListener(options: SubscriptionListenerOptions):
 }
 
 /** The pool's connection settings (see connect.ts): `?schema=` becomes the search_path. */
-function clientConfig(url: string, probeMs: number): pg.ClientConfig {
-  const parsed = new URL(url);
-  const schema = parsed.searchParams.get('schema') ?? undefined;
-  parsed.searchParams.delete('schema');
+function clientConfig(url: string, applicationName: string, probeMs: number): pg.ClientConfig {
+  const { connectionString, schema } = postgresTarget(url);
   return {
-    connectionString: parsed.toString(),
-    application_name: 'svc-notifications listener',
+    connectionString,
+    application_name: applicationName,
     connectionTimeoutMillis: probeMs,
     keepAlive: true,
     ...(schema ? { options: `-c search_path=${schema}` } : {}),

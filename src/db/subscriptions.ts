@@ -15,17 +15,18 @@ export type SubscriptionChanges = Partial<
   Pick<SubscriptionRow, 'name' | 'jsonpath' | 'dialect' | 'target_url' | 'auth' | 'extensions' | 'disabled' | 'error'>
 >;
 
-export async function insertSubscription(db: Kysely<Database>, row: SubscriptionRow, capabilities?: Capabilities): Promise<void> {
+/*
+ * Every write takes the backend's capabilities: where instances share the database, the others
+ * hear of the write once it commits (subscription-notifications.ts), as part of the write.
+ */
+
+export async function insertSubscription(db: Kysely<Database>, capabilities: Capabilities, row: SubscriptionRow): Promise<void> {
   await db.insertInto('subscriptions').values(row).execute();
-  await told(db, row, capabilities);
+  await told(db, capabilities, row);
 }
 
-/**
- * The writes take the backend's capabilities so that, on PostgreSQL, the other instances hear
- * of them once they commit (subscription-notifications.ts); without them nobody is told.
- */
-async function told(db: Kysely<Database>, row: SubscriptionRow | undefined, capabilities: Capabilities | undefined) {
-  if (row && capabilities) await notifySubscriptionWritten(db, capabilities, row.uuid);
+async function told(db: Kysely<Database>, capabilities: Capabilities, row: SubscriptionRow | undefined) {
+  if (row) await notifySubscriptionWritten(db, capabilities, row.uuid);
   return row;
 }
 
@@ -93,11 +94,11 @@ function nextUpdated(at: number) {
  */
 export async function updateSubscription(
   db: Kysely<Database>,
+  capabilities: Capabilities,
   owner: string,
   uuid: string,
   changes: SubscriptionChanges,
   at: number,
-  capabilities?: Capabilities,
 ): Promise<SubscriptionRow | undefined> {
   const row = await db
     .updateTable('subscriptions')
@@ -107,16 +108,16 @@ export async function updateSubscription(
     .where('deleted', 'is', null)
     .returningAll()
     .executeTakeFirst();
-  return told(db, row, capabilities);
+  return told(db, capabilities, row);
 }
 
 /** Soft delete: the row stays (the event log refers to it) but never matches again. */
 export async function deleteSubscription(
   db: Kysely<Database>,
+  capabilities: Capabilities,
   owner: string,
   uuid: string,
   at: number,
-  capabilities?: Capabilities,
 ): Promise<SubscriptionRow | undefined> {
   const row = await db
     .updateTable('subscriptions')
@@ -126,7 +127,7 @@ export async function deleteSubscription(
     .where('deleted', 'is', null)
     .returningAll()
     .executeTakeFirst();
-  return told(db, row, capabilities);
+  return told(db, capabilities, row);
 }
 
 /** Subscriptions by uuid, deleted and disabled ones included (the caller decides). */
@@ -139,10 +140,10 @@ export async function subscriptionsByUuid(db: Kysely<Database>, uuids: readonly 
 /** Disabled by the service: its target failed for good. Returns the row when this disabled it. */
 export async function disableSubscription(
   db: Kysely<Database>,
+  capabilities: Capabilities,
   uuid: string,
   error: string,
   at: number,
-  capabilities?: Capabilities,
 ): Promise<SubscriptionRow | undefined> {
   const row = await db
     .updateTable('subscriptions')
@@ -152,7 +153,7 @@ export async function disableSubscription(
     .where('disabled', 'is', null)
     .returningAll()
     .executeTakeFirst();
-  return told(db, row, capabilities);
+  return told(db, capabilities, row);
 }
 
 /** Subscriptions written (created, updated, deleted, disabled) at or after `since`. */

@@ -29,13 +29,42 @@ export class LiveMatcher {
    */
   private readonly unusable = new Map<string, { dialect: string; jsonpath: string }>();
 
+  /** While a reload is under way: the subscriptions written meanwhile, which it must not forget. */
+  private touched: Set<string> | undefined;
+
   constructor(private readonly options: LiveMatcherOptions = {}) {}
 
   load(rows: readonly MatchableRow[]): void {
     for (const row of rows) this.apply({ kind: 'upsert', row });
   }
 
+  /**
+   * Brings the matcher in step with the live subscriptions `pages` reads, after changes may
+   * have gone unheard: what they hold is applied, and what the matcher had that they lack is
+   * forgotten, unless a change to it arrived while they were read (the read may be older than
+   * that change). Returns the uuids forgotten.
+   */
+  async reload(pages: AsyncIterable<readonly MatchableRow[]>): Promise<string[]> {
+    const before = [...this.owners.keys(), ...this.unusable.keys()];
+    const seen = new Set<string>();
+    const touched = (this.touched = new Set());
+    try {
+      for await (const page of pages) {
+        for (const row of page) {
+          seen.add(row.uuid);
+          this.apply({ kind: 'upsert', row });
+        }
+      }
+    } finally {
+      this.touched = undefined;
+    }
+    const gone = before.filter((uuid) => !seen.has(uuid) && !touched.has(uuid));
+    for (const uuid of gone) this.forget(uuid);
+    return gone;
+  }
+
   apply(change: MatcherChange): void {
+    this.touched?.add(change.kind === 'delete' ? change.uuid : change.row.uuid);
     if (change.kind === 'delete' || change.row.deleted !== null || change.row.disabled !== null) {
       this.forget(change.kind === 'delete' ? change.uuid : change.row.uuid);
       return;

@@ -4,6 +4,7 @@
  */
 import { Gauge, type Registry } from 'prom-client';
 import type { Clock } from '../time/clock.js';
+import { within } from '../time/within.js';
 
 export interface QueueReader {
   /** Rows per unfinished state. */
@@ -19,6 +20,16 @@ export interface QueueGaugeOptions {
   onError: (error: unknown) => void;
 }
 
+/**
+ * A scrape must not wait on a database that does not answer: Prometheus gives up on the whole
+ * scrape (process metrics and counters too) after 10 s by default.
+ */
+const SCRAPE_READ_TIMEOUT_MS = 2_000;
+
+function bounded<T>(read: () => Promise<T>): Promise<T> {
+  return within(read(), SCRAPE_READ_TIMEOUT_MS, () => new Error(`the database did not answer within ${SCRAPE_READ_TIMEOUT_MS} ms`));
+}
+
 export function registerQueueGauges(registry: Registry, options: QueueGaugeOptions): void {
   const { reader, clock, onError } = options;
   new Gauge({
@@ -28,7 +39,7 @@ export function registerQueueGauges(registry: Registry, options: QueueGaugeOptio
     registers: [registry],
     async collect() {
       try {
-        const depth = await reader.depth();
+        const depth = await bounded(() => reader.depth());
         this.reset();
         for (const [state, rows] of depth) this.set({ state }, rows);
       } catch (error) {
@@ -44,7 +55,7 @@ export function registerQueueGauges(registry: Registry, options: QueueGaugeOptio
     registers: [registry],
     async collect() {
       try {
-        const oldest = await reader.oldestCreated();
+        const oldest = await bounded(() => reader.oldestCreated());
         const now = clock();
         this.reset();
         // Another instance's clock may run ahead of this one's: never a negative age.

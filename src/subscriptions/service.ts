@@ -98,7 +98,7 @@ export function subscriptionService(deps: SubscriptionServiceDependencies): Subs
         disabled: input.disable ? now : null,
         error: null,
       };
-      await deps.database.write((tx) => insertSubscription(tx, row, deps.database.capabilities));
+      await deps.database.write((tx) => insertSubscription(tx, deps.database.capabilities, row));
       notify({ kind: 'upsert', row });
       return toRecord(row, deps.secretKey);
     },
@@ -122,7 +122,7 @@ export function subscriptionService(deps: SubscriptionServiceDependencies): Subs
         key === undefined
           ? undefined
           : await deps.database.write(async (tx) => {
-              const updated = await updateSubscription(tx, owner, key, changes, now, deps.database.capabilities);
+              const updated = await updateSubscription(tx, deps.database.capabilities, owner, key, changes, now);
               if (!updated) return undefined;
               // Disabling stops pending deliveries, as deleting does; re-enabling lets new events through.
               if (changes.disabled !== undefined && changes.disabled !== null) await cancelPendingMatches(tx, updated.uuid, now);
@@ -140,7 +140,7 @@ export function subscriptionService(deps: SubscriptionServiceDependencies): Subs
         key === undefined
           ? undefined
           : await deps.database.write(async (tx) => {
-              const deleted = await deleteSubscription(tx, owner, key, now, deps.database.capabilities);
+              const deleted = await deleteSubscription(tx, deps.database.capabilities, owner, key, now);
               if (!deleted) return undefined;
               await cancelPendingMatches(tx, deleted.uuid, deleted.updated);
               return { row: deleted, record: answerable(deleted) };

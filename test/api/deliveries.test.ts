@@ -46,7 +46,7 @@ for (const backend of testBackends()) {
     before(async () => {
       test = await openTestDatabase(backend);
       counted = countingHandle(test.handle);
-      app = await buildApp({ maxBodyBytes: 1024 * 1024, logLevel: 'silent', version: 'test' }, [
+      app = await buildApp({ maxBodyBytes: 1024 * 1024, logger: 'silent', version: 'test' }, [
         deliveriesRoutes({ database: counted.handle, identity: { header: 'http-remote-user', defaultUser: null } }),
       ]);
     });
@@ -57,7 +57,7 @@ for (const backend of testBackends()) {
 
     async function subscription(owner: string): Promise<string> {
       const uuid = randomUUID();
-      await insertSubscription(test.handle.db, {
+      await insertSubscription(test.handle.db, test.handle.capabilities, {
         uuid,
         owner,
         name: 'seeded',
@@ -253,7 +253,7 @@ for (const backend of testBackends()) {
     it("keeps a deleted subscription's history readable by its owner only", async () => {
       const sub = await subscription('carol');
       const seeded = await match(sub, 'carol', T0, { state: 'cancelled' });
-      assert.ok(await deleteSubscription(test.handle.db, 'carol', sub, T0 + SECOND));
+      assert.ok(await deleteSubscription(test.handle.db, test.handle.capabilities, 'carol', sub, T0 + SECOND));
       assert.deepEqual((await deliveries('carol', sub)).map((d) => [d.elm, d.state]), [[seeded.match, 'cancelled']]);
       const stranger = await get('mallory', sub);
       assert.equal(stranger.statusCode, 404);

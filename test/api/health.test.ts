@@ -5,7 +5,7 @@ import { healthRoutes, type HealthDependencies } from '../../src/api/health.js';
 import { openDatabase } from '../../src/db/connect.js';
 import { syncSchema } from '../../src/db/migrate.js';
 import { testBackends } from '../support/database.js';
-import { startSilentListener } from '../server/silent-database.js';
+import { startSilentListener } from '../support/database-proxy.js';
 
 for (const backend of testBackends()) {
   describe(`/readyz (${backend.name})`, () => {
@@ -14,7 +14,7 @@ for (const backend of testBackends()) {
       const database = openDatabase(created.url);
       try {
         await prepare(database);
-        const app = await buildApp({ maxBodyBytes: 1024, logLevel: 'silent', version: 'test' }, [healthRoutes({ database, policyMode })]);
+        const app = await buildApp({ maxBodyBytes: 1024, logger: 'silent', version: 'test' }, [healthRoutes({ database, policyMode })]);
         const response = await app.inject({ method: 'GET', url: '/readyz' });
         await app.close();
         return { status: response.statusCode, body: response.json() as Record<string, string> };
@@ -42,7 +42,7 @@ for (const backend of testBackends()) {
 describe('/readyz without a database', () => {
   it('is not ready when the database cannot be reached', async () => {
     const database = openDatabase('postgres://postgres@127.0.0.1:1/nowhere');
-    const app = await buildApp({ maxBodyBytes: 1024, logLevel: 'silent', version: 'test' }, [healthRoutes({ database, policyMode: 'allow-all' })]);
+    const app = await buildApp({ maxBodyBytes: 1024, logger: 'silent', version: 'test' }, [healthRoutes({ database, policyMode: 'allow-all' })]);
     try {
       const response = await app.inject({ method: 'GET', url: '/readyz' });
       assert.equal(response.statusCode, 503);
@@ -55,10 +55,10 @@ describe('/readyz without a database', () => {
 });
 
 describe('/readyz when the database does not answer', () => {
-  it('answers 503 within about 2 s, not after the 10 s connect time-out', async () => {
+  it('answers 503 within about 2 s, not after the 5 s connect time-out', async () => {
     const silent = await startSilentListener();
     const database = openDatabase(silent.url);
-    const app = await buildApp({ maxBodyBytes: 1024, logLevel: 'silent', version: 'test' }, [healthRoutes({ database, policyMode: 'allow-all' })]);
+    const app = await buildApp({ maxBodyBytes: 1024, logger: 'silent', version: 'test' }, [healthRoutes({ database, policyMode: 'allow-all' })]);
     try {
       const started = Date.now();
       const response = await app.inject({ method: 'GET', url: '/readyz' });

@@ -1,6 +1,6 @@
 /**
  * `GET /metrics` of an app built as the server builds it, on every database: events go in
- * through /receive, the policy and delivery stages are stepped by hand (so the queue holds
+ * through /receive, the policy and delivery runners are driven a round at a time (so the queue holds
  * still between scrapes), and every count is checked exactly.
  */
 import assert from 'node:assert/strict';
@@ -17,12 +17,11 @@ import { EventLogBatch } from '../../src/events/event-log-batch.js';
 import { LiveMatcher } from '../../src/matching/live-matcher.js';
 import { createMetrics, type ServiceMetrics } from '../../src/metrics/registry.js';
 import type { PolicyAnswer } from '../../src/policy/policy-client.js';
-import { deliveryStep } from '../../src/routing/delivery-stage.js';
-import { policyStep, type StageDependencies } from '../../src/routing/policy-stage.js';
 import { systemClock } from '../../src/time/clock.js';
 import { byOutcome, DELIVERY_OUTCOMES, parseExposition, POLICY_OUTCOMES, sample, type Samples } from '../metrics/exposition.js';
 import { openTestDatabase, testBackends } from '../support/database.js';
 import { startStub, type HttpStub } from '../support/http-stub.js';
+import { round, testDeliveryRunner, testPolicyRunner } from '../support/runners.js';
 
 const PROMETHEUS_TEXT = 'text/plain; version=0.0.4; charset=utf-8';
 const POLICY: Record<string, PolicyAnswer> = {
@@ -40,7 +39,6 @@ for (const backend of testBackends()) {
     let metrics: ServiceMetrics;
     let stub: HttpStub;
     let target: TargetClient;
-    let stage: StageDependencies;
     /** alice's second subscription, disabled before its deliveries are tried. */
     let disabledLater = '';
     const clock = systemClock();
@@ -53,8 +51,7 @@ for (const backend of testBackends()) {
       target = createTargetClient({ timeoutMs: 2_000, connectionsPerOrigin: 4, guard: addressGuard({ allow: [], deny: [] }) });
       metrics = createMetrics({ queue: { reader: queueReader(t.handle.db), clock, onError: (error) => assert.fail(String(error)) } });
       const matcher = new LiveMatcher();
-      stage = { database: t.handle, clock, holder: 'test', leaseUs: 30_000_000, batchSize: 64, retryDelaysMs: [60_000], random: () => 0.5, metrics };
-      app = await buildApp({ maxBodyBytes: 1024 * 1024, logLevel: 'silent', version: 'test' }, [
+      app = await buildApp({ maxBodyBytes: 1024 * 1024, logger: 'silent', version: 'test' }, [
         metricsRoutes({ registry: metrics.registry }),
         eventmatchRoutes({
           database: t.handle, clock, secretKey: null, dialectMode: 'auto',
@@ -130,17 +127,17 @@ for (const backend of testBackends()) {
     });
 
     it('counts the policy answers per (event, user) and the deliveries by outcome, with their durations and latencies', async () => {
-      const policy = policyStep({ ...stage, policy: { ask: async (user) => POLICY[user]! }, onAllowed: () => undefined });
-      assert.equal(await policy(), 9);
+      const schedule = { delaysMs: [60_000], random: () => 0.5 };
+      const policy = testPolicyRunner({ handle: t.handle, clock }, { policy: { ask: async (user) => POLICY[user]! }, schedule, metrics });
+      assert.equal(await round(policy), 9);
       let samples = await scrape();
       // e1 and e2: alice allowed, bob denied; e3: carol and erin allowed, dave asked again later.
       assert.deepEqual(byOutcome(samples, 'notifications_policy_answers_total', POLICY_OUTCOMES), { allowed: 4, denied: 2, retry: 1 });
       assert.deepEqual(queue(samples, 'notifications_queue_depth'), { policy: 1, deliver: 6 });
 
-      // Disabled behind the service's back, so the delivery stage is the one to cancel its rows.
+      // Disabled behind the service's back, so the delivery runner is the one to cancel its rows.
       await t.handle.db.updateTable('subscriptions').set({ disabled: clock() }).where('uuid', '=', disabledLater).execute();
-      const deliver = deliveryStep({ ...stage, target, secretKey: null, onSubscriptionChange: () => undefined });
-      assert.equal(await deliver(), 6);
+      assert.equal(await round(testDeliveryRunner({ handle: t.handle, clock }, { target, schedule, metrics })), 6);
       samples = await scrape();
       assert.deepEqual(byOutcome(samples, 'notifications_deliveries_total', DELIVERY_OUTCOMES), { delivered: 2, retry: 1, failed: 1, cancelled: 2 });
       assert.equal(sample(samples, 'notifications_delivery_duration_seconds_count'), 4, 'one per HTTP exchange: 2 delivered, 1 retry, 1 failed');

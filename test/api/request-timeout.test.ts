@@ -5,7 +5,7 @@ import { assertErrorShape, exchange } from './raw-http.js';
 
 describe('a request that does not arrive whole in time', () => {
   it('is answered 408 in our shape, and its connection closed', async () => {
-    const app = await buildApp({ maxBodyBytes: 1024, logLevel: 'silent', version: 'test', requestTimeoutMs: 300 }, [
+    const app = await buildApp({ maxBodyBytes: 1024, logger: 'silent', version: 'test', requestTimeoutMs: 300 }, [
       (app) => {
         app.post('/echo', async (request) => request.body);
       },

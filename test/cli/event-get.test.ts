@@ -29,7 +29,7 @@ type Seeded = Awaited<ReturnType<typeof openTestDatabase>>;
 async function withLog(backend: TestBackend, body: (t: Seeded, cli: (...args: string[]) => ReturnType<typeof runCli>) => Promise<void>) {
   const t = await openTestDatabase(backend);
   try {
-    await insertSubscription(t.handle.db, {
+    await insertSubscription(t.handle.db, t.handle.capabilities, {
       uuid: SUBSCRIPTION, owner: 'alice', name: 'uploads', jsonpath: '$.data', dialect: 'rfc9535', target_url: 'http://127.0.0.1:9/',
       auth: '{}', extensions: '{}', version: 'v0.1', created: 1, updated: 1, deleted: null, disabled: null, error: null,
     });

@@ -41,7 +41,7 @@ async function remainingEvents(handle: DatabaseHandle): Promise<string[]> {
 async function withLog(backend: TestBackend, body: (handle: DatabaseHandle, cli: (...args: string[]) => ReturnType<typeof runCli>) => Promise<void>) {
   const t = await openTestDatabase(backend);
   try {
-    await insertSubscription(t.handle.db, {
+    await insertSubscription(t.handle.db, t.handle.capabilities, {
       uuid: SUBSCRIPTION, owner: 'alice', name: 'n', jsonpath: '$', dialect: 'rfc9535', target_url: 'http://127.0.0.1:9/',
       auth: '{}', extensions: '{}', version: 'v0.1', created: 1, updated: 1, deleted: null, disabled: null, error: null,
     });

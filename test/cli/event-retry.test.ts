@@ -53,7 +53,7 @@ for (const backend of testBackends()) {
           subscription('dave', MATCHING, { deleted: 5 }),
           subscription('erin', MATCHING, { disabled: 5, error: 'gone' }),
         ];
-        for (const s of [alice, bob, ...others]) await insertSubscription(handle.db, s);
+        for (const s of [alice, bob, ...others]) await insertSubscription(handle.db, handle.capabilities, s);
         const e = event();
         await logEvent(handle.db, e, [match(e.uuid, alice, 'failed')]);
         const before = Date.now() * 1000;
@@ -75,7 +75,7 @@ for (const backend of testBackends()) {
       await withLog(backend, async (handle, cli) => {
         const alice = subscription('alice', MATCHING);
         const bob = subscription('bob', MATCHING);
-        for (const s of [alice, bob]) await insertSubscription(handle.db, s);
+        for (const s of [alice, bob]) await insertSubscription(handle.db, handle.capabilities, s);
         const e = event();
         await logEvent(handle.db, e, [match(e.uuid, alice, 'deliver')]);
         const result = await cli('eventretry', e.uuid);
@@ -90,7 +90,7 @@ for (const backend of testBackends()) {
     it('an unknown uuid is named on stderr and gives exit 1; the others are still routed', async () => {
       await withLog(backend, async (handle, cli) => {
         const alice = subscription('alice', MATCHING);
-        await insertSubscription(handle.db, alice);
+        await insertSubscription(handle.db, handle.capabilities, alice);
         const [e, unmatched] = [event(), event({ other: true })];
         for (const x of [e, unmatched]) await logEvent(handle.db, x, []);
         const unknown = randomUUID();

@@ -46,6 +46,8 @@ describe('loadConfig: defaults', () => {
       receiveToken: null,
       retryDelaysMs: [1_000, 5_000, 30_000, 120_000, 600_000, 1_800_000, HOUR_MS, 2 * HOUR_MS, 4 * HOUR_MS, 8 * HOUR_MS, 9 * HOUR_MS],
       targetTimeoutMs: 10_000,
+      targetConcurrency: 16,
+      databaseTimeoutMs: 5_000,
       maxBodyBytes: 1_048_576,
       targetAllow: [],
       targetDeny: ['169.254.0.0/16', 'fe80::/10', '100.100.100.200/32', 'fd00:ec2::254/128'],

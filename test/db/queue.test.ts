@@ -26,7 +26,7 @@ for (const backend of testBackends()) {
     async function withQueue(body: (t: Awaited<ReturnType<typeof openTestDatabase>>) => Promise<void>): Promise<void> {
       const t = await openTestDatabase(backend);
       try {
-        await insertSubscription(t.handle.db, {
+        await insertSubscription(t.handle.db, t.handle.capabilities, {
           uuid: SUBSCRIPTION, owner: 'alice', name: 'n', jsonpath: '$', dialect: 'rfc9535', target_url: 'http://127.0.0.1:9/',
           auth: '{}', extensions: '{}', version: 'v0.1', created: 1, updated: 1, deleted: null, disabled: null, error: null,
         });

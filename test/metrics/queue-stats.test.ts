@@ -17,7 +17,7 @@ for (const backend of testBackends()) {
       const t = await openTestDatabase(backend);
       try {
         const subscription = { uuid: randomUUID(), owner: 'alice' };
-        await insertSubscription(t.handle.db, {
+        await insertSubscription(t.handle.db, t.handle.capabilities, {
           ...subscription, name: 'n', jsonpath: '$', dialect: 'rfc9535', target_url: 'http://127.0.0.1:9/',
           auth: '{}', extensions: '{}', version: 'v0.1', created: 1, updated: 1, deleted: null, disabled: null, error: null,
         });

@@ -12,12 +12,11 @@ import { EventLogBatch } from '../../src/events/event-log-batch.js';
 import { receiveEvent } from '../../src/events/receive.js';
 import { LiveMatcher } from '../../src/matching/live-matcher.js';
 import { allowAll, createPolicyClient } from '../../src/policy/policy-client.js';
-import { deliveryStep } from '../../src/routing/delivery-stage.js';
 import { Handoff, type HandedMatch } from '../../src/routing/handoff.js';
 import { ClaimPacer } from '../../src/routing/claim-pacer.js';
-import { policyStep } from '../../src/routing/policy-stage.js';
 import { openTestDatabase, testBackends } from '../support/database.js';
 import { startStub } from '../support/http-stub.js';
+import { round, testDeliveryRunner, testPolicyRunner } from '../support/runners.js';
 
 const LEASE_US = 30_000_000;
 
@@ -64,7 +63,7 @@ describe('handoff', () => {
 });
 
 for (const backend of testBackends()) {
-  describe(`stages handing work on in memory (${backend.name})`, () => {
+  describe(`runners handing work on in memory (${backend.name})`, () => {
     it('routes a received event to its target without claiming, its rows leased until settled', async (t) => {
       const test = await openTestDatabase(backend);
       const stub = await startStub();
@@ -78,14 +77,13 @@ for (const backend of testBackends()) {
         uuid: randomUUID(), owner: 'alice', name: 'n', jsonpath: '$.n', dialect: 'rfc9535', target_url: stub.url,
         auth: '{}', extensions: '{}', version: 'v0.1', created: 1, updated: 1, deleted: null, disabled: null, error: null,
       };
-      await insertSubscription(test.handle.db, subscription);
+      await insertSubscription(test.handle.db, test.handle.capabilities, subscription);
       const matcher = new LiveMatcher();
       matcher.load([subscription]);
       let now = Date.now() * 1000;
       const clock = () => now;
       const toPolicy = new Handoff(100, LEASE_US / 2);
       const toDelivery = new Handoff(100, LEASE_US / 2);
-      const stage = { database: test.handle, clock, holder: 'me', leaseUs: LEASE_US, batchSize: 64, retryDelaysMs: [1_000], random: () => 0.5 };
       const rows = () => test.handle.db.selectFrom('matches').select(['state', 'locked_by', 'locked_until']).execute();
 
       const logged = await receiveEvent({ eventLog: new EventLogBatch(test.handle), matcher, clock, handoff: { to: toPolicy, holder: 'me', leaseUs: LEASE_US } }, {
@@ -96,18 +94,18 @@ for (const backend of testBackends()) {
 
       now += 1_000;
       let woken = 0;
-      const policy = policyStep({ ...stage, policy: allowAll, inbox: toPolicy, next: toDelivery, onAllowed: () => woken++ });
-      assert.equal(await policy(), 1);
+      const policy = testPolicyRunner({ handle: test.handle, clock }, { policy: allowAll, inbox: toPolicy, next: toDelivery, onAllowed: () => woken++ });
+      assert.equal(await round(policy), 1);
       assert.deepEqual(await rows(), [{ state: 'deliver', locked_by: 'me', locked_until: now + LEASE_US }], 'allowed and still leased');
       assert.equal(woken, 1, 'the delivery stage is woken');
-      assert.equal(await policy(), 0, 'nothing left to hand out or claim');
+      assert.equal(await round(policy), 0, 'nothing left to hand out or claim');
 
-      const delivery = deliveryStep({ ...stage, target, secretKey: null, onSubscriptionChange: () => undefined, inbox: toDelivery });
-      assert.equal(await delivery(), 1);
+      const delivery = testDeliveryRunner({ handle: test.handle, clock }, { target, inbox: toDelivery });
+      assert.equal(await round(delivery), 1);
       assert.deepEqual(await rows(), [{ state: 'delivered', locked_by: null, locked_until: null }]);
       assert.equal(stub.requests.length, 1);
       assert.equal((JSON.parse(stub.requests[0]!.body) as { id: string }).id, 'handed-1');
-      assert.equal(await delivery(), 0, 'delivered once');
+      assert.equal(await round(delivery), 0, 'delivered once');
     });
 
     it('does not hand on a row whose event was purged while the policy service was being asked', async (t) => {
@@ -132,23 +130,21 @@ for (const backend of testBackends()) {
         uuid: randomUUID(), owner: 'alice', name: 'n', jsonpath: '$.n', dialect: 'rfc9535', target_url: stub.url,
         auth: '{}', extensions: '{}', version: 'v0.1', created: 1, updated: 1, deleted: null, disabled: null, error: null,
       };
-      await insertSubscription(test.handle.db, subscription);
+      await insertSubscription(test.handle.db, test.handle.capabilities, subscription);
       const matcher = new LiveMatcher();
       matcher.load([subscription]);
       const clock = () => Date.now() * 1000;
       const toPolicy = new Handoff(100, LEASE_US / 2);
       const toDelivery = new Handoff(100, LEASE_US / 2);
-      const stage = { database: test.handle, clock, holder: 'me', leaseUs: LEASE_US, batchSize: 64, retryDelaysMs: [1_000], random: () => 0.5 };
       const logged = await receiveEvent({ eventLog: new EventLogBatch(test.handle), matcher, clock, handoff: { to: toPolicy, holder: 'me', leaseUs: LEASE_US } }, {
         specVersion: '1.0', id: 'purged-1', source: '/handoff', type: 't', document: { specversion: '1.0', id: 'purged-1', source: '/handoff', type: 't', n: 1 },
       });
       eventUuid = logged.uuid;
 
-      assert.equal(await policyStep({ ...stage, policy, inbox: toPolicy, next: toDelivery, onAllowed: () => undefined })(), 1);
+      assert.equal(await round(testPolicyRunner({ handle: test.handle, clock }, { policy, inbox: toPolicy, next: toDelivery })), 1);
       assert.equal(policyService.requests.length, 1);
       assert.deepEqual(await test.handle.db.selectFrom('matches').selectAll().execute(), [], 'the match went with its event');
-      const delivery = deliveryStep({ ...stage, target, secretKey: null, onSubscriptionChange: () => undefined, inbox: toDelivery });
-      assert.equal(await delivery(), 0, 'nothing was handed on');
+      assert.equal(await round(testDeliveryRunner({ handle: test.handle, clock }, { target, inbox: toDelivery })), 0, 'nothing was handed on');
       assert.equal(stub.requests.length, 0, 'the purged event is not sent');
       assert.equal(toDelivery.reserve(100), true, 'the room reserved for it is free again');
     });
@@ -160,7 +156,7 @@ for (const backend of testBackends()) {
         uuid: randomUUID(), owner: 'alice', name: 'n', jsonpath: '$.n', dialect: 'rfc9535', target_url: 'http://127.0.0.1:9/',
         auth: '{}', extensions: '{}', version: 'v0.1', created: 1, updated: 1, deleted: null, disabled: null, error: null,
       };
-      await insertSubscription(test.handle.db, subscription);
+      await insertSubscription(test.handle.db, test.handle.capabilities, subscription);
       const matcher = new LiveMatcher();
       matcher.load([subscription]);
       let now = Date.now() * 1000;
@@ -178,13 +174,13 @@ for (const backend of testBackends()) {
       let pacerNow = 0;
       const pacer = new ClaimPacer(100, 60_000, () => pacerNow);
       pacer.claimed(1); // a claim just now: no claim besides handed work for a minute
-      const policy = policyStep({ database: test.handle, clock, holder: 'me', leaseUs: LEASE_US, batchSize: 64, retryDelaysMs: [1_000], random: () => 0.5, policy: allowAll, inbox: toPolicy, pacer, onAllowed: () => undefined });
+      const policy = testPolicyRunner({ handle: test.handle, clock }, { policy: allowAll, inbox: toPolicy, pacer });
 
       for (const n of [1, 2, 3, 4]) await receive(n); // e1, e2 handed; e3, e4 overflow into the queue
-      assert.equal(await policy(), 2);
+      assert.equal(await round(policy), 2);
       assert.deepEqual(await settled(), ['e1', 'e2']);
       await receive(5); // the handoff has room again, but e3 and e4 are older
-      assert.equal(await policy(), 3, 'the queue, claimed at once though a claim was just made');
+      assert.equal(await round(policy), 3, 'the queue, claimed at once though a claim was just made');
       assert.deepEqual(await settled(), ['e1', 'e2', 'e3', 'e4', 'e5']);
       await receive(6);
       assert.deepEqual(
@@ -195,10 +191,10 @@ for (const backend of testBackends()) {
 
       // A row coming due in the queue (a retry) while new work keeps arriving.
       await test.handle.db.updateTable('matches').set({ state: 'policy', due: now }).where('state', '=', 'deliver').where('event_uuid', 'in', test.handle.db.selectFrom('events').select('uuid').where('event_id', '=', 'e1')).execute();
-      assert.equal(await policy(), 1, 'only the handed row, within the minute');
+      assert.equal(await round(policy), 1, 'only the handed row, within the minute');
       await receive(7);
       pacerNow += 60_000;
-      assert.equal(await policy(), 2, 'the handed row and the retry, a minute on');
+      assert.equal(await round(policy), 2, 'the handed row and the retry, a minute on');
     });
   });
 }

@@ -64,3 +64,26 @@ describe('worker loop', () => {
     assert.equal(finished, true);
   });
 });
+
+describe('worker loop, woken while a step runs', () => {
+  it('does not pause after that step: the work may have come too late for it', async () => {
+    let steps = 0;
+    let release: () => void = () => undefined;
+    const loop = startWorkerLoop({
+      step: async () => {
+        steps++;
+        if (steps === 1) await new Promise<void>((resolve) => (release = resolve));
+        return 0;
+      },
+      idleMs: 60_000,
+      maxErrorPauseMs: 60_000,
+      onError: (error) => assert.fail(String(error)),
+    });
+    await sleep(10);
+    loop.wake();
+    release();
+    await sleep(30);
+    assert.equal(steps, 2, 'a second step at once, not after the minute of idling');
+    await loop.stop();
+  });
+});

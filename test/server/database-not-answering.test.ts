@@ -1,23 +1,24 @@
 /**
  * A PostgreSQL database that does not answer: the server's start and the CLI give up after the
- * 10 s connect time-out with one line, and a running server's /readyz answers 503 within about
- * 2 s. (PostgreSQL only: SQLite is a file in the process, with no connection to wait for.)
+ * connect time-out (NOTIFICATIONS_DATABASE_TIMEOUT, 5 s by default) with one line, and a running
+ * server's /readyz answers 503 within about 2 s. (PostgreSQL only: SQLite is a file in the
+ * process, with no connection to wait for.)
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { POSTGRES_TEST_URL, createPostgres } from '../support/database.js';
 import { run, runCli, SERVER_BIN, startServer } from '../support/processes.js';
-import { startFreezableProxy, startSilentListener } from './silent-database.js';
+import { startDatabaseProxy, startSilentListener } from '../support/database-proxy.js';
 
 /** One line on stderr naming the time-out, no stack trace. */
 function assertOneTimeoutLine(stderr: string): void {
   assert.equal(stderr.trim().split('\n').length, 1, stderr);
   assert.doesNotMatch(stderr, /\n\s+at /);
-  assert.match(stderr, /cannot use the database postgres:\/\/postgres@127\.0\.0\.1:\d+\/silent: no answer from the database within 10 s \(connect time-out\)/);
+  assert.match(stderr, /cannot use the database postgres:\/\/postgres@127\.0\.0\.1:\d+\/silent: no answer from the database within 5 s \(connect time-out\)/);
 }
 
 describe('a database that accepts connections and never answers', { concurrency: true }, () => {
-  it('the server gives up after the 10 s connect time-out: exit 1, one line', async () => {
+  it('the server gives up after the 5 s connect time-out: exit 1, one line', async () => {
     const silent = await startSilentListener();
     try {
       const started = Date.now();
@@ -26,14 +27,14 @@ describe('a database that accepts connections and never answers', { concurrency:
       assert.equal(result.code, 1, result.stderr);
       assertOneTimeoutLine(result.stderr);
       assert.ok(silent.accepted() >= 1, 'the server did connect');
-      assert.ok(elapsed >= 9_500 && elapsed < 15_000, `gave up after ${elapsed} ms`);
+      assert.ok(elapsed >= 4_500 && elapsed < 10_000, `gave up after ${elapsed} ms`);
     } finally {
       await silent.close();
     }
   });
 
   for (const args of [['dbchk'], ['dbsync'], ['eventget'], ['eventpurge'], ['eventretry', '6f1c1d0e-0d3a-4d7e-9f3e-2a1b0c9d8e7f']]) {
-    it(`svc-notifications-cmd ${args[0]} gives up after the 10 s connect time-out: exit 1, one line`, async () => {
+    it(`svc-notifications-cmd ${args[0]} gives up after the 5 s connect time-out: exit 1, one line`, async () => {
       const silent = await startSilentListener();
       try {
         const started = Date.now();
@@ -41,7 +42,7 @@ describe('a database that accepts connections and never answers', { concurrency:
         const elapsed = Date.now() - started;
         assert.equal(result.code, 1, result.stderr);
         assertOneTimeoutLine(result.stderr);
-        assert.ok(elapsed >= 9_500 && elapsed < 15_000, `gave up after ${elapsed} ms`);
+        assert.ok(elapsed >= 4_500 && elapsed < 10_000, `gave up after ${elapsed} ms`);
       } finally {
         await silent.close();
       }
@@ -52,13 +53,13 @@ describe('a database that accepts connections and never answers', { concurrency:
 describe('a running server whose PostgreSQL stops answering', { skip: POSTGRES_TEST_URL ? false : 'NOTIFICATIONS_TEST_DATABASE_URL is not set' }, () => {
   it('answers /readyz with 503 within about 2 s', async () => {
     const database = await createPostgres(POSTGRES_TEST_URL!);
-    const proxy = await startFreezableProxy(database.url);
+    const proxy = await startDatabaseProxy(database.url);
     try {
       assert.equal((await runCli(['--database-url', database.url, 'dbsync'])).code, 0);
       const server = await startServer({ NOTIFICATIONS_DATABASE_URL: proxy.url });
       try {
         assert.equal((await fetch(`${server.url}/readyz`)).status, 200, 'ready while the database answers');
-        proxy.freeze();
+        proxy.hold();
         const started = Date.now();
         const ready = await fetch(`${server.url}/readyz`, { signal: AbortSignal.timeout(15_000) });
         const elapsed = Date.now() - started;

@@ -12,7 +12,7 @@ export function startEventmatchApp(
   overrides: Partial<EventmatchDependencies> = {},
   maxBodyBytes = 1024 * 1024,
 ): Promise<FastifyInstance> {
-  return buildApp({ maxBodyBytes, logLevel: 'silent', version: 'test' }, [
+  return buildApp({ maxBodyBytes, logger: 'silent', version: 'test' }, [
     eventmatchRoutes({
       database,
       clock: systemClock(),

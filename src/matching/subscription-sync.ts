@@ -3,14 +3,16 @@
  * on the same PostgreSQL database: a notification names each write as it commits, and a poll
  * catches whatever notifications missed (the listening connection was down, or came up after
  * the write). While notifications flow the poll runs seldom; while they do not, often enough
- * to stay within a second.
+ * to stay within a second. When listening starts again after the connection was lost (a
+ * database restart, a failover, pg_terminate_backend), the matcher is reloaded whole.
  */
 import type { DatabaseHandle } from '../db/connect.js';
 import { startSubscriptionListener } from '../db/subscription-notifications.js';
-import type { LiveMatcher } from '../matching/live-matcher.js';
+import type { SubscriptionChange } from '../db/subscriptions.js';
+import { startWorkerLoop, type WorkerLoop } from '../routing/worker-loop.js';
 import type { Clock } from '../time/clock.js';
+import type { LiveMatcher } from './live-matcher.js';
 import { subscriptionRefresh } from './subscription-refresh.js';
-import { startWorkerLoop, type WorkerLoop } from './worker-loop.js';
 
 export interface SubscriptionSyncLog {
   info(details: object, message: string): void;
@@ -22,7 +24,11 @@ export interface SubscriptionSyncOptions {
   database: DatabaseHandle;
   /** The database URL, for the listening connection of its own. */
   url: string;
+  /** How the listening connection names itself in pg_stat_activity. */
+  applicationName: string;
   matcher: LiveMatcher;
+  /** Where each change read goes: the matcher, and whoever else keeps copies of subscriptions. */
+  apply: (change: SubscriptionChange) => void;
   clock: Clock;
   /** Poll interval while notifications do not flow. */
   pollMs: number;
@@ -46,6 +52,7 @@ export function startSubscriptionSync(options: SubscriptionSyncOptions): Subscri
   const refresh = subscriptionRefresh({
     database: options.database,
     matcher: options.matcher,
+    apply: options.apply,
     clock: options.clock,
     windowUs: options.skewUs,
     onError: (error) => log.error({ err: error }, 'reading notified subscriptions failed; the poll will find them'),
@@ -55,21 +62,38 @@ export function startSubscriptionSync(options: SubscriptionSyncOptions): Subscri
   // LISTEN took effect were not heard.
   let pollDue = true;
   let lastPoll = 0;
+  /** Listening was lost since the last reload: notifications may have been missed. */
+  let lost = false;
+  let reloadDue = false;
   const listener = startSubscriptionListener({
     url: options.url,
+    applicationName: options.applicationName,
     onNotify: (uuid) => refresh.notified(uuid),
     onListening: ({ channel, backendPid }) => {
       log.info({ channel, backendPid }, 'listening for subscription changes');
       pollDue = true;
+      if (lost) reloadDue = true;
       loop?.wake();
     },
     onLost: (error, retryInMs) => {
       log.warn({ err: error, retryInMs }, 'not listening for subscription changes; polling meanwhile');
+      lost = true;
       loop?.wake();
     },
   });
   loop = startWorkerLoop({
     step: async () => {
+      if (reloadDue) {
+        reloadDue = false;
+        lost = false;
+        try {
+          const forgotten = await refresh.reload();
+          log.info({ forgotten }, 'subscriptions reloaded after listening was lost');
+        } catch (error) {
+          reloadDue = true;
+          throw error;
+        }
+      }
       const now = options.clock();
       const interval = listener.listening ? options.listeningPollMs : options.pollMs;
       if (!pollDue && now - lastPoll < interval * 1000) return 0;

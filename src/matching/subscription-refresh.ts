@@ -10,14 +10,16 @@
  * before it started, so a row applied is never overwritten by an older read of it.
  */
 import type { DatabaseHandle } from '../db/connect.js';
-import { subscriptionsByUuid, subscriptionsUpdatedSince } from '../db/subscriptions.js';
-import type { LiveMatcher } from '../matching/live-matcher.js';
+import { liveSubscriptionPages, subscriptionsByUuid, subscriptionsUpdatedSince, type SubscriptionChange } from '../db/subscriptions.js';
 import type { Clock } from '../time/clock.js';
+import type { LiveMatcher } from './live-matcher.js';
 
 export interface SubscriptionRefreshDependencies {
   database: DatabaseHandle;
-  /** Loaded from the table just before this is created. */
+  /** Loaded from the table just before this is created; what `reload` brings in step. */
   matcher: LiveMatcher;
+  /** Where each change read goes: the matcher, and whoever else keeps copies of subscriptions. */
+  apply: (change: SubscriptionChange) => void;
   clock: Clock;
   /** How much further back than the previous poll each poll looks (µs): the clock skew tolerated. */
   windowUs: number;
@@ -30,6 +32,8 @@ export interface SubscriptionRefresh {
   poll(): Promise<number>;
   /** A notification named this subscription: it is fetched and applied soon, with the others. */
   notified(uuid: string): void;
+  /** Reads every live subscription, after notifications may have been missed; resolves with the number forgotten. */
+  reload(): Promise<number>;
   /** Resolves when the reads under way or queued have finished. */
   settled(): Promise<void>;
 }
@@ -55,7 +59,7 @@ export function subscriptionRefresh(deps: SubscriptionRefreshDependencies): Subs
     for (const uuid of uuids) pending.delete(uuid);
     if (pending.size > 0) queueFetch();
     const rows = await subscriptionsByUuid(deps.database.db, uuids);
-    for (const row of rows.values()) deps.matcher.apply({ kind: 'upsert', row });
+    for (const row of rows.values()) deps.apply({ kind: 'upsert', row });
   }
 
   function queueFetch(): void {
@@ -69,9 +73,15 @@ export function subscriptionRefresh(deps: SubscriptionRefreshDependencies): Subs
       serially(async () => {
         const startedAt = deps.clock();
         const rows = await subscriptionsUpdatedSince(deps.database.db, coveredFrom - deps.windowUs);
-        for (const row of rows) deps.matcher.apply({ kind: 'upsert', row });
+        for (const row of rows) deps.apply({ kind: 'upsert', row });
         coveredFrom = startedAt;
         return 0;
+      }),
+    reload: () =>
+      serially(async () => {
+        const gone = await deps.matcher.reload(liveSubscriptionPages(deps.database.db));
+        for (const uuid of gone) deps.apply({ kind: 'delete', uuid });
+        return gone.length;
       }),
     notified: (uuid) => {
       pending.add(uuid);

@@ -11,7 +11,7 @@ import { openDatabase, type DatabaseHandle } from '../../src/db/connect.js';
 import { syncSchema } from '../../src/db/migrate.js';
 import { disableSubscription } from '../../src/db/subscriptions.js';
 import { LiveMatcher } from '../../src/matching/live-matcher.js';
-import { startSubscriptionSync, type SubscriptionSync } from '../../src/routing/subscription-sync.js';
+import { startSubscriptionSync, type SubscriptionSync } from '../../src/matching/subscription-sync.js';
 import { subscriptionService, type SubscriptionService } from '../../src/subscriptions/service.js';
 import { systemClock } from '../../src/time/clock.js';
 import { createPostgres, POSTGRES_TEST_URL, type TestDatabase } from '../support/database.js';
@@ -37,7 +37,9 @@ async function setup(database: TestDatabase, options: { listenUrl?: string; poll
   const sync = startSubscriptionSync({
     database: handle,
     url: options.listenUrl ?? database.url,
+    applicationName: 'svc-notifications listener test',
     matcher,
+    apply: (change) => matcher.apply(change),
     clock,
     pollMs: options.pollMs ?? SLOW_POLL_MS,
     listeningPollMs: SLOW_POLL_MS,
@@ -92,7 +94,7 @@ if (!POSTGRES_TEST_URL) {
         await s.service.update('alice', uuid, { disabled: null });
         times['re-enable'] = await propagation(s.matcher, uuid, true);
         // As the delivery stage disables a subscription whose target failed for good.
-        await s.handle.write((tx) => disableSubscription(tx, uuid, 'gone', systemClock()(), s.handle.capabilities));
+        await s.handle.write((tx) => disableSubscription(tx, s.handle.capabilities, uuid, 'gone', systemClock()()));
         times['disable by delivery'] = await propagation(s.matcher, uuid, false);
 
         const killed = s.sync.listenerPid;

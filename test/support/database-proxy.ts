@@ -1,8 +1,8 @@
 /**
- * Databases that do not answer, made of real TCP servers on 127.0.0.1: one that accepts every
- * connection and never says a word, and a proxy to a real PostgreSQL that can be frozen (from
- * then on nothing passes either way on its connections, and new ones are accepted and left
- * silent), as when the database host is blackholed.
+ * Databases that do not answer, made of real TCP servers on 127.0.0.1: a listener that accepts
+ * every connection and never says a word, and a proxy to a real PostgreSQL that can hold all
+ * traffic for a while (nothing passes either way, new connections are accepted and wait), as
+ * when the database host is partitioned away, and let it through again afterwards, in order.
  */
 import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
 
@@ -19,9 +19,7 @@ export async function startSilentListener(): Promise<SilentListener> {
   let accepted = 0;
   const server = createServer((socket) => {
     accepted++;
-    sockets.add(socket);
-    socket.on('error', () => undefined);
-    socket.on('close', () => sockets.delete(socket));
+    track(sockets, socket);
   });
   const port = await listen(server);
   return {
@@ -31,36 +29,31 @@ export async function startSilentListener(): Promise<SilentListener> {
   };
 }
 
-export interface FreezableProxy {
+export interface DatabaseProxy {
   /** `upstream` with host and port replaced by the proxy's. */
   readonly url: string;
-  /** From now on nothing passes, and new connections are accepted and left silent. */
-  freeze(): void;
+  /** From now on nothing passes either way: bytes, ends and new connections wait. */
+  hold(): void;
+  /** Lets everything held through, in order, and what comes after. */
+  release(): void;
   close(): Promise<void>;
 }
 
-export async function startFreezableProxy(upstream: string): Promise<FreezableProxy> {
+export async function startDatabaseProxy(upstream: string): Promise<DatabaseProxy> {
   const target = new URL(upstream);
   const sockets = new Set<Socket>();
-  let frozen = false;
-  const track = (socket: Socket) => {
-    sockets.add(socket);
-    socket.on('error', () => undefined);
-    socket.on('close', () => sockets.delete(socket));
-  };
+  let held = false;
+  /** What arrived during a hold, to pass on at release. */
+  let backlog: Array<() => void> = [];
+  const pass = (action: () => void) => (held ? backlog.push(action) : action());
   const forward = (from: Socket, to: Socket) => {
-    from.on('data', (chunk: Buffer) => {
-      if (!frozen) to.write(chunk);
-    });
-    from.on('close', () => {
-      if (!frozen) to.destroy();
-    });
+    from.on('data', (chunk: Buffer) => pass(() => to.write(chunk)));
+    from.on('close', () => pass(() => to.destroy()));
   };
   const server = createServer((client) => {
-    track(client);
-    if (frozen) return;
+    track(sockets, client);
     const database = connect(Number(target.port || 5432), target.hostname);
-    track(database);
+    track(sockets, database);
     forward(client, database);
     forward(database, client);
   });
@@ -70,11 +63,23 @@ export async function startFreezableProxy(upstream: string): Promise<FreezablePr
   url.port = String(port);
   return {
     url: url.toString(),
-    freeze: () => {
-      frozen = true;
+    hold: () => {
+      held = true;
+    },
+    release: () => {
+      held = false;
+      const actions = backlog;
+      backlog = [];
+      for (const action of actions) action();
     },
     close: () => closeAll(server, sockets),
   };
+}
+
+function track(sockets: Set<Socket>, socket: Socket): void {
+  sockets.add(socket);
+  socket.on('error', () => undefined);
+  socket.on('close', () => sockets.delete(socket));
 }
 
 function listen(server: Server): Promise<number> {

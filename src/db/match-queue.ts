@@ -1,0 +1,79 @@
+/**
+ * The work queue as the policy and delivery runners see it: the match rows, claimed under a
+ * lease, settled with what came of them, or given back untried. Every write goes through the
+ * handle's group commit, and what differs between the databases is decided by their
+ * capabilities (skip-locked claims, row locks, change notifications), not by the runners.
+ */
+import type { DatabaseHandle } from './connect.js';
+import { eventsByUuid, type EventRow } from './events.js';
+import {
+  cancelPendingMatches,
+  claimDueMatches,
+  recordAttempts,
+  releaseMatches,
+  settleEach,
+  type AttemptRecord,
+  type ClaimFilter,
+  type Lease,
+  type MatchChange,
+  type Stage,
+} from './matches.js';
+import { disableSubscription, subscriptionsByUuid, type SubscriptionRow } from './subscriptions.js';
+import type { MatchesTable } from './tables.js';
+
+export interface RowChange {
+  uuid: string;
+  change: MatchChange;
+}
+
+/** What came of some claimed rows, recorded in one transaction. */
+export interface Settlement {
+  changes: readonly RowChange[];
+  attempts: readonly AttemptRecord[];
+  /**
+   * Subscriptions whose target failed for good: disabled, and their rows still waiting
+   * cancelled, once the changes above are made (so that none of those rows is cancelled).
+   */
+  disable: ReadonlyArray<{ subscription: string; reason: string; at: number }>;
+}
+
+export interface Settled {
+  /** The rows changed: not those another holder has taken since, nor those purged meanwhile. */
+  rows: Set<string>;
+  /** The subscriptions this settlement disabled (not those already disabled or deleted). */
+  disabled: SubscriptionRow[];
+}
+
+export interface MatchQueue {
+  claim(stage: Stage, lease: Lease, limit: number, filter?: ClaimFilter): Promise<MatchesTable[]>;
+  settle(holder: string, settlement: Settlement, at: number): Promise<Settled>;
+  /** Gives rows back untried: their place in the queue and their attempts unchanged. */
+  release(holder: string, uuids: readonly string[]): Promise<void>;
+  events(uuids: readonly string[]): Promise<Map<string, EventRow>>;
+  subscriptions(uuids: readonly string[]): Promise<Map<string, SubscriptionRow>>;
+}
+
+export function matchQueue(database: DatabaseHandle): MatchQueue {
+  const { capabilities } = database;
+  return {
+    // A claim is a write: it shares a commit with the writes of the moment rather than pay its own.
+    claim: (stage, lease, limit, filter) => database.write((tx) => claimDueMatches(tx, capabilities, stage, lease, limit, filter)),
+    settle: (holder, settlement, at) =>
+      database.write(async (tx) => {
+        const rows = await settleEach(tx, holder, settlement.changes, at);
+        await recordAttempts(tx, capabilities, settlement.attempts);
+        const disabled: SubscriptionRow[] = [];
+        for (const { subscription, reason, at: when } of settlement.disable) {
+          const row = await disableSubscription(tx, capabilities, subscription, reason, when);
+          if (row) {
+            await cancelPendingMatches(tx, row.uuid, when);
+            disabled.push(row);
+          }
+        }
+        return { rows, disabled };
+      }),
+    release: (holder, uuids) => (uuids.length === 0 ? Promise.resolve() : database.write((tx) => releaseMatches(tx, holder, uuids))),
+    events: (uuids) => eventsByUuid(database.db, uuids),
+    subscriptions: (uuids) => subscriptionsByUuid(database.db, uuids),
+  };
+}

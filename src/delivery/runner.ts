@@ -1,0 +1,327 @@
+/**
+ * The delivery runner: takes "deliver" rows (handed over by the policy runner, or claimed from
+ * the queue), sends each to its subscription's target as soon as the target's origin has a free
+ * slot, and settles each as its answer comes (decision.ts says what the answer means). Nothing
+ * waits for anything but its own origin:
+ * - each origin (scheme, host, port) has NOTIFICATIONS_TARGET_CONCURRENCY slots (lanes.ts); a
+ *   slow or hanging target fills only its own, and claims leave out the work of an origin that
+ *   has as much again waiting;
+ * - an origin that keeps giving no answer is down: probed once a second (origin-health.ts),
+ *   its other rows waiting, untried;
+ * - a row waits in memory only while its lease still has room for a whole exchange; then it is
+ *   given back to the queue untried, keeping its place.
+ * Rows of subscriptions deleted or disabled meanwhile are cancelled instead of sent.
+ */
+import type { EventRow } from '../db/events.js';
+import type { MatchQueue } from '../db/match-queue.js';
+import type { SubscriptionChange, SubscriptionRow } from '../db/subscriptions.js';
+import type { MatchesTable } from '../db/tables.js';
+import type { Metrics } from '../metrics/metrics.js';
+import type { ClaimPacer } from '../routing/claim-pacer.js';
+import type { Handoff } from '../routing/handoff.js';
+import { Lanes } from '../routing/lanes.js';
+import { nextBatch } from '../routing/next-batch.js';
+import { InFlight } from '../routing/in-flight.js';
+import type { Settler } from '../routing/settler.js';
+import { startWorkerLoop, type WorkerLoop } from '../routing/worker-loop.js';
+import { openAuth } from '../subscriptions/secret-box.js';
+import type { Clock } from '../time/clock.js';
+import { decideDelivery, type RetrySchedule } from './decision.js';
+import { EventBodies } from './event-body.js';
+import { OriginHealth } from './origin-health.js';
+import type { TargetClient, TargetResponse } from './target-client.js';
+
+/**
+ * Lease time a row must have left, beyond one exchange's time-out, to be sent: for settling it
+ * after the answer, so that it is still ours when that commits.
+ */
+const SETTLE_MARGIN_US = 500_000;
+/** How often rows waiting in memory are checked for leases running out. */
+const LEASE_CHECK_US = 250_000;
+
+export interface DeliveryRunnerOptions {
+  queue: MatchQueue;
+  settler: Settler;
+  target: Pick<TargetClient, 'post'>;
+  clock: Clock;
+  /** Names this instance's leases. */
+  holder: string;
+  leaseUs: number;
+  /** NOTIFICATIONS_TARGET_TIMEOUT: one exchange takes at most this long. */
+  targetTimeoutMs: number;
+  /** NOTIFICATIONS_TARGET_CONCURRENCY: slots per origin. */
+  slotsPerOrigin: number;
+  /** Rows held in memory (waiting or in flight) at most. */
+  capacity: number;
+  /** Rows taken in per claim at most. */
+  batchSize: number;
+  schedule: RetrySchedule;
+  secretKey: Buffer | null;
+  /** Rows handed over by the policy runner. */
+  inbox?: Handoff;
+  pacer?: ClaimPacer;
+  metrics?: Metrics;
+  /** How often the queue is looked at when nothing wakes the runner (ms). */
+  pollMs: number;
+  maxErrorPauseMs: number;
+  /** A subscription was disabled by a failure: whoever keeps copies must hear of it. */
+  onSubscriptionChange: (change: SubscriptionChange) => void;
+  onError: (error: unknown) => void;
+}
+
+export interface DeliveryRunner {
+  /**
+   * One round: gives back rows whose leases run short, takes in rows (handed over, claimed, a
+   * probe for a down origin) and starts what may start. Resolves with the rows taken in.
+   */
+  intake(): Promise<number>;
+  /** Resolves once nothing is in flight and every outcome is recorded. */
+  idle(): Promise<void>;
+  /** Runs rounds until stopped: when woken, and every `pollMs` besides. */
+  start(): void;
+  /** New rows may be waiting (handed over, or due). */
+  wake(): void;
+  /** A subscription was written: rows of it waiting here with what it was before are given back. */
+  subscriptionChanged(change: SubscriptionChange): void;
+  /** Origins that are down now (for the metrics). */
+  downOrigins(): string[];
+  /** Takes nothing more, waits for the deliveries in flight and their settlement. */
+  stop(): Promise<void>;
+}
+
+interface Delivery {
+  row: MatchesTable;
+  event: EventRow;
+  subscription: SubscriptionRow;
+  origin: string;
+}
+
+export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
+  const { queue, settler, clock, holder } = options;
+  // A lane holds a whole claim's worth of one origin's rows: handed over together, they are not sent back.
+  const lanes = new Lanes<Delivery>(options.slotsPerOrigin, options.batchSize);
+  const health = new OriginHealth();
+  /** The subscriptions seen for each origin: what a claim leaves out while the origin is full or down. */
+  const subscriptionsOf = new Map<string, Set<string>>();
+  /** Rows waiting, by subscription: only subscriptions with some are looked for when one changes. */
+  const waitingOf = new Map<string, number>();
+  const bodies = new EventBodies();
+  const inFlight = new InFlight();
+  const mustFinishWithinUs = options.targetTimeoutMs * 1000 + SETTLE_MARGIN_US;
+  let lastLeaseCheck = 0;
+  /** Claims have been leaving out an origin that now has room again: the next round claims, paced or not. */
+  let claimNow = false;
+
+  async function intake(): Promise<number> {
+    const now = clock();
+    await giveBackExpiring(now);
+    const taken = await takeRows(now);
+    const probes = await claimProbes(now);
+    await place([...taken, ...probes.map((row) => ({ row }))]);
+    dispatch();
+    return taken.length + probes.length;
+  }
+
+  /** New rows: handed over first, then claimed, leaving out the work of origins that are full or down. */
+  async function takeRows(now: number): Promise<Array<{ row: MatchesTable; event?: EventRow }>> {
+    const room = Math.min(options.batchSize, options.capacity - lanes.size);
+    if (room <= 0) return [];
+    const lease = { holder, now, durationUs: options.leaseUs };
+    const force = claimNow;
+    claimNow = false;
+    const { handed, claimed } = await nextBatch(options, now, room, (limit) => queue.claim('deliver', lease, limit, { excludeSubscriptions: blockedSubscriptions() }), force);
+    return [...handed.map(({ row, event }) => ({ row, event })), ...claimed.map((row) => ({ row }))];
+  }
+
+  /** A down origin with nothing waiting gets one row of its own claimed, to probe it with. */
+  async function claimProbes(now: number): Promise<MatchesTable[]> {
+    const rows: MatchesTable[] = [];
+    for (const origin of health.probesDue(now, (o) => lanes.has(o))) {
+      const claimed = await queue.claim('deliver', { holder, now, durationUs: options.leaseUs }, 1, { onlySubscriptions: [...(subscriptionsOf.get(origin) ?? [])] });
+      // Nothing of it is due any more: what was known of it goes.
+      if (claimed.length === 0) forget(origin);
+      rows.push(...claimed);
+    }
+    return rows;
+  }
+
+  function blockedSubscriptions(): string[] {
+    const origins = new Set([...lanes.fullKeys(), ...health.downOrigins()]);
+    return [...origins].flatMap((origin) => [...(subscriptionsOf.get(origin) ?? [])]);
+  }
+
+  async function place(taken: Array<{ row: MatchesTable; event?: EventRow }>): Promise<void> {
+    if (taken.length === 0) return;
+    const unread = taken.filter((t) => t.event === undefined).map((t) => t.row.event_uuid);
+    const [events, subscriptions] = await Promise.all([queue.events(unread), queue.subscriptions(taken.map((t) => t.row.subscription_uuid))]);
+    const full: string[] = [];
+    for (const { row, event = events.get(row.event_uuid) } of taken) {
+      const subscription = subscriptions.get(row.subscription_uuid);
+      // Purged since (the cascade took the row too), or the subscription is gone or disabled.
+      if (!event || !subscription || subscription.deleted !== null || subscription.disabled !== null) {
+        cancel([row]);
+        continue;
+      }
+      const origin = originOf(subscription.target_url);
+      let known = subscriptionsOf.get(origin);
+      if (!known) subscriptionsOf.set(origin, (known = new Set()));
+      known.add(subscription.uuid);
+      // More than an origin's lane holds: the queue keeps it until there is room, rather than
+      // memory, where it could crowd out the other origins' rows.
+      if (!lanes.hasRoom(origin)) {
+        full.push(row.uuid);
+        continue;
+      }
+      countWaiting(subscription.uuid, +1);
+      lanes.add(origin, { row, event, subscription, origin });
+    }
+    if (full.length > 0) await queue.release(holder, full);
+  }
+
+  function cancel(rows: readonly MatchesTable[]): void {
+    if (rows.length === 0) return;
+    const changes = rows.map((row) => ({ uuid: row.uuid, change: { state: 'cancelled' as const } }));
+    inFlight.add(
+      settler.settle({ changes, attempts: [], disable: [] }).then((settled) => {
+        for (const row of rows) if (settled.rows.has(row.uuid)) options.metrics?.deliverySettled('cancelled');
+      }, options.onError),
+    );
+  }
+
+  function dispatch(): void {
+    if (stopping) return;
+    const now = clock();
+    for (const { item } of lanes.start((origin, free) => health.allowance(origin, free, lanes.running(origin), now))) {
+      if (item.row.locked_until === null || item.row.locked_until - now < mustFinishWithinUs) {
+        lanes.finished(item.origin);
+        inFlight.add(giveBack([item]).catch(options.onError));
+        continue;
+      }
+      countWaiting(item.subscription.uuid, -1);
+      inFlight.add(send(item));
+    }
+  }
+
+  async function send(delivery: Delivery): Promise<void> {
+    const { row, subscription, origin } = delivery;
+    let response: TargetResponse;
+    try {
+      const request = { url: subscription.target_url, auth: openAuth(subscription.auth, options.secretKey), body: bodies.body(delivery.event, subscription.extensions) };
+      response = await options.target.post(request).catch((error: unknown) => notSent(error, false));
+    } catch (error) {
+      // The stored row cannot be sent as it is (credentials sealed with a key this instance
+      // does not have): trying again would fail the same way, so it is a permanent failure.
+      response = notSent(error, true);
+    }
+    const at = clock();
+    const wasBlocked = lanes.isFull(origin) || health.isDown(origin);
+    if (response.status !== null) health.answered(origin);
+    else if (!response.permanent) health.noAnswer(origin, at);
+    lanes.finished(origin);
+    if (wasBlocked && !lanes.isFull(origin) && !health.isDown(origin)) claimNow = true;
+    const decision = decideDelivery(row, { ...response, at }, options.schedule);
+    const settling = settler.settle({
+      changes: [{ uuid: row.uuid, change: decision.change }],
+      attempts: [{ matchUuid: row.uuid, stage: 'deliver', ...decision.attempt }],
+      disable: decision.disable === undefined ? [] : [{ subscription: subscription.uuid, reason: decision.disable, at }],
+    });
+    // The slot is free: the next row of this origin goes now, and the runner may take in more.
+    dispatch();
+    loop?.wake();
+    try {
+      const settled = await settling;
+      if (settled.rows.has(row.uuid)) {
+        options.metrics?.deliverySettled(decision.outcome, response.durationMs / 1000, decision.outcome === 'delivered' ? (at - row.created) / 1e6 : undefined);
+      }
+      for (const disabled of settled.disabled) {
+        subscriptionChanged({ kind: 'upsert', row: disabled });
+        options.onSubscriptionChange({ kind: 'upsert', row: disabled });
+      }
+    } catch (error) {
+      // Not recorded: the row stays leased, and is tried again once the lease expires.
+      options.onError(error);
+    }
+  }
+
+  /** Rows that have waited until their lease no longer has room for an exchange go back, keeping their place. */
+  async function giveBackExpiring(now: number): Promise<void> {
+    if (now - lastLeaseCheck < LEASE_CHECK_US) return;
+    lastLeaseCheck = now;
+    await giveBack(lanes.removeWaiting((d) => d.row.locked_until === null || d.row.locked_until - now < mustFinishWithinUs));
+  }
+
+  /** Rows taken out of the lanes go back to the queue. */
+  function giveBack(deliveries: readonly Delivery[]): Promise<void> {
+    for (const d of deliveries) countWaiting(d.subscription.uuid, -1);
+    return queue.release(holder, deliveries.map((d) => d.row.uuid));
+  }
+
+  function countWaiting(subscription: string, delta: number): void {
+    const count = (waitingOf.get(subscription) ?? 0) + delta;
+    if (count > 0) waitingOf.set(subscription, count);
+    else waitingOf.delete(subscription);
+  }
+
+  function subscriptionChanged(change: SubscriptionChange): void {
+    const uuid = change.kind === 'delete' ? change.uuid : change.row.uuid;
+    if (!waitingOf.has(uuid)) return;
+    const current = change.kind === 'delete' ? undefined : change.row;
+    const gone = current === undefined || current.deleted !== null || current.disabled !== null;
+    const stale = lanes.removeWaiting((d) => d.subscription.uuid === uuid && (gone || !sameDelivery(d.subscription, current)));
+    // Deleted or disabled: its waiting rows are cancelled. Sent elsewhere or otherwise: they
+    // go back, to be read again with the subscription as it is now.
+    if (gone) {
+      for (const d of stale) countWaiting(d.subscription.uuid, -1);
+      cancel(stale.map((d) => d.row));
+    } else {
+      inFlight.add(giveBack(stale).catch(options.onError));
+    }
+  }
+
+  function forget(origin: string): void {
+    health.forget(origin);
+    if (!lanes.has(origin)) subscriptionsOf.delete(origin);
+  }
+
+  let stopping = false;
+  let loop: WorkerLoop | undefined;
+  const idle = () => inFlight.idle().then(() => settler.idle());
+
+  return {
+    intake,
+    idle,
+    start: () => {
+      loop ??= startWorkerLoop({ step: intake, idleMs: options.pollMs, maxErrorPauseMs: options.maxErrorPauseMs, onError: options.onError });
+    },
+    wake: () => loop?.wake(),
+    subscriptionChanged,
+    downOrigins: () => health.downOrigins(),
+    stop: async () => {
+      stopping = true;
+      await loop?.stop();
+      await idle();
+    },
+  };
+}
+
+/** Whether rows read with `before` would be sent as they would with `after`. */
+function sameDelivery(before: SubscriptionRow, after: SubscriptionRow): boolean {
+  return (
+    before.target_url === after.target_url &&
+    before.auth === after.auth &&
+    before.extensions === after.extensions
+  );
+}
+
+/** The lane of a target URL; one that does not parse fails when sent, in a lane of its own. */
+function originOf(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return `unusable:${url}`;
+  }
+}
+
+function notSent(error: unknown, permanent: boolean): TargetResponse {
+  return { status: null, error: `not sent: ${error instanceof Error ? error.message : String(error)}`, permanent, durationMs: 0, bodyExcerpt: '' };
+}

@@ -1,0 +1,220 @@
+/**
+ * The policy runner: takes "policy" rows (handed over by /receive, or claimed from the queue),
+ * asks the policy service once per (event, user) — not once per subscription — and settles each
+ * question as its answer comes (decision.ts says what the answer means). Allowed rows are
+ * handed on to the delivery runner in memory, still leased. Each user has a share of slots of
+ * its own (lanes.ts), so the policy service being slow for one user delays no one else; claims
+ * leave out a user with as much again waiting. A row waits in memory only while its lease still
+ * has room for a whole exchange; then it is given back to the queue untried, keeping its place.
+ */
+import type { MatchQueue } from '../db/match-queue.js';
+import type { MatchChange } from '../db/matches.js';
+import type { MatchesTable } from '../db/tables.js';
+import type { RetrySchedule } from '../delivery/decision.js';
+import type { JsonValue } from '../jsonpath/index.js';
+import type { Metrics } from '../metrics/metrics.js';
+import type { ClaimPacer } from '../routing/claim-pacer.js';
+import type { HandedMatch, Handoff } from '../routing/handoff.js';
+import { Lanes } from '../routing/lanes.js';
+import { nextBatch } from '../routing/next-batch.js';
+import { InFlight } from '../routing/in-flight.js';
+import type { Settler } from '../routing/settler.js';
+import { startWorkerLoop, type WorkerLoop } from '../routing/worker-loop.js';
+import type { Clock } from '../time/clock.js';
+import { decidePolicy } from './decision.js';
+import type { PolicyAnswer } from './policy-client.js';
+
+/** Lease time a row must have left beyond one exchange's time-out to be asked about. */
+const SETTLE_MARGIN_US = 500_000;
+const LEASE_CHECK_US = 250_000;
+
+export interface PolicySource {
+  ask(user: string, event: JsonValue): Promise<PolicyAnswer>;
+}
+
+export interface PolicyRunnerOptions {
+  queue: MatchQueue;
+  settler: Settler;
+  policy: PolicySource;
+  clock: Clock;
+  holder: string;
+  leaseUs: number;
+  /** NOTIFICATIONS_TARGET_TIMEOUT, which bounds each policy call too. */
+  timeoutMs: number;
+  /** Questions in flight at once for one user. */
+  slotsPerUser: number;
+  /** Questions held in memory (waiting or in flight) at most. */
+  capacity: number;
+  batchSize: number;
+  schedule: RetrySchedule;
+  /** Rows handed over by /receive. */
+  inbox?: Handoff;
+  /** Where allowed rows are handed on to the delivery runner; without it they are left to its claims. */
+  next?: Handoff;
+  pacer?: ClaimPacer;
+  metrics?: Metrics;
+  pollMs: number;
+  maxErrorPauseMs: number;
+  /** Rows were allowed: the delivery runner has work. */
+  onAllowed: () => void;
+  onError: (error: unknown) => void;
+}
+
+export interface PolicyRunner {
+  /** One round: gives back rows whose leases run short, takes in rows and asks what may be asked. */
+  intake(): Promise<number>;
+  /** Resolves once nothing is in flight and every answer is recorded. */
+  idle(): Promise<void>;
+  /** Runs rounds until stopped: when woken, and every `pollMs` besides. */
+  start(): void;
+  wake(): void;
+  stop(): Promise<void>;
+}
+
+/** The rows of one event matched for one user: one policy call. */
+interface Question {
+  owner: string;
+  rows: HandedMatch[];
+}
+
+export function policyRunner(options: PolicyRunnerOptions): PolicyRunner {
+  const { queue, settler, clock, holder } = options;
+  const lanes = new Lanes<Question>(options.slotsPerUser, options.batchSize);
+  const inFlight = new InFlight();
+  const mustFinishWithinUs = options.timeoutMs * 1000 + SETTLE_MARGIN_US;
+  let lastLeaseCheck = 0;
+  let stopping = false;
+  /** Claims have been leaving out a user who now has room again: the next round claims, paced or not. */
+  let claimNow = false;
+
+  async function intake(): Promise<number> {
+    const now = clock();
+    await giveBackExpiring(now);
+    const room = Math.min(options.batchSize, options.capacity - lanes.size);
+    if (room <= 0) return 0;
+    const lease = { holder, now, durationUs: options.leaseUs };
+    const force = claimNow;
+    claimNow = false;
+    const { handed, claimed } = await nextBatch(options, now, room, (limit) => queue.claim('policy', lease, limit, { excludeOwners: lanes.fullKeys() }), force);
+    const work = [...handed, ...(await withEvents(claimed))];
+    const full: Question[] = [];
+    for (const question of questions(work)) {
+      // More than a user's lane holds: the queue keeps it until there is room.
+      if (!lanes.hasRoom(question.owner)) full.push(question);
+      else lanes.add(question.owner, question);
+    }
+    await giveBack(full);
+    dispatch();
+    return handed.length + claimed.length;
+  }
+
+  /** Claimed rows with their events; a row whose event was purged since went with it (cascade). */
+  async function withEvents(claimed: readonly MatchesTable[]): Promise<HandedMatch[]> {
+    if (claimed.length === 0) return [];
+    const events = await queue.events(claimed.map((r) => r.event_uuid));
+    const documents = new Map<string, JsonValue>();
+    return claimed.flatMap((row) => {
+      const event = events.get(row.event_uuid);
+      if (!event) return [];
+      let document = documents.get(event.uuid);
+      if (document === undefined) documents.set(event.uuid, (document = JSON.parse(event.body) as JsonValue));
+      return [{ row, event, document }];
+    });
+  }
+
+  function dispatch(): void {
+    if (stopping) return;
+    const now = clock();
+    for (const { key, item } of lanes.start()) {
+      if (item.rows.some((w) => leaseTooShort(w.row, now))) {
+        lanes.finished(key);
+        inFlight.add(giveBack([item]).catch(options.onError));
+        continue;
+      }
+      inFlight.add(ask(item));
+    }
+  }
+
+  async function ask(question: Question): Promise<void> {
+    const { owner, rows } = question;
+    const started = performance.now();
+    const answer = await options.policy.ask(owner, rows[0]!.document);
+    const at = clock();
+    const wasFull = lanes.isFull(owner);
+    lanes.finished(owner);
+    if (wasFull && !lanes.isFull(owner)) claimNow = true;
+    const decision = decidePolicy(rows.map((w) => w.row), answer, { at, durationMs: performance.now() - started }, options.schedule);
+    // Handed on still leased when the delivery runner has room; otherwise released to its claims.
+    const handOn = decision.allowed && (options.next?.reserve(rows.length) ?? false);
+    const change: MatchChange = handOn ? { ...decision.change, leaseUntil: at + options.leaseUs } : decision.change;
+    const settling = settler.settle({
+      changes: rows.map((w) => ({ uuid: w.row.uuid, change })),
+      attempts: decision.attempt === undefined ? [] : rows.map((w) => ({ matchUuid: w.row.uuid, stage: 'policy' as const, ...decision.attempt! })),
+      disable: [],
+    });
+    dispatch();
+    loop?.wake();
+    let settled: Set<string>;
+    try {
+      settled = (await settling).rows;
+    } catch (error) {
+      if (handOn) options.next?.release(rows.length);
+      options.onError(error);
+      return;
+    }
+    options.metrics?.policyAnswered(answer.kind);
+    if (!decision.allowed) return;
+    if (handOn) {
+      // A row not settled here is gone (its event purged during the call) or another holder's
+      // now (its lease ran out): delivering it would send a purged event, or send twice.
+      const stillOurs = rows.filter((w) => settled.has(w.row.uuid));
+      options.next?.release(rows.length - stillOurs.length);
+      options.next?.put(stillOurs.map((w) => ({ ...w, row: { ...w.row, state: 'deliver', due: at, policy_code: answer.status, attempts: 0, locked_until: change.leaseUntil!, locked_by: holder } })));
+    }
+    options.onAllowed();
+  }
+
+  function leaseTooShort(row: MatchesTable, now: number): boolean {
+    return row.locked_until === null || row.locked_until - now < mustFinishWithinUs;
+  }
+
+  async function giveBackExpiring(now: number): Promise<void> {
+    if (now - lastLeaseCheck < LEASE_CHECK_US) return;
+    lastLeaseCheck = now;
+    await giveBack(lanes.removeWaiting((q) => q.rows.some((w) => leaseTooShort(w.row, now))));
+  }
+
+  /** Questions taken out of the lanes go back to the queue, untried. */
+  function giveBack(given: readonly Question[]): Promise<void> {
+    return queue.release(holder, given.flatMap((q) => q.rows.map((w) => w.row.uuid)));
+  }
+
+  let loop: WorkerLoop | undefined;
+  const idle = () => inFlight.idle().then(() => settler.idle());
+
+  return {
+    intake,
+    idle,
+    start: () => {
+      loop ??= startWorkerLoop({ step: intake, idleMs: options.pollMs, maxErrorPauseMs: options.maxErrorPauseMs, onError: options.onError });
+    },
+    wake: () => loop?.wake(),
+    stop: async () => {
+      stopping = true;
+      await loop?.stop();
+      await idle();
+    },
+  };
+}
+
+/** Rows grouped by (event, user): each group is one question to the policy service. */
+function questions(work: readonly HandedMatch[]): Question[] {
+  const groups = new Map<string, Question>();
+  for (const w of work) {
+    const key = `${w.row.event_uuid}\u0000${w.row.owner}`;
+    const group = groups.get(key);
+    if (group) group.rows.push(w);
+    else groups.set(key, { owner: w.row.owner, rows: [w] });
+  }
+  return [...groups.values()];
+}

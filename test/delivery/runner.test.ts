@@ -1,0 +1,289 @@
+/**
+ * The delivery runner against a real database, the real target client and real HTTP servers
+ * on 127.0.0.1, driven a round at a time with the clock in the test's hand: how each answer
+ * settles its row and subscription, how one origin's trouble stays its own, and how rows that
+ * cannot be sent in time go back to the queue untried.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
+import { describe, it, type TestContext } from 'node:test';
+import type { DatabaseHandle } from '../../src/db/connect.js';
+import { logEvent, pendingMatch } from '../../src/db/events.js';
+import { insertSubscription, type SubscriptionRow } from '../../src/db/subscriptions.js';
+import type { MatchesTable } from '../../src/db/tables.js';
+import { addressGuard } from '../../src/delivery/address-guard.js';
+import { DOWN_AFTER } from '../../src/delivery/origin-health.js';
+import { createTargetClient, type TargetClient } from '../../src/delivery/target-client.js';
+import { sealSecret } from '../../src/subscriptions/secret-box.js';
+import { openTestDatabase, testBackends, type TestBackend } from '../support/database.js';
+import { eventually, startStub, type HttpStub, type StubAnswer } from '../support/http-stub.js';
+import { freePort } from '../support/processes.js';
+import { round, TEST_LEASE_US, testDeliveryRunner } from '../support/runners.js';
+
+const NOW = 1_800_000_000_000_000;
+
+interface Scene {
+  handle: DatabaseHandle;
+  target: TargetClient;
+  /** The test's clock (µs): moved by hand. */
+  now: number;
+  clock: () => number;
+  subscribe(targetUrl: string, fields?: Partial<SubscriptionRow>): Promise<SubscriptionRow>;
+  /** A row waiting for delivery, due at `due`. */
+  queue(subscription: SubscriptionRow, fields?: Partial<MatchesTable>): Promise<MatchesTable>;
+  read(uuid: string): Promise<MatchesTable>;
+  attempts(uuid: string): Promise<Array<{ status: number | null; error: string | null }>>;
+  stub(answer?: StubAnswer): Promise<HttpStub>;
+}
+
+async function scene(t: TestContext, backend: TestBackend, deny: string[] = []): Promise<Scene> {
+  const db = await openTestDatabase(backend);
+  const target = createTargetClient({ timeoutMs: 2_000, connectionsPerOrigin: 4, guard: addressGuard({ allow: [], deny }) });
+  const stubs: HttpStub[] = [];
+  t.after(async () => {
+    await target.close();
+    for (const stub of stubs) await stub.close();
+    await db.close();
+  });
+  let events = 0;
+  const s: Scene = {
+    handle: db.handle,
+    target,
+    now: NOW,
+    clock: () => s.now,
+    subscribe: async (targetUrl, fields = {}) => {
+      const row: SubscriptionRow = {
+        uuid: randomUUID(), owner: 'alice', name: 'n', jsonpath: '$', dialect: 'rfc9535', target_url: targetUrl,
+        auth: '{}', extensions: '{}', version: 'v0.1', created: 1, updated: 1, deleted: null, disabled: null, error: null, ...fields,
+      };
+      await insertSubscription(db.handle.db, db.handle.capabilities, row);
+      return row;
+    },
+    queue: async (subscription, fields = {}) => {
+      const eventUuid = randomUUID();
+      const id = `e${++events}`;
+      const match = { ...pendingMatch(eventUuid, subscription, NOW - 1_000_000 + events), state: 'deliver' as const, ...fields };
+      const body = JSON.stringify({ specversion: '1.0', id, source: '/t', type: 't' });
+      await logEvent(db.handle.db, { uuid: eventUuid, source: '/t', event_id: id, type: 't', spec_version: '1.0', body, received: 1 }, [match]);
+      return match;
+    },
+    read: (uuid) => db.handle.db.selectFrom('matches').selectAll().where('uuid', '=', uuid).executeTakeFirstOrThrow(),
+    attempts: (uuid) => db.handle.db.selectFrom('attempts').select(['status', 'error']).where('match_uuid', '=', uuid).orderBy('at').execute(),
+    stub: async (answer) => {
+      const stub = await startStub(answer);
+      stubs.push(stub);
+      return stub;
+    },
+  };
+  return s;
+}
+
+const eventId = (body: string) => (JSON.parse(body) as { id: string }).id;
+
+for (const backend of testBackends()) {
+  describe(`delivery runner (${backend.name})`, () => {
+    it('a permanent failure disables the subscription and cancels its waiting rows; the rows already answered keep their outcome', async (t) => {
+      const s = await scene(t, backend);
+      const stub = await s.stub((request, response) => void response.writeHead(eventId(request.body) === 'e1' ? 400 : 200).end('no'));
+      const subscription = await s.subscribe(stub.url);
+      const rows = [await s.queue(subscription), await s.queue(subscription)];
+      const changes: string[] = [];
+      const runner = testDeliveryRunner({ handle: s.handle, clock: s.clock }, { target: s.target, onSubscriptionChange: (c) => changes.push(c.kind === 'upsert' ? c.row.uuid : c.uuid) });
+      assert.equal(await round(runner), 2);
+      const [bad, good] = [await s.read(rows[0]!.uuid), await s.read(rows[1]!.uuid)];
+      assert.deepEqual([bad.state, bad.target_code, bad.locked_by], ['failed', 400, null]);
+      assert.deepEqual([good.state, good.target_code], ['delivered', 200]);
+      const stored = await s.handle.db.selectFrom('subscriptions').selectAll().where('uuid', '=', subscription.uuid).executeTakeFirstOrThrow();
+      assert.notEqual(stored.disabled, null);
+      assert.equal(stored.error, 'target answered 400 Bad Request: no');
+      assert.deepEqual(changes, [subscription.uuid], 'the matcher hears of it');
+    });
+
+    it('a target in a denied range fails at once and disables the subscription, without a connection', async (t) => {
+      const s = await scene(t, backend, ['127.0.0.0/8', '::1/128']);
+      const stub = await s.stub();
+      const row = await s.queue(await s.subscribe(stub.url.replace('127.0.0.1', 'localhost')));
+      assert.equal(await round(testDeliveryRunner({ handle: s.handle, clock: s.clock }, { target: s.target })), 1);
+      assert.equal(stub.requests.length, 0);
+      const stored = await s.read(row.uuid);
+      assert.deepEqual([stored.state, stored.target_code], ['failed', null]);
+      assert.match((await s.attempts(row.uuid))[0]?.error ?? '', /denied by NOTIFICATIONS_TARGET_DENY/);
+    });
+
+    it("keeps the target's last HTTP status when a try gets none, and retries on the schedule", async (t) => {
+      const s = await scene(t, backend);
+      const row = await s.queue(await s.subscribe('http://127.0.0.1:1/refused'), { target_code: 500, attempts: 1 });
+      const runner = testDeliveryRunner({ handle: s.handle, clock: s.clock }, { target: s.target, schedule: { delaysMs: [1_000, 5_000], random: () => 0.5 } });
+      assert.equal(await round(runner), 1);
+      const stored = await s.read(row.uuid);
+      assert.deepEqual([stored.state, stored.target_code, stored.attempts, stored.due, stored.locked_by], ['deliver', 500, 2, NOW + 5_000_000, null]);
+    });
+
+    it('a row whose credentials cannot be opened fails alone, without a request; the others are delivered', async (t) => {
+      const s = await scene(t, backend);
+      const stub = await s.stub();
+      const sealed = await s.subscribe(stub.url, { auth: sealSecret('{"type":"header","header":{"type":"Bearer","credentials":"x"}}', randomBytes(32)) });
+      const plain = await s.subscribe(stub.url);
+      const rows = [await s.queue(sealed), await s.queue(plain)];
+      assert.equal(await round(testDeliveryRunner({ handle: s.handle, clock: s.clock }, { target: s.target, secretKey: randomBytes(32) })), 2);
+      assert.equal((await s.read(rows[0]!.uuid)).state, 'failed');
+      assert.match((await s.attempts(rows[0]!.uuid))[0]?.error ?? '', /^not sent: stored target credentials are encrypted; start the service with the NOTIFICATIONS_SECRET_KEY/);
+      assert.equal((await s.read(rows[1]!.uuid)).state, 'delivered');
+      assert.equal(stub.requests.length, 1);
+    });
+
+    it('a target client that throws instead of answering: that try is recorded and retried later', async (t) => {
+      const s = await scene(t, backend);
+      const row = await s.queue(await s.subscribe('http://127.0.0.1:9/'));
+      await s.target.close();
+      assert.equal(await round(testDeliveryRunner({ handle: s.handle, clock: s.clock }, { target: s.target })), 1);
+      assert.deepEqual([(await s.read(row.uuid)).state, (await s.read(row.uuid)).attempts], ['deliver', 1]);
+      assert.deepEqual(await s.attempts(row.uuid), [{ status: null, error: 'not sent: the target client is closed' }]);
+    });
+
+    it('rows of a subscription deleted or disabled since they were queued are cancelled, not sent', async (t) => {
+      const s = await scene(t, backend);
+      const stub = await s.stub();
+      const rows = [await s.queue(await s.subscribe(stub.url, { deleted: 5 })), await s.queue(await s.subscribe(stub.url, { disabled: 5 }))];
+      assert.equal(await round(testDeliveryRunner({ handle: s.handle, clock: s.clock }, { target: s.target })), 2);
+      for (const row of rows) assert.equal((await s.read(row.uuid)).state, 'cancelled');
+      assert.equal(stub.requests.length, 0);
+    });
+
+    it("a slow origin fills only its own slots: another origin's rows, queued after, are delivered meanwhile", async (t) => {
+      const s = await scene(t, backend);
+      let release: () => void = () => undefined;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      const slow = await s.stub(async (_request, response) => {
+        await held;
+        response.writeHead(200).end();
+      });
+      const fast = await s.stub();
+      const slowSubscription = await s.subscribe(slow.url);
+      const fastSubscription = await s.subscribe(fast.url);
+      // Older than every fast row: a runner taking rows in due order would give them every slot.
+      const slowRows: MatchesTable[] = [];
+      for (let i = 0; i < 12; i++) slowRows.push(await s.queue(slowSubscription));
+      const fastRows: MatchesTable[] = [];
+      for (let i = 0; i < 3; i++) fastRows.push(await s.queue(fastSubscription));
+      const runner = testDeliveryRunner({ handle: s.handle, clock: s.clock }, { target: s.target, slotsPerOrigin: 2, batchSize: 4 });
+      // Claims of 4: the first takes only slow rows; the slow origin is then full (2 sent, 2
+      // waiting), so the next claims leave its rows out and reach the fast ones.
+      for (let i = 0; i < 3; i++) await runner.intake();
+      const fastDone = async () => (await Promise.all(fastRows.map((r) => s.read(r.uuid)))).every((r) => r.state === 'delivered');
+      for (let i = 0; i < 100 && !(await fastDone()); i++) await new Promise((r) => setTimeout(r, 20));
+      assert.equal(await fastDone(), true, 'the fast origin was served while the slow one held every one of its slots');
+      assert.equal(slow.requests.length, 2, 'no more in flight to the slow origin than its slots');
+      release();
+      await runner.idle();
+      assert.equal((await Promise.all(slowRows.slice(0, 4).map((r) => s.read(r.uuid)))).filter((r) => r.state === 'delivered').length, 4);
+      assert.equal(slow.requests.length, 4);
+    });
+
+    it('an origin that keeps giving no answer is down: probed once a second while its rows wait untried', async (t) => {
+      const s = await scene(t, backend);
+      const subscription = await s.subscribe('http://127.0.0.1:1/refused');
+      const rows: MatchesTable[] = [];
+      for (let i = 0; i < 20; i++) rows.push(await s.queue(subscription));
+      const runner = testDeliveryRunner({ handle: s.handle, clock: s.clock }, { target: s.target, slotsPerOrigin: 4, schedule: { delaysMs: [60_000, 60_000], random: () => 0.5 } });
+      const tried = async () => (await s.handle.db.selectFrom('attempts').select('uuid').execute()).length;
+
+      await round(runner);
+      // Each slot's try, and the next row in each slot freed before the origin was known to be down.
+      const first = 4 + DOWN_AFTER - 1;
+      assert.equal(await tried(), first);
+      assert.deepEqual(runner.downOrigins(), ['http://127.0.0.1:1']);
+      await round(runner);
+      await round(runner);
+      assert.equal(await tried(), first, 'down: nothing more within the second');
+      for (let second = 1; second <= 3; second++) {
+        s.now += 1_000_000;
+        await round(runner);
+        await round(runner);
+        assert.equal(await tried(), first + second, `one probe in second ${second}`);
+      }
+      const untried = (await Promise.all(rows.map((r) => s.read(r.uuid)))).filter((r) => r.attempts === 0);
+      assert.equal(untried.length, 20 - first - 3, 'the others were never tried');
+      for (const row of untried) assert.equal(row.due, rows.find((r) => r.uuid === row.uuid)!.due, 'and kept their place');
+    });
+
+    it('a down origin answering a probe is up again: its waiting rows are sent in full', async (t) => {
+      const s = await scene(t, backend);
+      const port = await freePort();
+      const subscription = await s.subscribe(`http://127.0.0.1:${port}/`);
+      const rows: MatchesTable[] = [];
+      for (let i = 0; i < 10; i++) rows.push(await s.queue(subscription));
+      const runner = testDeliveryRunner({ handle: s.handle, clock: s.clock }, { target: s.target, slotsPerOrigin: 4, schedule: { delaysMs: [60_000, 60_000], random: () => 0.5 } });
+      await round(runner);
+      assert.deepEqual(runner.downOrigins(), [`http://127.0.0.1:${port}`], 'nothing listens yet');
+      const received: string[] = [];
+      const server = createServer((request, response) => {
+        request.resume().on('end', () => response.writeHead(204).end());
+        received.push(request.url ?? '');
+      });
+      await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+      t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+      s.now += 1_000_000;
+      await round(runner);
+      assert.deepEqual(runner.downOrigins(), [], 'the probe was answered');
+      for (let i = 0; i < 4; i++) await round(runner);
+      const states = (await Promise.all(rows.map((r) => s.read(r.uuid)))).map((r) => r.state);
+      // 10 rows: 6 tried before the origin was known to be down (due again in a minute), 4 not.
+      assert.equal(states.filter((state) => state === 'delivered').length, 4, 'the probe, then the three that waited untried');
+      assert.equal(received.length, 4);
+    });
+
+    it('rows that waited until their lease has no room for an exchange go back to the queue untried, keeping their place', async (t) => {
+      const s = await scene(t, backend);
+      let release: () => void = () => undefined;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      const slow = await s.stub(async (_request, response) => {
+        await held;
+        response.writeHead(200).end();
+      });
+      const subscription = await s.subscribe(slow.url);
+      const rows: MatchesTable[] = [];
+      for (let i = 0; i < 3; i++) rows.push(await s.queue(subscription));
+      const runner = testDeliveryRunner({ handle: s.handle, clock: s.clock }, { target: s.target, slotsPerOrigin: 1 });
+      await runner.intake();
+      await eventually(() => slow.requests.length === 1, 'one in flight, two waiting');
+      // 2 s time-out and 0.5 s to settle: with less than 2.5 s of lease left, a row is not sent.
+      s.now += TEST_LEASE_US - 2_000_000;
+      await runner.intake();
+      const waiting = await Promise.all(rows.slice(1).map((r) => s.read(r.uuid)));
+      for (const [i, row] of waiting.entries()) {
+        assert.deepEqual([row.state, row.attempts, row.due], ['deliver', 0, rows[i + 1]!.due], 'untried, in its place');
+        // Given back, and either still in the queue or claimed again under a fresh lease.
+        assert.ok(row.locked_until === null || row.locked_until === s.now + TEST_LEASE_US, `lease until ${row.locked_until}`);
+      }
+      release();
+      await runner.idle();
+      assert.equal(slow.requests.length, 3, 'the rows taken back under fresh leases were sent as the slot came free');
+    });
+
+    it('rows waiting for a subscription whose target changes go back, and are sent to the new target', async (t) => {
+      const s = await scene(t, backend);
+      let release: () => void = () => undefined;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      const old = await s.stub(async (_request, response) => {
+        await held;
+        response.writeHead(200).end();
+      });
+      const moved = await s.stub();
+      const subscription = await s.subscribe(old.url);
+      const rows = [await s.queue(subscription), await s.queue(subscription)];
+      const runner = testDeliveryRunner({ handle: s.handle, clock: s.clock }, { target: s.target, slotsPerOrigin: 1 });
+      await runner.intake();
+      const changed = { ...subscription, target_url: moved.url, updated: 2 };
+      await s.handle.db.updateTable('subscriptions').set({ target_url: moved.url, updated: 2 }).where('uuid', '=', subscription.uuid).execute();
+      runner.subscriptionChanged({ kind: 'upsert', row: changed });
+      await eventually(async () => (await s.read(rows[1]!.uuid)).locked_by === null, 'given back');
+      release();
+      await round(runner);
+      assert.equal((await s.read(rows[1]!.uuid)).state, 'delivered');
+      assert.equal(moved.requests.length, 1);
+      assert.equal(old.requests.length, 1);
+    });
+  });
+}

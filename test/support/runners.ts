@@ -1,0 +1,58 @@
+/**
+ * The policy and delivery runners over a real database, driven a round at a time (no loop):
+ * `round` takes in what is due and waits until everything it started is answered and recorded.
+ */
+import type { DatabaseHandle } from '../../src/db/connect.js';
+import { matchQueue } from '../../src/db/match-queue.js';
+import { deliveryRunner, type DeliveryRunner, type DeliveryRunnerOptions } from '../../src/delivery/runner.js';
+import { policyRunner, type PolicyRunner, type PolicyRunnerOptions } from '../../src/policy/runner.js';
+import { Settler } from '../../src/routing/settler.js';
+import { systemClock, type Clock } from '../../src/time/clock.js';
+
+export const TEST_LEASE_US = 30_000_000;
+
+interface Common {
+  handle: DatabaseHandle;
+  clock?: Clock;
+  holder?: string;
+}
+
+function common({ handle, clock = systemClock(), holder = 'me' }: Common) {
+  const queue = matchQueue(handle);
+  return {
+    queue,
+    settler: new Settler(queue, holder, clock, () => undefined),
+    clock,
+    holder,
+    leaseUs: TEST_LEASE_US,
+    capacity: 1_024,
+    batchSize: 64,
+    schedule: { delaysMs: [1_000], random: () => 0.5 },
+    pollMs: 60_000,
+    maxErrorPauseMs: 1_000,
+    onError: (error: unknown) => {
+      throw error;
+    },
+  };
+}
+
+export function testDeliveryRunner(
+  base: Common,
+  options: Pick<DeliveryRunnerOptions, 'target'> & Partial<Omit<DeliveryRunnerOptions, 'queue' | 'settler' | 'clock' | 'holder'>>,
+): DeliveryRunner {
+  return deliveryRunner({ ...common(base), targetTimeoutMs: 2_000, slotsPerOrigin: 4, secretKey: null, onSubscriptionChange: () => undefined, ...options });
+}
+
+export function testPolicyRunner(
+  base: Common,
+  options: Pick<PolicyRunnerOptions, 'policy'> & Partial<Omit<PolicyRunnerOptions, 'queue' | 'settler' | 'clock' | 'holder'>>,
+): PolicyRunner {
+  return policyRunner({ ...common(base), timeoutMs: 2_000, slotsPerUser: 16, onAllowed: () => undefined, ...options });
+}
+
+/** One round: what it took in, once all it started is answered and recorded. */
+export async function round(runner: { intake(): Promise<number>; idle(): Promise<void> }): Promise<number> {
+  const taken = await runner.intake();
+  await runner.idle();
+  return taken;
+}
