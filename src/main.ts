@@ -24,6 +24,7 @@ import { LiveMatcher } from './matching/live-matcher.js';
 import { createMetrics } from './metrics/registry.js';
 import { allowAll } from './policy/policy-client.js';
 import { EventLogBatch } from './events/event-log-batch.js';
+import { startRetentionPurge } from './events/retention.js';
 import { deliveryStep } from './routing/delivery-stage.js';
 import { ClaimPacer } from './routing/claim-pacer.js';
 import { Handoff } from './routing/handoff.js';
@@ -206,6 +207,7 @@ async function serve(config: Config): Promise<number> {
     concurrency: POLICY_CONCURRENCY,
     fullBatch: STAGE_BATCH,
   });
+  const retention = startRetentionPurge({ database, clock, retentionMs: config.retentionMs, metrics, maxErrorPauseMs: MAX_ERROR_PAUSE_MS, onError: (error) => app.log.error({ err: error }, 'retention purge failed; retrying') });
   app.log.info({ config: redactedConfig(config) }, 'configuration');
   if (policyMode === 'allow-all') {
     app.log.warn('allow-all mode: NOTIFICATIONS_POLICY_URL is not set, so every subscriber receives every event its subscriptions match');
@@ -225,6 +227,7 @@ async function serve(config: Config): Promise<number> {
       app
         .close()
         .then(() => Promise.all([policyLoop.stop(), deliveryLoop.stop(), refreshLoop?.stop()]))
+        .then(() => retention.stop())
         .then(() => releaseLeasesOf(database.db, stage.holder))
         .then(() => outbound.close())
         .then(() => database.close())

@@ -67,7 +67,9 @@ export const eventpurge: Command = {
     let total = 0;
     while (remaining > 0) {
       const batch = Math.min(BATCH, remaining);
-      const count = await purgeOldestEventsBefore(db, before, batch, force);
+      // Skipping what another purge holds (the server's own, on PostgreSQL) keeps a short batch
+      // meaning "nothing left", rather than "the other purge took these first".
+      const count = (await purgeOldestEventsBefore(db, before, batch, { force, skipLocked: database.capabilities.skipLocked })).eventUuids.length;
       total += count;
       remaining -= count;
       if (count < batch) break;
