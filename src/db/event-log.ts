@@ -1,6 +1,7 @@
 /**
  * The event log as the admin CLI reads and trims it: events by date, their matches and
- * attempts, purging old events, and match rows for routing an event again.
+ * attempts, purging old events (also the server's retention purge), and match rows for
+ * routing an event again.
  */
 import type { ExpressionBuilder, Kysely } from 'kysely';
 import { UNFINISHED_STATES, type AttemptsTable, type Database, type EventsTable, type MatchesTable } from './tables.js';
