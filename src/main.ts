@@ -24,6 +24,7 @@ import { liveSubscriptionPages, type SubscriptionChange } from './db/subscriptio
 import { startOutboundThread } from './delivery/outbound-thread.js';
 import { deliveryRunner } from './delivery/runner.js';
 import { EventLogBatch } from './events/event-log-batch.js';
+import { startRetentionPurge } from './events/retention.js';
 import { LiveMatcher } from './matching/live-matcher.js';
 import { startSubscriptionSync } from './matching/subscription-sync.js';
 import { createMetrics } from './metrics/registry.js';
@@ -231,6 +232,7 @@ async function serve(config: Config): Promise<number> {
       metrics,
     }),
   ]);
+  const retention = startRetentionPurge({ database, clock, retentionMs: config.retentionMs, metrics, maxErrorPauseMs: MAX_ERROR_PAUSE_MS, onError: (error) => log.error({ err: error }, 'retention purge failed; retrying') });
   log.info({ config: redactedConfig(config) }, 'configuration');
   if (policyMode === 'allow-all') {
     log.warn('allow-all mode: NOTIFICATIONS_POLICY_URL is not set, so every subscriber receives every event its subscriptions match');
@@ -249,7 +251,7 @@ async function serve(config: Config): Promise<number> {
       force.unref();
       app
         .close()
-        .then(() => Promise.all([policy.stop(), deliveries.stop(), sync?.stop()]))
+        .then(() => Promise.all([policy.stop(), deliveries.stop(), sync?.stop(), retention.stop()]))
         .then(() => settler.close())
         .then(() => releaseLeasesOf(database.db, holder))
         .then(() => outbound.close())

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { countUnfinishedEventsBefore, existingEventUuids, purgeEventsWithUuids, purgeOldestEventsBefore } from '../db/event-log.js';
+import { countUnfinishedEventsBefore, existingEventUuids, ONE_WRITER_PAUSE_MS, purgeEventsWithUuids, purgeOldestEventsBefore } from '../db/event-log.js';
 import { formatTimestamp, systemClock } from '../time/clock.js';
 import { EXIT, type Command } from './command.js';
 import { DAY_US, parseArguments, parseDate, parseLimit } from './event-options.js';
@@ -9,8 +9,6 @@ type Selection = { kind: 'uuids'; uuids: string[]; force: boolean } | { kind: 'b
 // Events per statement (each its own transaction): short enough that the service's writes
 // never wait long behind a purge.
 const BATCH = 500;
-// With one writer (SQLite), a pause between batches lets a waiting service write get the lock.
-const ONE_WRITER_PAUSE_MS = 100;
 
 function parse(args: readonly string[]): Selection | string {
   const parsed = parseArguments('eventpurge', args, { values: ['--older-than-date', '--limit'], flags: ['--force'] });
@@ -67,7 +65,9 @@ export const eventpurge: Command = {
     let total = 0;
     while (remaining > 0) {
       const batch = Math.min(BATCH, remaining);
-      const count = await purgeOldestEventsBefore(db, before, batch, force);
+      // Skipping what another purge holds (the server's own, on PostgreSQL) keeps a short batch
+      // meaning "nothing left", rather than "the other purge took these first".
+      const count = (await purgeOldestEventsBefore(db, before, batch, { force, skipLocked: database.capabilities.skipLocked })).eventUuids.length;
       total += count;
       remaining -= count;
       if (count < batch) break;

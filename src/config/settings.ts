@@ -15,6 +15,7 @@ import {
   parseListenAddress,
   parseNonEmpty,
   parsePort,
+  parseRetention,
   parseSecretKey,
   parseSizeBytes,
   type ParseValue,
@@ -53,6 +54,8 @@ export interface Config {
   readonly logLevel: LogLevel;
   readonly leaseMs: number;
   readonly shutdownGraceMs: number;
+  /** Finished events received longer ago than this are purged; `off`: every event is kept. */
+  readonly retentionMs: number | 'off';
 }
 
 /** What is known of a setting regardless of its type. */
@@ -203,6 +206,12 @@ export const SETTINGS: { readonly [K in keyof Config]: Setting<Config[K]> } = {
     default: '10s',
     parse: durationMs({ min: 0 }),
     description: 'how long shutdown waits for deliveries in flight',
+  },
+  retentionMs: {
+    env: 'NOTIFICATIONS_RETENTION',
+    default: '30d',
+    parse: parseRetention,
+    description: 'finished events received longer ago than this are purged, with their matches and attempts (off: keep every event)',
   },
 };
 

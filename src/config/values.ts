@@ -19,7 +19,9 @@ const MAX_DURATION_MS = 2 ** 31 - 1;
 const MS_PER_UNIT = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 const DURATION_FORM = 'an integer followed by ms, s, m, h or d, e.g. "30s"';
 
-export function durationMs(options: { min: number }): ParseValue<number> {
+/** `max` (ms) defaults to what setTimeout can wait; a duration never waited for may allow more. */
+export function durationMs(options: { min: number; max?: number }): ParseValue<number> {
+  const max = options.max ?? MAX_DURATION_MS;
   return (raw) => {
     const match = /^(\d+)(ms|s|m|h|d)$/.exec(raw);
     if (match === null) {
@@ -28,9 +30,27 @@ export function durationMs(options: { min: number }): ParseValue<number> {
     }
     const ms = Number(match[1]) * MS_PER_UNIT[match[2] as keyof typeof MS_PER_UNIT];
     if (ms < options.min) throw new InvalidValue(`is too short (at least ${options.min}ms)`);
-    if (ms > MAX_DURATION_MS) throw new InvalidValue(`is too long (at most 24d)`);
+    if (ms > max) throw new InvalidValue(`is too long (at most ${Math.floor(max / MS_PER_UNIT.d)}d)`);
     return ms;
   };
+}
+
+// A hundred years: compared with timestamps, never waited for, so not held to 24d.
+const MAX_RETENTION_MS = 36_500 * MS_PER_UNIT.d;
+const RETENTION_FORM = 'write a duration such as "30d", or "off" to keep every event';
+const retentionDuration = durationMs({ min: 1, max: MAX_RETENTION_MS });
+
+/** How long events are kept: a duration of at least 1ms, or `off` (kept for ever). */
+export function parseRetention(raw: string): number | 'off' {
+  if (raw === 'off') return 'off';
+  if (/^0+(ms|s|m|h|d)?$/.test(raw)) throw new InvalidValue(`would purge every event as soon as it is finished; ${RETENTION_FORM}`);
+  if (raw.startsWith('-')) throw new InvalidValue(`is negative; ${RETENTION_FORM}`);
+  try {
+    return retentionDuration(raw);
+  } catch (error) {
+    if (!(error instanceof InvalidValue)) throw error;
+    throw new InvalidValue(`${error.reason}; ${RETENTION_FORM}`);
+  }
 }
 
 const BYTES_PER_UNIT = { b: 1, kb: 1024, mb: 1024 * 1024 } as const;

@@ -1,6 +1,7 @@
 /**
  * The event log as the admin CLI reads and trims it: events by date, their matches and
- * attempts, purging old events, and match rows for routing an event again.
+ * attempts, purging old events (also the server's retention purge), and match rows for
+ * routing an event again.
  */
 import type { ExpressionBuilder, Kysely } from 'kysely';
 import { UNFINISHED_STATES, type AttemptsTable, type Database, type EventsTable, type MatchesTable } from './tables.js';
@@ -96,20 +97,61 @@ function hasUnfinishedMatch(eb: ExpressionBuilder<Database & { e: EventsTable },
 }
 
 /**
- * Deletes up to `limit` of the oldest events received before `before` in one statement; their
- * matches and attempts go with them (ON DELETE CASCADE). Events with a match still waiting for
- * the policy or delivery are skipped unless `force`. Returns how many events it deleted.
+ * With one writer for the whole database (SQLite), a purge, whose batches each hold it, steps
+ * aside this long after each full batch, so that the service's waiting writes get in.
  */
-export async function purgeOldestEventsBefore(db: Kysely<Database>, before: number, limit: number, force: boolean): Promise<number> {
-  const result = await db
-    .deleteFrom('events')
-    .where('uuid', 'in', (eb) => {
-      let oldest = eb.selectFrom('events as e').select('e.uuid').where('e.received', '<', before);
-      if (!force) oldest = oldest.where((e) => e.not(hasUnfinishedMatch(e)));
-      return oldest.orderBy('e.received').orderBy('e.uuid').limit(limit);
-    })
-    .executeTakeFirst();
-  return Number(result.numDeletedRows);
+export const ONE_WRITER_PAUSE_MS = 100;
+
+export interface PurgeOptions {
+  /** Also events with a match still waiting for the policy or delivery (the CLI's `--force`). */
+  force: boolean;
+  /**
+   * Skip the events another purge is deleting right now (`FOR UPDATE SKIP LOCKED`) instead of
+   * waiting for it and then finding them gone: concurrent purges share the work. Only where
+   * the database has the capability (PostgreSQL).
+   */
+  skipLocked: boolean;
+}
+
+export interface PurgedEvents {
+  /** The events deleted. */
+  eventUuids: string[];
+  /** Their matches, deleted with them. */
+  matches: number;
+}
+
+/**
+ * Deletes up to `limit` of the oldest events received before `before`, in one transaction;
+ * their matches and attempts go with them (ON DELETE CASCADE). Events with a match still
+ * waiting for the policy or delivery are skipped unless `force`.
+ *
+ * The events are chosen (and counted) first, then deleted: a round that finds nothing takes no
+ * write lock (SQLite). Chosen with `skipLocked` on PostgreSQL, they stay locked until the
+ * commit, so no match can be added to them meanwhile and their match count holds; the delete
+ * checks the matches again, since a finished match may have been queued again (a retry) after
+ * the choice was made.
+ */
+export async function purgeOldestEventsBefore(db: Kysely<Database>, before: number, limit: number, options: PurgeOptions): Promise<PurgedEvents> {
+  return db.transaction().execute(async (tx) => {
+    let chosen = tx
+      .selectFrom('events as e')
+      .select((eb) => [
+        'e.uuid',
+        eb.selectFrom('matches').select(eb.fn.countAll<number>().as('n')).whereRef('matches.event_uuid', '=', 'e.uuid').as('matches'),
+      ])
+      .where('e.received', '<', before);
+    if (!options.force) chosen = chosen.where((eb) => eb.not(hasUnfinishedMatch(eb)));
+    chosen = chosen.orderBy('e.received').orderBy('e.uuid').limit(limit);
+    if (options.skipLocked) chosen = chosen.forUpdate().skipLocked();
+    const candidates = await chosen.execute();
+    if (candidates.length === 0) return { eventUuids: [], matches: 0 };
+
+    let doomed = tx.deleteFrom('events as e').where('e.uuid', 'in', candidates.map((c) => c.uuid));
+    if (!options.force) doomed = doomed.where((eb) => eb.not(hasUnfinishedMatch(eb)));
+    const deleted = new Set((await doomed.returning('uuid').execute()).map((r) => r.uuid));
+    const matches = candidates.reduce((sum, c) => sum + (deleted.has(c.uuid) ? Number(c.matches) : 0), 0);
+    return { eventUuids: [...deleted], matches };
+  });
 }
 
 /** How many events received before `before` have a match still waiting for the policy or delivery. */

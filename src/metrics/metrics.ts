@@ -18,4 +18,6 @@ export interface Metrics {
    * without one), `latencySeconds` the time from the match's creation to its delivery.
    */
   deliverySettled(outcome: DeliveryOutcome, attemptSeconds?: number, latencySeconds?: number): void;
+  /** The retention purge deleted these many events, and these many matches with them. */
+  eventsPurged(events: number, matches: number): void;
 }

@@ -62,6 +62,16 @@ export function createMetrics(options: MetricsOptions = {}): ServiceMetrics {
     buckets: LATENCY_BUCKETS,
     registers,
   });
+  const purgedEvents = new Counter({
+    name: 'notifications_events_purged_total',
+    help: 'Events deleted by this instance\'s retention purge (NOTIFICATIONS_RETENTION): received longer ago than the retention, every match finished.',
+    registers,
+  });
+  const purgedMatches = new Counter({
+    name: 'notifications_matches_purged_total',
+    help: 'Match rows deleted with the events of notifications_events_purged_total (their attempts went with them).',
+    registers,
+  });
   // Every known series starts at 0, so a rate over it exists before its first event.
   for (const outcome of ['logged', 'duplicate']) received.inc({ outcome }, 0);
   for (const outcome of Object.values(POLICY_LABELS)) policyAnswers.inc({ outcome }, 0);
@@ -80,6 +90,10 @@ export function createMetrics(options: MetricsOptions = {}): ServiceMetrics {
       if (attemptSeconds !== undefined) attemptDuration.observe(attemptSeconds);
       // The match may have been created by another instance whose clock runs a little ahead.
       if (latencySeconds !== undefined) latency.observe(Math.max(0, latencySeconds));
+    },
+    eventsPurged: (events, matches) => {
+      purgedEvents.inc(events);
+      purgedMatches.inc(matches);
     },
   };
 }

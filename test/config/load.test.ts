@@ -56,6 +56,7 @@ describe('loadConfig: defaults', () => {
       logLevel: 'info',
       leaseMs: 30_000,
       shutdownGraceMs: 10_000,
+      retentionMs: 30 * 24 * HOUR_MS,
     });
   });
 

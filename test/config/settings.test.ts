@@ -54,6 +54,10 @@ const VALID: Array<[string, string, keyof Config, unknown]> = [
   ['NOTIFICATIONS_LEASE', '2h', 'leaseMs', 7_200_000],
   ['NOTIFICATIONS_SHUTDOWN_GRACE', '0s', 'shutdownGraceMs', 0],
   ['NOTIFICATIONS_SHUTDOWN_GRACE', '1d', 'shutdownGraceMs', 86_400_000],
+  ['NOTIFICATIONS_RETENTION', 'off', 'retentionMs', 'off'],
+  ['NOTIFICATIONS_RETENTION', '2s', 'retentionMs', 2_000],
+  ['NOTIFICATIONS_RETENTION', '90d', 'retentionMs', 7_776_000_000],
+  ['NOTIFICATIONS_RETENTION', '36500d', 'retentionMs', 3_153_600_000_000],
 ];
 
 // [variable, given text, part of the message after the setting name]
@@ -106,6 +110,13 @@ const INVALID: Array<[string, string, string]> = [
   ['NOTIFICATIONS_LEASE', '30', 'has no unit'],
   ['NOTIFICATIONS_LEASE', '5s', '5000ms must be longer than NOTIFICATIONS_TARGET_TIMEOUT (10000ms)'],
   ['NOTIFICATIONS_SHUTDOWN_GRACE', 'soon', 'is not a duration'],
+  ['NOTIFICATIONS_RETENTION', '0', '"0" would purge every event as soon as it is finished; write a duration such as "30d", or "off" to keep every event'],
+  ['NOTIFICATIONS_RETENTION', '0d', 'would purge every event as soon as it is finished'],
+  ['NOTIFICATIONS_RETENTION', '-1d', '"-1d" is negative; write a duration such as "30d", or "off"'],
+  ['NOTIFICATIONS_RETENTION', '30', 'has no unit'],
+  ['NOTIFICATIONS_RETENTION', 'OFF', 'is not a duration (an integer followed by ms, s, m, h or d, e.g. "30s"); write a duration such as "30d", or "off"'],
+  ['NOTIFICATIONS_RETENTION', 'never', 'is not a duration'],
+  ['NOTIFICATIONS_RETENTION', '36501d', 'is too long (at most 36500d)'],
 ];
 
 describe('settings: valid values', () => {
