@@ -19,6 +19,7 @@ import { releaseAllLeases, releaseLeasesOf } from './db/matches.js';
 import { schemaStatus, syncSchema } from './db/migrate.js';
 import { queueReader } from './db/queue-stats.js';
 import { liveSubscriptionPages, type SubscriptionChange } from './db/subscriptions.js';
+import { addressGuard } from './delivery/address-guard.js';
 import { startOutboundThread } from './delivery/outbound-thread.js';
 import { LiveMatcher } from './matching/live-matcher.js';
 import { createMetrics } from './metrics/registry.js';
@@ -148,6 +149,7 @@ async function serve(config: Config): Promise<number> {
       clock,
       secretKey: config.secretKey,
       dialectMode: config.jsonpathDialect,
+      targetGuard: addressGuard({ allow: config.targetAllow, deny: config.targetDeny }),
       identity: { header: config.userHeader, defaultUser: config.defaultUser },
       onChange: (change: SubscriptionChange) => matcher.apply(change),
     }),

@@ -23,6 +23,7 @@ import { systemClock } from '../../src/time/clock.js';
 import { byOutcome, DELIVERY_OUTCOMES, parseExposition, POLICY_OUTCOMES, sample, type Samples } from '../metrics/exposition.js';
 import { openTestDatabase, testBackends } from '../support/database.js';
 import { startStub, type HttpStub } from '../support/http-stub.js';
+import { defaultTargetGuard } from '../support/target-guard.js';
 
 const PROMETHEUS_TEXT = 'text/plain; version=0.0.4; charset=utf-8';
 const POLICY: Record<string, PolicyAnswer> = {
@@ -57,7 +58,7 @@ for (const backend of testBackends()) {
       app = await buildApp({ maxBodyBytes: 1024 * 1024, logLevel: 'silent', version: 'test' }, [
         metricsRoutes({ registry: metrics.registry }),
         eventmatchRoutes({
-          database: t.handle, clock, secretKey: null, dialectMode: 'auto',
+          database: t.handle, clock, secretKey: null, dialectMode: 'auto', targetGuard: defaultTargetGuard(),
           identity: { header: 'http-remote-user', defaultUser: null }, onChange: (change) => matcher.apply(change),
         }),
         receiveRoutes({ eventLog: new EventLogBatch(t.handle), matcher, clock, receiveToken: null, onReceived: () => undefined, metrics }),
