@@ -7,6 +7,7 @@ import { openDatabase } from '../src/db/connect.js';
 import { subscriptionService } from '../src/subscriptions/service.js';
 import { systemClock } from '../src/time/clock.js';
 import { Random } from '../test/support/random.js';
+import { defaultTargetGuard } from '../test/support/target-guard.js';
 import { subscriptionExpression } from './facility-workload.js';
 import { MB } from './measure.js';
 import { startBenchServer } from './server.js';
@@ -20,7 +21,7 @@ export async function benchMemory(label: string, databaseUrl: string): Promise<R
   await server.stop();
   const database = openDatabase(databaseUrl);
   try {
-    const service = subscriptionService({ database, clock: systemClock(), secretKey: null, dialectMode: 'auto' });
+    const service = subscriptionService({ database, clock: systemClock(), secretKey: null, dialectMode: 'auto', targetGuard: defaultTargetGuard() });
     const r = new Random(SUBSCRIPTIONS);
     for (let start = 0; start < SUBSCRIPTIONS; start += CONCURRENT_CREATES) {
       await Promise.all(

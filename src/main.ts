@@ -21,6 +21,7 @@ import { releaseAllLeases, releaseLeasesOf } from './db/matches.js';
 import { schemaStatus, syncSchema } from './db/migrate.js';
 import { queueReader } from './db/queue-stats.js';
 import { liveSubscriptionPages, type SubscriptionChange } from './db/subscriptions.js';
+import { addressGuard } from './delivery/address-guard.js';
 import { startOutboundThread } from './delivery/outbound-thread.js';
 import { deliveryRunner } from './delivery/runner.js';
 import { EventLogBatch } from './events/event-log-batch.js';
@@ -220,7 +221,15 @@ async function serve(config: Config): Promise<number> {
   const app = await buildApp({ maxBodyBytes: config.maxBodyBytes, logger: log, version: packageInfo().version, databaseTimeoutMs: config.databaseTimeoutMs }, [
     healthRoutes({ database, policyMode }),
     metricsRoutes({ registry: metrics.registry }),
-    eventmatchRoutes({ database, clock, secretKey: config.secretKey, dialectMode: config.jsonpathDialect, identity, onChange: subscriptionChanged }),
+    eventmatchRoutes({
+      database,
+      clock,
+      secretKey: config.secretKey,
+      dialectMode: config.jsonpathDialect,
+      targetGuard: addressGuard({ allow: config.targetAllow, deny: config.targetDeny }),
+      identity,
+      onChange: subscriptionChanged,
+    }),
     deliveriesRoutes({ database, identity }),
     receiveRoutes({
       eventLog: new EventLogBatch(database),

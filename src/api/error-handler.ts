@@ -45,7 +45,8 @@ function handleError(error: FastifyError, request: FastifyRequest, reply: Fastif
   }
   if (error.validation) {
     const schema = request.routeOptions.schema;
-    void reply.status(400).send(errorBody(400, describeValidationErrors(error.validation, error.validationContext, schema)));
+    const message = describeValidationErrors(error.validation, error.validationContext, schema, validatedData(request, error.validationContext));
+    void reply.status(400).send(errorBody(400, message));
     return;
   }
   // Fastify's errors by their codes only: a SyntaxError of ours (a stored value that does not
@@ -61,6 +62,19 @@ function handleError(error: FastifyError, request: FastifyRequest, reply: Fastif
   }
   request.log.error({ err: error }, 'unexpected error');
   void reply.status(500).send(errorBody(500, 'internal error; the request id in the log tells what happened'));
+}
+
+function validatedData(request: FastifyRequest, context: FastifyError['validationContext']): unknown {
+  switch (context) {
+    case 'querystring':
+      return request.query;
+    case 'params':
+      return request.params;
+    case 'headers':
+      return request.headers;
+    default:
+      return request.body;
+  }
 }
 
 function clientMessage(error: FastifyError, status: number, request: FastifyRequest): string {

@@ -2,8 +2,17 @@
  * JSON schemas of `/eventmatch`: they validate requests (types, required and unknown fields)
  * and describe the API in /openapi.json. What a schema cannot say well (URL, JSONPath, auth
  * shapes, extension names) is checked in subscriptions/input.ts, with messages naming the field.
+ * Lengths (maxLength) are in characters, code points as input.ts counts them.
  */
-import { PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX } from '../subscriptions/input.js';
+import {
+  AUTH_STRING_MAX_CHARACTERS,
+  EXTENSION_VALUE_MAX_CHARACTERS,
+  EXTENSIONS_MAX_ENTRIES,
+  NAME_MAX_CHARACTERS,
+  PAGE_LIMIT_DEFAULT,
+  PAGE_LIMIT_MAX,
+  TARGET_URL_MAX_CHARACTERS,
+} from '../subscriptions/input.js';
 
 const TAGS = ['subscriptions'];
 
@@ -32,6 +41,8 @@ export function errorResponses(...statuses: ErrorStatus[]): Record<number, objec
 
 const serviceSet = (description: string) => ({ description: `${description}; set by the service, ignored when sent` });
 
+const authString = { type: 'string', maxLength: AUTH_STRING_MAX_CHARACTERS } as const;
+
 const auth = {
   type: 'object',
   description:
@@ -44,14 +55,14 @@ const auth = {
     basic: {
       type: 'object',
       additionalProperties: false,
-      properties: { username: { type: 'string' }, password: { type: 'string' } },
+      properties: { username: authString, password: authString },
     },
     header: {
       type: 'object',
       additionalProperties: false,
       properties: {
-        type: { type: 'string', description: 'the authentication scheme, e.g. Bearer' },
-        credentials: { type: 'string' },
+        type: { ...authString, description: 'the authentication scheme, e.g. Bearer' },
+        credentials: authString,
       },
     },
   },
@@ -61,13 +72,22 @@ const extensions = {
   type: 'object',
   description:
     'CloudEvents extension attributes added to every event delivered for this subscription: names of 1 to 20 lowercase ' +
-    'letters or digits (not a context attribute such as id or type), values strings, booleans or 32-bit integers',
+    `letters or digits (not a context attribute such as id or type), values strings of at most ${EXTENSION_VALUE_MAX_CHARACTERS} ` +
+    'characters, booleans or 32-bit integers',
+  // The length of a string value is input.ts's: in a schema it needs a type, and values have three.
+  maxProperties: EXTENSIONS_MAX_ENTRIES,
 } as const;
 
 const writable = {
-  name: { type: 'string', description: 'human-readable name; not blank' },
+  name: { type: 'string', maxLength: NAME_MAX_CHARACTERS, description: 'human-readable name; not blank' },
   jsonpath: { type: 'string', description: 'JSONPath (RFC 9535 or Pacifica jsonpath2) selecting the events to route' },
-  target_url: { type: 'string', description: 'absolute http or https URL the events are POSTed to; no credentials in it' },
+  target_url: {
+    type: 'string',
+    maxLength: TARGET_URL_MAX_CHARACTERS,
+    description:
+      'absolute http or https URL the events are POSTed to; no credentials in it. Refused when NOTIFICATIONS_TARGET_DENY or ' +
+      'NOTIFICATIONS_TARGET_ALLOW refuses its address, or every address its host name resolves to',
+  },
   auth,
   extensions,
   disabled: { description: 'null re-enables the subscription and clears error; any other value disables it now' },

@@ -171,9 +171,11 @@ export const SETTINGS: { readonly [K in keyof Config]: Setting<Config[K]> } = {
   },
   targetDeny: {
     env: 'NOTIFICATIONS_TARGET_DENY',
-    default: '169.254.0.0/16,fe80::/10,100.100.100.200/32,fd00:ec2::254/128',
+    default: '0.0.0.0/8,::/128,169.254.0.0/16,fe80::/10,100.100.100.200/32,fd00:ec2::254/128',
     parse: listOf(parseCidr),
-    description: 'comma-separated CIDR blocks targets may not be in (default: link-local and cloud metadata)',
+    description:
+      'comma-separated CIDR blocks targets may not be in (default: 0.0.0.0/8 and ::, which reach this host, link-local and cloud metadata); ' +
+      'the IPv4-mapped and NAT64 (64:ff9b::/96) forms of a denied IPv4 address are denied too',
   },
   secretKey: {
     env: 'NOTIFICATIONS_SECRET_KEY',

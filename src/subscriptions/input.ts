@@ -3,6 +3,7 @@
  * failure is a 400 whose message starts with the field at fault (`body.auth.basic.username: …`,
  * the same form the schema errors take) and never repeats a credential.
  */
+import { characterCount } from '../characters.js';
 import { badRequest } from '../errors.js';
 import { compileJsonPath, JsonPathSyntaxError, MAX_DOCUMENT_DEPTH, nestedDeeperThan, type CompiledJsonPath, type DialectMode, type JsonValue } from '../jsonpath/index.js';
 
@@ -33,6 +34,18 @@ export interface SubscriptionCreateInput extends SubscriptionChangeInput {
 
 export type Body = Readonly<Record<string, unknown>>;
 
+/**
+ * Bounds of what a subscription stores, in characters (code points, see characters.ts): without
+ * them only the body limit held a record, and a list of 100 records could be 92 MB.
+ */
+export const NAME_MAX_CHARACTERS = 200;
+export const TARGET_URL_MAX_CHARACTERS = 2_048;
+/** Each of username, password, header type and credentials. */
+export const AUTH_STRING_MAX_CHARACTERS = 1_024;
+export const EXTENSIONS_MAX_ENTRIES = 16;
+/** A string value; numbers and booleans are short by nature. */
+export const EXTENSION_VALUE_MAX_CHARACTERS = 256;
+
 const WRITABLE = ['name', 'jsonpath', 'target_url', 'auth', 'extensions', 'disabled'] as const;
 /** Sent back by clients that PUT a record they read; ignored. */
 const SERVICE_SET_FIELDS = ['uuid', 'user', 'created', 'updated', 'deleted', 'version', 'error'] as const;
@@ -61,7 +74,7 @@ export function validateUpdate(body: Body, mode: DialectMode): SubscriptionChang
 }
 
 function validateName(value: unknown): string {
-  const name = requireString(value, 'body.name');
+  const name = requireAtMost(requireString(value, 'body.name'), NAME_MAX_CHARACTERS, 'body.name');
   if (name.trim() === '') throw badRequest('body.name: must not be empty');
   // PostgreSQL cannot store NUL, and would store an unpaired surrogate as U+FFFD.
   if (DISALLOWED_IN_STRING.test(name)) throw badRequest('body.name: must not contain control characters, unpaired surrogates or noncharacters');
@@ -86,7 +99,7 @@ function compileExpression(value: unknown, field: string, mode: DialectMode): Co
  * what could make it read differently from how it parses (spaces, control characters) is refused.
  */
 function validateTargetUrl(value: unknown): string {
-  const text = requireString(value, 'body.target_url');
+  const text = requireAtMost(requireString(value, 'body.target_url'), TARGET_URL_MAX_CHARACTERS, 'body.target_url');
   if (/[\s\x00-\x1f\x7f]/.test(text)) throw badRequest('body.target_url: must not contain spaces or control characters');
   let url: URL;
   try {
@@ -141,6 +154,7 @@ function validateAuth(value: unknown): Auth {
   return { type, header: { type: header['type'], credentials: header['credentials'] } };
 }
 
+/** The members of `body.auth.basic` or `body.auth.header`: each a string of at most AUTH_STRING_MAX_CHARACTERS. */
 function requireMembers<K extends string>(value: unknown, field: string, names: readonly K[]): Record<K, string> {
   const object = requireObject(value, field);
   for (const member of Object.keys(object)) {
@@ -148,7 +162,7 @@ function requireMembers<K extends string>(value: unknown, field: string, names: 
   }
   for (const name of names) {
     if (object[name] === undefined) throw badRequest(`${field}.${name}: required`);
-    requireString(object[name], `${field}.${name}`);
+    requireAtMost(requireString(object[name], `${field}.${name}`), AUTH_STRING_MAX_CHARACTERS, `${field}.${name}`);
   }
   return object as Record<K, string>;
 }
@@ -169,6 +183,8 @@ const UNPAIRED_SURROGATE = /\p{Cs}/u;
 
 function validateExtensions(value: unknown): Extensions {
   const object = requireObject(value, 'body.extensions');
+  const entries = Object.keys(object).length;
+  if (entries > EXTENSIONS_MAX_ENTRIES) throw badRequest(`body.extensions: at most ${EXTENSIONS_MAX_ENTRIES} entries (found ${entries})`);
   const extensions: Extensions = {};
   for (const [name, attribute] of Object.entries(object)) {
     const field = `body.extensions.${name}`;
@@ -180,6 +196,7 @@ function validateExtensions(value: unknown): Extensions {
         throw badRequest(`${field}: numbers must be integers from ${INT32_MIN} to ${INT32_MAX} (CloudEvents Integer); send others as strings`);
       }
     } else if (typeof attribute === 'string') {
+      requireAtMost(attribute, EXTENSION_VALUE_MAX_CHARACTERS, field);
       if (DISALLOWED_IN_STRING.test(attribute)) throw badRequest(`${field}: must not contain control characters, unpaired surrogates or noncharacters`);
     } else if (typeof attribute !== 'boolean') {
       throw badRequest(`${field}: must be a string, an integer or a boolean`);
@@ -237,6 +254,13 @@ function integerParameter(value: unknown, name: string, fallback: number, min: n
   if (!Number.isSafeInteger(number)) throw badRequest(`querystring.${name}: must be ${range}`);
   if (number < min || number > max) throw badRequest(`querystring.${name}: must be ${range}`);
   return number;
+}
+
+function requireAtMost(text: string, max: number, field: string): string {
+  // A string is never more characters than UTF-16 units: most need no count.
+  const found = text.length <= max ? 0 : characterCount(text);
+  if (found > max) throw badRequest(`${field}: at most ${max} characters (found ${found})`);
+  return text;
 }
 
 function requireString(value: unknown, field: string): string {

@@ -15,7 +15,8 @@ import {
   type SubscriptionRow,
 } from '../db/subscriptions.js';
 import { cancelPendingMatches } from '../db/matches.js';
-import { ServiceError, subscriptionNotFound } from '../errors.js';
+import type { AddressGuard } from '../delivery/address-guard.js';
+import { badRequest, ServiceError, subscriptionNotFound } from '../errors.js';
 import { canonicalUuid } from '../uuid.js';
 import { compileJsonPath, type Dialect, type DialectMode, type JsonValue, type Selection } from '../jsonpath/index.js';
 import type { Clock } from '../time/clock.js';
@@ -38,6 +39,10 @@ export interface SubscriptionServiceDependencies {
   clock: Clock;
   secretKey: Buffer | null;
   dialectMode: DialectMode;
+  /** NOTIFICATIONS_TARGET_ALLOW and _DENY, as delivery applies them: a target it would refuse is not stored. */
+  targetGuard: AddressGuard;
+  /** How long a create or PUT waits for the target's host name to resolve; default TARGET_LOOKUP_TIMEOUT_MS. */
+  targetLookupTimeoutMs?: number;
   /** Told of every successful write, after it is committed. */
   onChange?: (change: SubscriptionChange) => void;
 }
@@ -59,9 +64,23 @@ export interface SubscriptionService {
   trySubscription(owner: string, uuid: string, event: JsonValue): Promise<TryItResult>;
 }
 
+/**
+ * A resolver usually answers in milliseconds; one that has not in 2 s is not waited for (glibc
+ * alone may take 5 s a try): the name is stored, and delivery judges it when it connects.
+ */
+export const TARGET_LOOKUP_TIMEOUT_MS = 2_000;
+
 export function subscriptionService(deps: SubscriptionServiceDependencies): SubscriptionService {
   const { db } = deps.database;
   const notify = (change: SubscriptionChange) => deps.onChange?.(change);
+  const lookupTimeoutMs = deps.targetLookupTimeoutMs ?? TARGET_LOOKUP_TIMEOUT_MS;
+
+  /** 400 when delivery would refuse the target's address (every address of its host name). */
+  async function checkTarget(targetUrl: string): Promise<void> {
+    // Parsed as delivery parses it (input.ts has made sure it parses): 0x7f.1 is 127.0.0.1.
+    const refusal = await deps.targetGuard.hostRefusal(new URL(targetUrl).hostname, lookupTimeoutMs);
+    if (refusal !== null) throw badRequest(`body.target_url: ${refusal}`);
+  }
 
   /**
    * The record a write answers with, made inside its transaction: when the stored credentials
@@ -81,6 +100,7 @@ export function subscriptionService(deps: SubscriptionServiceDependencies): Subs
   return {
     async create(owner, body) {
       const input = validateCreate(body, deps.dialectMode);
+      await checkTarget(input.target_url);
       const now = deps.clock();
       const row: SubscriptionRow = {
         uuid: randomUUID(),
@@ -115,6 +135,9 @@ export function subscriptionService(deps: SubscriptionServiceDependencies): Subs
     async update(owner, uuid, body) {
       const input = validateUpdate(body, deps.dialectMode);
       const key = canonicalUuid(uuid);
+      // Checked when it changes, outside the write's transaction (a lookup can take seconds); a
+      // record PUT back with the target it has is not refused for a rule made since.
+      if (input.target_url !== undefined && input.target_url !== (await findOwned(owner, uuid)).target_url) await checkTarget(input.target_url);
       const now = deps.clock();
       // An empty change set still moves `updated`: the client asked for an update.
       const changes = changesFrom(input, now, deps.secretKey);

@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { DatabaseHandle } from '../../src/db/connect.js';
 import { startEventmatchApp } from '../support/app.js';
 import { openTestDatabase, testBackends } from '../support/database.js';
+import { AT_LIMITS, header, overLimits } from '../support/subscription-limits.js';
 
 const startApp = (database: DatabaseHandle, maxBodyBytes?: number) => startEventmatchApp(database, {}, maxBodyBytes);
 
@@ -81,6 +82,7 @@ const INVALID: Array<[string, Record<string, unknown>, RegExp]> = [
   ['extension value under int32', { ...valid, extensions: { a: -2147483649 } }, /^body\.extensions\.a: numbers must be integers/],
   ['extension value control character', { ...valid, extensions: { a: 'x\u0007' } }, /^body\.extensions\.a: must not contain control characters/],
   ['unknown field', { ...valid, colour: 'blue' }, /^body: unknown field "colour"$/],
+  ...overLimits(valid),
 ];
 
 for (const backend of testBackends()) {
@@ -121,6 +123,18 @@ for (const backend of testBackends()) {
         assert.match(message(response.body), expected, label);
       }
       assert.equal((await app.inject({ method: 'GET', url: `/eventmatch/${uuid}`, headers: USER })).body, before);
+    });
+
+    it('stores fields at their limits, on create and on update', async () => {
+      const created = await app.inject({ method: 'POST', url: '/eventmatch', headers: USER, payload: AT_LIMITS });
+      assert.equal(created.statusCode, 200, created.body.slice(0, 300));
+      const record = created.json<typeof AT_LIMITS & { uuid: string }>();
+      assert.deepEqual([record.name, record.target_url, record.auth, record.extensions], [AT_LIMITS.name, AT_LIMITS.target_url, AT_LIMITS.auth, AT_LIMITS.extensions]);
+      const headerAuth = header('B'.repeat(1024), 'c'.repeat(1024));
+      const updated = await app.inject({ method: 'PUT', url: `/eventmatch/${record.uuid}`, headers: USER, payload: { ...AT_LIMITS, name: 'x'.repeat(200), auth: headerAuth } });
+      assert.equal(updated.statusCode, 200, updated.body.slice(0, 300));
+      assert.deepEqual(updated.json<{ auth: unknown }>().auth, headerAuth);
+      await app.inject({ method: 'DELETE', url: `/eventmatch/${record.uuid}`, headers: USER });
     });
 
     it('reports the position of a JSONPath error', async () => {

@@ -28,6 +28,13 @@ const STATUSES: Record<string, string[]> = {
 };
 const MAX_BODY = 1024;
 
+interface Limited {
+  maxLength?: number;
+  maxProperties?: number;
+  description?: string;
+  properties?: Record<string, Limited>;
+}
+
 const RECORD_FIELDS = ['user', 'uuid', 'name', 'jsonpath', 'target_url', 'auth', 'extensions', 'created', 'updated', 'deleted', 'disabled', 'version', 'error'];
 
 for (const backend of testBackends()) {
@@ -82,6 +89,25 @@ for (const backend of testBackends()) {
       const tryIt = paths['/eventmatch/test']!['post']!;
       assert.deepEqual(tryIt.requestBody!.content['application/json']!.schema.required, ['jsonpath', 'event']);
       assert.deepEqual(Object.keys(tryIt.responses['200']!.content!['application/json']!.schema.properties ?? {}), ['matches', 'dialect', 'values', 'paths']);
+    });
+
+    it('documents the limits on stored fields, on create and update', () => {
+      for (const [path, method] of [['/eventmatch', 'post'], ['/eventmatch/{uuid}', 'put']] as const) {
+        const body = paths[path]![method]!.requestBody!.content['application/json']!.schema as { properties: Record<string, Limited> };
+        const { name, target_url, auth, extensions } = body.properties as Record<string, Limited>;
+        assert.equal(name?.maxLength, 200, path);
+        assert.equal(target_url?.maxLength, 2048, path);
+        assert.deepEqual(
+          [auth?.properties?.['basic']?.properties?.['username']?.maxLength, auth?.properties?.['basic']?.properties?.['password']?.maxLength],
+          [1024, 1024],
+        );
+        assert.deepEqual(
+          [auth?.properties?.['header']?.properties?.['type']?.maxLength, auth?.properties?.['header']?.properties?.['credentials']?.maxLength],
+          [1024, 1024],
+        );
+        assert.equal(extensions?.maxProperties, 16, path);
+        assert.match(String(extensions?.description), /strings of at most 256 characters/);
+      }
     });
 
     it('documents the Location header of a create', () => {

@@ -4,8 +4,11 @@ import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import type { EventmatchDependencies } from '../../src/api/eventmatch-routes.js';
 import type { DatabaseHandle } from '../../src/db/connect.js';
+import { loadConfig } from '../../src/config/load.js';
+import { addressGuard } from '../../src/delivery/address-guard.js';
 import { startEventmatchApp } from '../support/app.js';
 import { openTestDatabase, testBackends } from '../support/database.js';
+import { DEFAULT_TARGET_RULES } from '../support/target-guard.js';
 
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}$/;
 const FIELDS = ['user', 'uuid', 'name', 'jsonpath', 'target_url', 'auth', 'extensions', 'created', 'updated', 'deleted', 'disabled', 'version', 'error'];
@@ -327,6 +330,97 @@ for (const backend of testBackends()) {
           assert.equal(named.statusCode, 404, 'a named user is that user, not the default');
         } finally {
           await compat.close();
+        }
+      });
+    });
+
+    describe('target address', () => {
+      const REFUSED: Array<[string, string]> = [
+        ['http://169.254.169.254/', 'address 169.254.169.254 is denied by NOTIFICATIONS_TARGET_DENY'],
+        ['http://169.254.169.254/latest/meta-data/', 'address 169.254.169.254 is denied by NOTIFICATIONS_TARGET_DENY'],
+        ['http://[64:ff9b::a9fe:a9fe]/', 'address 169.254.169.254 is denied by NOTIFICATIONS_TARGET_DENY'],
+        ['http://[::ffff:169.254.169.254]/', 'address 169.254.169.254 is denied by NOTIFICATIONS_TARGET_DENY'],
+        ['http://0.0.0.0:8080/', 'address 0.0.0.0 is denied by NOTIFICATIONS_TARGET_DENY'],
+        ['http://[::]:8080/', 'address :: is denied by NOTIFICATIONS_TARGET_DENY'],
+        // Parsed as delivery parses it: a decimal host is an IPv4 address.
+        ['http://2852039166/', 'address 169.254.169.254 is denied by NOTIFICATIONS_TARGET_DENY'],
+      ];
+      /** An app whose guard is built from these environment variables, as the server builds it. */
+      const appWith = (env: Record<string, string>, overrides: Partial<EventmatchDependencies> = {}) => {
+        const config = loadConfig({ argv: [], env, readFile: () => '' });
+        return startApp(test.handle, { targetGuard: addressGuard({ allow: config.targetAllow, deny: config.targetDeny }), ...overrides });
+      };
+      const message = (response: { body: string }) => JSON.parse(response.body) as { statusCode: number; message: string };
+
+      it('refuses on create, by default, an address delivery would refuse, naming target_url, and stores nothing', async () => {
+        const stored = (await list('carol')).length;
+        for (const [url, why] of REFUSED) {
+          const response = await app.inject({ method: 'POST', url: '/eventmatch', headers: as('carol'), payload: sample({ target_url: url }) });
+          assert.deepEqual(message(response), { statusCode: 400, error: 'Bad Request', message: `body.target_url: ${why}` }, url);
+        }
+        assert.equal((await list('carol')).length, stored);
+      });
+
+      it('refuses the same on a PUT that changes target_url, and changes nothing', async () => {
+        const record = await create('carol');
+        for (const [url, why] of REFUSED) {
+          const response = await put('carol', record.uuid, { name: 'moved', target_url: url });
+          assert.deepEqual(message(response), { statusCode: 400, error: 'Bad Request', message: `body.target_url: ${why}` }, url);
+        }
+        assert.deepEqual((await get('carol', record.uuid)).json(), record);
+      });
+
+      it('judges a name by the addresses it resolves to: localhost is accepted by default, refused when loopback is denied', async () => {
+        const accepted = await create('carol', sample({ target_url: 'http://localhost:8080/hook' }));
+        assert.equal((await put('carol', accepted.uuid, { target_url: 'http://localhost:8081/hook' })).statusCode, 200);
+        // localhost may also resolve to ::1: delivery would use that, so it is denied too.
+        const strict = await appWith({ NOTIFICATIONS_TARGET_DENY: '127.0.0.0/8,::1/128' });
+        try {
+          const created = await strict.inject({ method: 'POST', url: '/eventmatch', headers: as('dave'), payload: sample({ target_url: 'http://localhost:8080/hook' }) });
+          assert.equal(created.statusCode, 400);
+          assert.match(message(created).message, /^body\.target_url: every address of localhost is refused: address (127\.0\.0\.1|::1) is denied by NOTIFICATIONS_TARGET_DENY/);
+          const moved = await strict.inject({ method: 'PUT', url: `/eventmatch/${accepted.uuid}`, headers: as('carol'), payload: { target_url: 'http://localhost:9090/' } });
+          assert.equal(moved.statusCode, 400);
+          assert.match(message(moved).message, /^body\.target_url: every address of localhost is refused/);
+          assert.equal((await get('carol', accepted.uuid)).json<Record_>()['target_url'], 'http://localhost:8081/hook');
+          assert.equal((await list('dave')).length, 0);
+        } finally {
+          await strict.close();
+        }
+      });
+
+      it('refuses an address outside NOTIFICATIONS_TARGET_ALLOW when there is one', async () => {
+        const allowing = await appWith({ NOTIFICATIONS_TARGET_ALLOW: '10.0.0.0/8' });
+        try {
+          const outside = await allowing.inject({ method: 'POST', url: '/eventmatch', headers: as('dave'), payload: sample({ target_url: 'http://127.0.0.1:8080/' }) });
+          assert.equal(message(outside).message, 'body.target_url: address 127.0.0.1 is not in NOTIFICATIONS_TARGET_ALLOW');
+          const inside = await allowing.inject({ method: 'POST', url: '/eventmatch', headers: as('dave'), payload: sample({ target_url: 'http://[64:ff9b::10.1.2.3]:8080/' }) });
+          assert.equal(inside.statusCode, 200, inside.body);
+        } finally {
+          await allowing.close();
+        }
+      });
+
+      it('accepts a name that does not resolve: delivery judges it when it connects', async () => {
+        const record = await create('carol', sample({ target_url: 'http://does-not-exist.invalid/' }));
+        assert.equal(record['target_url'], 'http://does-not-exist.invalid/');
+        assert.equal((await put('carol', record.uuid, { target_url: 'https://also-not.invalid:8443/x' })).statusCode, 200);
+      });
+
+      it('does not hold a create or PUT longer than the lookup time-out when the resolver does not answer', async () => {
+        const silent = await startApp(test.handle, {
+          targetGuard: addressGuard(DEFAULT_TARGET_RULES, () => undefined),
+          targetLookupTimeoutMs: 100,
+        });
+        try {
+          const started = performance.now();
+          const created = await silent.inject({ method: 'POST', url: '/eventmatch', headers: as('erin'), payload: sample({ target_url: 'http://slow.example/hook' }) });
+          assert.equal(created.statusCode, 200, created.body);
+          const moved = await silent.inject({ method: 'PUT', url: `/eventmatch/${created.json<Record_>().uuid}`, headers: as('erin'), payload: { target_url: 'http://slower.example/' } });
+          assert.equal(moved.statusCode, 200, moved.body);
+          assert.ok(performance.now() - started < 2_000, `${performance.now() - started} ms`);
+        } finally {
+          await silent.close();
         }
       });
     });

@@ -22,6 +22,7 @@ import { byOutcome, DELIVERY_OUTCOMES, parseExposition, POLICY_OUTCOMES, sample,
 import { openTestDatabase, testBackends } from '../support/database.js';
 import { startStub, type HttpStub } from '../support/http-stub.js';
 import { round, testDeliveryRunner, testPolicyRunner } from '../support/runners.js';
+import { defaultTargetGuard } from '../support/target-guard.js';
 
 const PROMETHEUS_TEXT = 'text/plain; version=0.0.4; charset=utf-8';
 const POLICY: Record<string, PolicyAnswer> = {
@@ -54,7 +55,7 @@ for (const backend of testBackends()) {
       app = await buildApp({ maxBodyBytes: 1024 * 1024, logger: 'silent', version: 'test' }, [
         metricsRoutes({ registry: metrics.registry }),
         eventmatchRoutes({
-          database: t.handle, clock, secretKey: null, dialectMode: 'auto',
+          database: t.handle, clock, secretKey: null, dialectMode: 'auto', targetGuard: defaultTargetGuard(),
           identity: { header: 'http-remote-user', defaultUser: null }, onChange: (change) => matcher.apply(change),
         }),
         receiveRoutes({ eventLog: new EventLogBatch(t.handle), matcher, clock, receiveToken: null, onReceived: () => undefined, metrics }),

@@ -50,7 +50,7 @@ describe('loadConfig: defaults', () => {
       databaseTimeoutMs: 5_000,
       maxBodyBytes: 1_048_576,
       targetAllow: [],
-      targetDeny: ['169.254.0.0/16', 'fe80::/10', '100.100.100.200/32', 'fd00:ec2::254/128'],
+      targetDeny: ['0.0.0.0/8', '::/128', '169.254.0.0/16', 'fe80::/10', '100.100.100.200/32', 'fd00:ec2::254/128'],
       secretKey: null,
       jsonpathDialect: 'auto',
       logLevel: 'info',

@@ -16,6 +16,7 @@ import { subscriptionService, type SubscriptionService } from '../../src/subscri
 import { systemClock } from '../../src/time/clock.js';
 import { createPostgres, POSTGRES_TEST_URL, type TestDatabase } from '../support/database.js';
 import { eventually } from '../support/http-stub.js';
+import { defaultTargetGuard } from '../support/target-guard.js';
 
 const SLOW_POLL_MS = 60_000;
 const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
@@ -47,7 +48,7 @@ async function setup(database: TestDatabase, options: { listenUrl?: string; poll
     maxErrorPauseMs: 1_000,
     log: quiet,
   });
-  const service = subscriptionService({ database: handle, clock, secretKey: null, dialectMode: 'auto' });
+  const service = subscriptionService({ database: handle, clock, secretKey: null, dialectMode: 'auto', targetGuard: defaultTargetGuard() });
   return {
     handle,
     service,

@@ -3,9 +3,12 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { SubscriptionRow } from '../../src/db/subscriptions.js';
 import type { MatchState } from '../../src/db/tables.js';
+import { addressGuard } from '../../src/delivery/address-guard.js';
 import { ServiceError } from '../../src/errors.js';
 import { subscriptionService, type SubscriptionChange, type SubscriptionServiceDependencies } from '../../src/subscriptions/service.js';
 import { openTestDatabase, testBackends } from '../support/database.js';
+import { AT_LIMITS, overLimits } from '../support/subscription-limits.js';
+import { defaultTargetGuard } from '../support/target-guard.js';
 
 const valid = { name: 'n', jsonpath: '$.data', target_url: 'https://example.org/hook' };
 const AMBIGUOUS = '$.data[*][?(@.size > 100)].name';
@@ -20,7 +23,7 @@ for (const backend of testBackends()) {
 
     const service = (overrides: Partial<SubscriptionServiceDependencies> = {}) => {
       let now = 1_700_000_000_000_000;
-      return subscriptionService({ database: test.handle, clock: () => ++now, secretKey: null, dialectMode: 'auto', ...overrides });
+      return subscriptionService({ database: test.handle, clock: () => ++now, secretKey: null, dialectMode: 'auto', targetGuard: defaultTargetGuard(), ...overrides });
     };
     const rowOf = (uuid: string) => test.handle.db.selectFrom('subscriptions').selectAll().where('uuid', '=', uuid).executeTakeFirstOrThrow();
     const findRow = (uuid: string) => test.handle.db.selectFrom('subscriptions').selectAll().where('uuid', '=', uuid).executeTakeFirst();
@@ -97,8 +100,32 @@ for (const backend of testBackends()) {
       assert.ok(seen.every((row) => row !== undefined), 'the row is readable when onChange runs');
     });
 
+    it('holds stored fields to their limits itself, as the API schema does, on create and update', async () => {
+      const subscriptions = service();
+      const created = await subscriptions.create('alice', AT_LIMITS);
+      assert.equal(created.name, AT_LIMITS.name);
+      for (const [label, body, expected] of overLimits(valid)) {
+        await assert.rejects(subscriptions.create('alice', body), (error: ServiceError) => error.statusCode === 400 && expected.test(error.message), label);
+        await assert.rejects(subscriptions.update('alice', created.uuid, body), (error: ServiceError) => error.statusCode === 400 && expected.test(error.message), label);
+      }
+      assert.deepEqual(await subscriptions.get('alice', created.uuid), created);
+    });
+
+    it('checks target_url against the address rules when a PUT changes it, not when it sends the stored one back', async () => {
+      const before = await service({ targetGuard: addressGuard({ allow: [], deny: [] }) }).create('alice', { ...valid, target_url: 'http://127.0.0.1:9/hook' });
+      const tightened = service({ targetGuard: addressGuard({ allow: [], deny: ['127.0.0.0/8'] }) });
+      const renamed = await tightened.update('alice', before.uuid, { ...before, name: 'renamed' });
+      assert.equal(renamed.name, 'renamed');
+      await assert.rejects(
+        tightened.update('alice', before.uuid, { target_url: 'http://127.0.0.2:9/hook' }),
+        (error: ServiceError) => error.statusCode === 400 && error.message === 'body.target_url: address 127.0.0.2 is denied by NOTIFICATIONS_TARGET_DENY',
+      );
+      await assert.rejects(tightened.update('bob', before.uuid, { target_url: 'http://127.0.0.2:9/hook' }), (error: ServiceError) => error.statusCode === 404, "someone else's: 404 first");
+      assert.equal((await tightened.get('alice', before.uuid)).target_url, 'http://127.0.0.1:9/hook');
+    });
+
     it('moves updated strictly forward even when the clock stands still', async () => {
-      const frozen = subscriptionService({ database: test.handle, clock: () => 1_700_000_000_000_000, secretKey: null, dialectMode: 'auto' });
+      const frozen = subscriptionService({ database: test.handle, clock: () => 1_700_000_000_000_000, secretKey: null, dialectMode: 'auto', targetGuard: defaultTargetGuard() });
       const created = await frozen.create('alice', valid);
       const stamps = [created.updated];
       for (let i = 0; i < 5; i++) stamps.push((await frozen.update('alice', created.uuid, {})).updated);

@@ -5,6 +5,7 @@ import { eventmatchRoutes, type EventmatchDependencies } from '../../src/api/eve
 import type { DatabaseHandle } from '../../src/db/connect.js';
 import { systemClock } from '../../src/time/clock.js';
 import { openTestDatabase, type TestBackend } from './database.js';
+import { defaultTargetGuard } from './target-guard.js';
 
 /** The app with the subscription routes, silent, as the server would build it; for `inject`. */
 export function startEventmatchApp(
@@ -18,6 +19,7 @@ export function startEventmatchApp(
       clock: systemClock(),
       secretKey: null,
       dialectMode: 'auto',
+      targetGuard: defaultTargetGuard(),
       identity: { header: 'http-remote-user', defaultUser: null },
       ...overrides,
     }),
