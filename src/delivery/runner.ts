@@ -21,23 +21,14 @@ import type { ClaimPacer } from '../routing/claim-pacer.js';
 import type { Handoff } from '../routing/handoff.js';
 import { Lanes } from '../routing/lanes.js';
 import { nextBatch } from '../routing/next-batch.js';
-import { InFlight } from '../routing/in-flight.js';
 import type { Settler } from '../routing/settler.js';
-import { startWorkerLoop, type WorkerLoop } from '../routing/worker-loop.js';
+import { LeaseRoom, RunnerLoop } from '../routing/runner-loop.js';
 import { openAuth } from '../subscriptions/secret-box.js';
 import type { Clock } from '../time/clock.js';
 import { decideDelivery, type RetrySchedule } from './decision.js';
 import { EventBodies } from './event-body.js';
 import { OriginHealth } from './origin-health.js';
 import type { TargetClient, TargetResponse } from './target-client.js';
-
-/**
- * Lease time a row must have left, beyond one exchange's time-out, to be sent: for settling it
- * after the answer, so that it is still ours when that commits.
- */
-const SETTLE_MARGIN_US = 500_000;
-/** How often rows waiting in memory are checked for leases running out. */
-const LEASE_CHECK_US = 250_000;
 
 export interface DeliveryRunnerOptions {
   queue: MatchQueue;
@@ -106,9 +97,9 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
   /** Rows waiting, by subscription: only subscriptions with some are looked for when one changes. */
   const waitingOf = new Map<string, number>();
   const bodies = new EventBodies();
-  const inFlight = new InFlight();
-  const mustFinishWithinUs = options.targetTimeoutMs * 1000 + SETTLE_MARGIN_US;
-  let lastLeaseCheck = 0;
+  const leaseRoom = new LeaseRoom(options.targetTimeoutMs);
+  const runner = new RunnerLoop(intake, settler, options);
+  const { inFlight } = runner;
   /** Claims have been leaving out an origin that now has room again: the next round claims, paced or not. */
   let claimNow = false;
 
@@ -189,10 +180,10 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
   }
 
   function dispatch(): void {
-    if (stopping) return;
+    if (runner.stopping) return;
     const now = clock();
     for (const { item } of lanes.start((origin, free) => health.allowance(origin, free, lanes.running(origin), now))) {
-      if (item.row.locked_until === null || item.row.locked_until - now < mustFinishWithinUs) {
+      if (leaseRoom.tooShort(item.row, now)) {
         lanes.finished(item.origin);
         inFlight.add(giveBack([item]).catch(options.onError));
         continue;
@@ -227,7 +218,7 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
     });
     // The slot is free: the next row of this origin goes now, and the runner may take in more.
     dispatch();
-    loop?.wake();
+    runner.wake();
     try {
       const settled = await settling;
       if (settled.rows.has(row.uuid)) {
@@ -245,9 +236,7 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
 
   /** Rows that have waited until their lease no longer has room for an exchange go back, keeping their place. */
   async function giveBackExpiring(now: number): Promise<void> {
-    if (now - lastLeaseCheck < LEASE_CHECK_US) return;
-    lastLeaseCheck = now;
-    await giveBack(lanes.removeWaiting((d) => d.row.locked_until === null || d.row.locked_until - now < mustFinishWithinUs));
+    if (leaseRoom.checkDue(now)) await giveBack(lanes.removeWaiting((d) => leaseRoom.tooShort(d.row, now)));
   }
 
   /** Rows taken out of the lanes go back to the queue. */
@@ -283,24 +272,14 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
     if (!lanes.has(origin)) subscriptionsOf.delete(origin);
   }
 
-  let stopping = false;
-  let loop: WorkerLoop | undefined;
-  const idle = () => inFlight.idle().then(() => settler.idle());
-
   return {
     intake,
-    idle,
-    start: () => {
-      loop ??= startWorkerLoop({ step: intake, idleMs: options.pollMs, maxErrorPauseMs: options.maxErrorPauseMs, onError: options.onError });
-    },
-    wake: () => loop?.wake(),
+    idle: () => runner.idle(),
+    start: () => runner.start(),
+    wake: () => runner.wake(),
     subscriptionChanged,
     downOrigins: () => health.downOrigins(),
-    stop: async () => {
-      stopping = true;
-      await loop?.stop();
-      await idle();
-    },
+    stop: () => runner.stop(),
   };
 }
 

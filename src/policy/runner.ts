@@ -17,16 +17,11 @@ import type { ClaimPacer } from '../routing/claim-pacer.js';
 import type { HandedMatch, Handoff } from '../routing/handoff.js';
 import { Lanes } from '../routing/lanes.js';
 import { nextBatch } from '../routing/next-batch.js';
-import { InFlight } from '../routing/in-flight.js';
 import type { Settler } from '../routing/settler.js';
-import { startWorkerLoop, type WorkerLoop } from '../routing/worker-loop.js';
+import { LeaseRoom, RunnerLoop } from '../routing/runner-loop.js';
 import type { Clock } from '../time/clock.js';
 import { decidePolicy } from './decision.js';
 import type { PolicyAnswer } from './policy-client.js';
-
-/** Lease time a row must have left beyond one exchange's time-out to be asked about. */
-const SETTLE_MARGIN_US = 500_000;
-const LEASE_CHECK_US = 250_000;
 
 export interface PolicySource {
   ask(user: string, event: JsonValue): Promise<PolicyAnswer>;
@@ -80,10 +75,9 @@ interface Question {
 export function policyRunner(options: PolicyRunnerOptions): PolicyRunner {
   const { queue, settler, clock, holder } = options;
   const lanes = new Lanes<Question>(options.slotsPerUser, options.batchSize);
-  const inFlight = new InFlight();
-  const mustFinishWithinUs = options.timeoutMs * 1000 + SETTLE_MARGIN_US;
-  let lastLeaseCheck = 0;
-  let stopping = false;
+  const leaseRoom = new LeaseRoom(options.timeoutMs);
+  const runner = new RunnerLoop(intake, settler, options);
+  const { inFlight } = runner;
   /** Claims have been leaving out a user who now has room again: the next round claims, paced or not. */
   let claimNow = false;
 
@@ -123,10 +117,10 @@ export function policyRunner(options: PolicyRunnerOptions): PolicyRunner {
   }
 
   function dispatch(): void {
-    if (stopping) return;
+    if (runner.stopping) return;
     const now = clock();
     for (const { key, item } of lanes.start()) {
-      if (item.rows.some((w) => leaseTooShort(w.row, now))) {
+      if (item.rows.some((w) => leaseRoom.tooShort(w.row, now))) {
         lanes.finished(key);
         inFlight.add(giveBack([item]).catch(options.onError));
         continue;
@@ -153,7 +147,7 @@ export function policyRunner(options: PolicyRunnerOptions): PolicyRunner {
       disable: [],
     });
     dispatch();
-    loop?.wake();
+    runner.wake();
     let settled: Set<string>;
     try {
       settled = (await settling).rows;
@@ -174,14 +168,8 @@ export function policyRunner(options: PolicyRunnerOptions): PolicyRunner {
     options.onAllowed();
   }
 
-  function leaseTooShort(row: MatchesTable, now: number): boolean {
-    return row.locked_until === null || row.locked_until - now < mustFinishWithinUs;
-  }
-
   async function giveBackExpiring(now: number): Promise<void> {
-    if (now - lastLeaseCheck < LEASE_CHECK_US) return;
-    lastLeaseCheck = now;
-    await giveBack(lanes.removeWaiting((q) => q.rows.some((w) => leaseTooShort(w.row, now))));
+    if (leaseRoom.checkDue(now)) await giveBack(lanes.removeWaiting((q) => q.rows.some((w) => leaseRoom.tooShort(w.row, now))));
   }
 
   /** Questions taken out of the lanes go back to the queue, untried. */
@@ -189,21 +177,12 @@ export function policyRunner(options: PolicyRunnerOptions): PolicyRunner {
     return queue.release(holder, given.flatMap((q) => q.rows.map((w) => w.row.uuid)));
   }
 
-  let loop: WorkerLoop | undefined;
-  const idle = () => inFlight.idle().then(() => settler.idle());
-
   return {
     intake,
-    idle,
-    start: () => {
-      loop ??= startWorkerLoop({ step: intake, idleMs: options.pollMs, maxErrorPauseMs: options.maxErrorPauseMs, onError: options.onError });
-    },
-    wake: () => loop?.wake(),
-    stop: async () => {
-      stopping = true;
-      await loop?.stop();
-      await idle();
-    },
+    idle: () => runner.idle(),
+    start: () => runner.start(),
+    wake: () => runner.wake(),
+    stop: () => runner.stop(),
   };
 }
 

@@ -1,0 +1,97 @@
+/**
+ * What the policy and delivery runners share around their work: rounds of intake run in a
+ * loop (woken by new work, polled otherwise), the calls out they have started, and a stop that
+ * takes nothing more and waits for those calls and their settlement.
+ */
+import type { MatchesTable } from '../db/tables.js';
+import type { Settler } from './settler.js';
+import { startWorkerLoop, type WorkerLoop } from './worker-loop.js';
+
+export interface RunnerLoopOptions {
+  /** How often the queue is looked at when nothing wakes the runner (ms). */
+  pollMs: number;
+  maxErrorPauseMs: number;
+  onError: (error: unknown) => void;
+}
+
+/** Work started and not finished yet: waited for at shutdown, and by tests. */
+class InFlight {
+  private readonly running = new Set<Promise<void>>();
+
+  add(work: Promise<void>): void {
+    const tracked = work.finally(() => this.running.delete(tracked));
+    this.running.add(tracked);
+  }
+
+  /** Resolves once nothing is running, including what started while waiting. */
+  async idle(): Promise<void> {
+    while (this.running.size > 0) await Promise.allSettled([...this.running]);
+  }
+}
+
+export class RunnerLoop {
+  /** Calls out and settlements started and not finished. */
+  readonly inFlight = new InFlight();
+  private loop: WorkerLoop | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly intake: () => Promise<number>,
+    private readonly settler: Settler,
+    private readonly options: RunnerLoopOptions,
+  ) {}
+
+  /** Taking nothing more: no new call may start. */
+  get stopping(): boolean {
+    return this.stopped;
+  }
+
+  start(): void {
+    this.loop ??= startWorkerLoop({ step: this.intake, idleMs: this.options.pollMs, maxErrorPauseMs: this.options.maxErrorPauseMs, onError: this.options.onError });
+  }
+
+  wake(): void {
+    this.loop?.wake();
+  }
+
+  /** Resolves once nothing is in flight and every outcome is recorded. */
+  async idle(): Promise<void> {
+    await this.inFlight.idle();
+    await this.settler.idle();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.loop?.stop();
+    await this.idle();
+  }
+}
+
+/** How often rows waiting in memory are looked at for leases running short (µs). */
+const LEASE_CHECK_US = 250_000;
+/**
+ * Lease time kept back, beyond one exchange's time-out, for recording its outcome, so that the
+ * row is still ours when that commits.
+ */
+const SETTLE_MARGIN_US = 500_000;
+
+/** Whether a leased row still has time for a call out (at most `timeoutMs`) and its settlement. */
+export class LeaseRoom {
+  private readonly neededUs: number;
+  private lastCheck = -Infinity;
+
+  constructor(timeoutMs: number) {
+    this.neededUs = timeoutMs * 1000 + SETTLE_MARGIN_US;
+  }
+
+  tooShort(row: Pick<MatchesTable, 'locked_until'>, now: number): boolean {
+    return row.locked_until === null || row.locked_until - now < this.neededUs;
+  }
+
+  /** True at most every 250 ms: time to look for waiting rows whose leases run short. */
+  checkDue(now: number): boolean {
+    if (now - this.lastCheck < LEASE_CHECK_US) return false;
+    this.lastCheck = now;
+    return true;
+  }
+}
