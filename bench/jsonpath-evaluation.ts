@@ -31,6 +31,7 @@ const CASES: Case[] = [
     plus: "$.data[?(@.destinationTable == 'TransactionKeyValue' && @.value == 'Blah')]",
   },
   { label: 'descendant', ours: '$..name', rfc: '$..name', plus: '$..name' },
+  { label: 'match()', ours: "$.data[?match(@.name, '.*\\\\.txt')].name", rfc: "$.data[?match(@.name, '.*\\\\.txt')].name" },
   {
     label: 'filter (jsonpath2)',
     ours: '$.data[*][?(@.destinationTable = "Files")].name',

@@ -1,8 +1,9 @@
-import { JSONPathEnvironment, JSONPathError, jsonpath, type JSONPathQuery, type JSONValue } from 'json-p3';
+import { JSONPathEnvironment, JSONPathError, type JSONPathQuery, type JSONValue } from 'json-p3';
 import { MAX_DOCUMENT_DEPTH } from '../document-depth.js';
 import { JsonPathSyntaxError } from '../errors.js';
 import { firstNodeTest } from './first-node.js';
 import { normalizedPath } from '../normalized-path.js';
+import { IRegexpMatch, IRegexpSearch } from './regex-functions.js';
 import type { DialectQuery, JsonValue, Selection } from '../types.js';
 import { exactRequirement, queryRequirement } from './requirement.js';
 import { syntaxMessage } from './syntax-messages.js';
@@ -10,23 +11,10 @@ import { syntaxMessage } from './syntax-messages.js';
 // strict: RFC 9535 only; json-p3's own extensions (keys `~`, current key `#`) are refused.
 // Documents are at most MAX_DOCUMENT_DEPTH deep; `..` must reach their bottom, never fail.
 const environment = new JSONPathEnvironment({ strict: true, maxRecursionDepth: 2 * MAX_DOCUMENT_DEPTH });
-// json-p3's match() and search() keep 10 compiled patterns for the whole environment (more
-// distinct patterns among the subscriptions would recompile on every call), and test a
-// missing member by letting RegExp.test throw on it: 2 us a node, 10 times the match itself.
-// RFC 9535 section 2.4.6: anything but a string is simply no match.
-const REGEX_CACHE_SIZE = 10_000;
-class StringMatch extends jsonpath.functions.Match {
-  override call(value: unknown, pattern: string): boolean {
-    return typeof value === 'string' && super.call(value, pattern);
-  }
-}
-class StringSearch extends jsonpath.functions.Search {
-  override call(value: unknown, pattern: string): boolean {
-    return typeof value === 'string' && super.call(value, pattern);
-  }
-}
-environment.functionRegister.set('match', new StringMatch({ cacheSize: REGEX_CACHE_SIZE }));
-environment.functionRegister.set('search', new StringSearch({ cacheSize: REGEX_CACHE_SIZE }));
+// match() and search() on a linear-time engine instead of json-p3's, which hands patterns to
+// JavaScript's backtracking RegExp (see regex-functions.ts).
+environment.functionRegister.set('match', new IRegexpMatch());
+environment.functionRegister.set('search', new IRegexpSearch());
 
 /** Compiles an RFC 9535 query with json-p3, which passes the whole compliance suite. */
 export function compileRfc9535(expression: string): DialectQuery {

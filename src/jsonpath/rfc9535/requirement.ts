@@ -90,8 +90,8 @@ const ESCAPED_PUNCTUATION = new Set('()*+-.?[\\]^{|}');
 
 /**
  * The text an I-Regexp pattern matches when it has no regular-expression syntax but escaped
- * punctuation (`a\\.txt`), or undefined. `^` and `$` are refused although I-Regexp has no
- * anchors: json-p3 hands the pattern to JavaScript, which reads them as anchors.
+ * punctuation (`a\\.txt`), or undefined. `^` and `$` are refused: match() reads them as
+ * anchors, as the compliance suite does (see i-regexp.ts).
  */
 function literalPattern(pattern: string): string | undefined {
   let text = '';
