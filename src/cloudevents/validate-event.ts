@@ -16,6 +16,12 @@ import { isJsonObject, type JsonObject, type ReceivedEvent } from './types.js';
 export type Label = (attribute: string) => string;
 
 const ACCEPTED = '(1.0, 0.3 and the legacy 0.1 are accepted)';
+/**
+ * `source` and `id` identify an event in the log (a unique index on the pair): PostgreSQL
+ * refuses an index entry past ~2.7 KB, so each is held to 1 KiB (an id is usually a uuid, a
+ * source a short URI). Longer ones are a 400 naming the attribute, on both databases alike.
+ */
+const MAX_IDENTITY_BYTES = 1_024;
 const INT32_RANGE = '-2147483648 to 2147483647';
 
 export function validateEvent(document: JsonObject, label: Label): ReceivedEvent {
@@ -48,6 +54,8 @@ function validateV1OrV03(document: JsonObject, version: '1.0' | '0.3', label: La
     throw badRequest(`${label('source')}: must be a non-empty URI-reference`);
   }
   const type = requiredString(document, 'type', label, v1);
+  checkIdentityLength(id, label('id'));
+  checkIdentityLength(source, label('source'));
 
   const datacontenttype = optionalString(document, 'datacontenttype', label);
   if (datacontenttype !== undefined && !isMediaType(datacontenttype)) {
@@ -126,12 +134,19 @@ function validateV01(document: JsonObject, label: Label): ReceivedEvent {
   const id = requiredString(document, 'eventID', label, false);
   const type = requiredString(document, 'eventType', label, false);
   const source = requiredString(document, 'source', label, false);
+  checkIdentityLength(id, label('eventID'));
+  checkIdentityLength(source, label('source'));
   const eventTime = optionalString(document, 'eventTime', label);
   if (eventTime !== undefined && !isRfc3339(eventTime)) throw badRequest(`${label('eventTime')}: not an RFC 3339 timestamp`);
   for (const name of ['eventTypeVersion', 'schemaURL', 'contentType']) optionalString(document, name, label);
   const extensions = present(document['extensions']);
   if (extensions !== undefined && !isJsonObject(extensions)) throw badRequest(`${label('extensions')}: must be an object`);
   return { specVersion: '0.1', id, source, type, document };
+}
+
+function checkIdentityLength(value: string, field: string): void {
+  const bytes = Buffer.byteLength(value);
+  if (bytes > MAX_IDENTITY_BYTES) throw badRequest(`${field}: at most ${MAX_IDENTITY_BYTES} bytes as UTF-8 (found ${bytes}); it identifies the event in the log`);
 }
 
 /** JSON event format 2.2: a `null` attribute is the same as an absent one. */

@@ -151,3 +151,24 @@ describe('extension attributes', () => {
     assert.deepEqual(structured(document).events[0]?.document, document);
   });
 });
+
+describe('the attributes that identify an event', () => {
+  const cases: [string, Record<string, unknown>, string, string][] = [
+    ['1.0', v1, 'id', 'x'],
+    ['1.0', v1, 'source', '/'],
+    ['0.3', v03, 'id', 'x'],
+    ['0.1', v01, 'eventID', 'x'],
+    ['0.1', v01, 'source', '/'],
+  ];
+  for (const [version, document, name, unit] of cases) {
+    it(`${version}: ${name} is at most 1 KiB (it keys the log), in bytes as UTF-8`, () => {
+      const fits = unit + 'a'.repeat(1_023);
+      assert.doesNotThrow(() => structured({ ...document, [name]: fits }));
+      fails(() => structured({ ...document, [name]: `${fits}a` }), 400, `${name}: at most 1024 bytes as UTF-8 (found 1025); it identifies the event in the log`);
+      // é is two bytes: 513 of them are 1,026 bytes though 513 characters (a 1.0 source is a
+      // URI-reference, which has no such character).
+      if (version === '1.0' && name === 'source') return;
+      fails(() => structured({ ...document, [name]: unit + 'é'.repeat(513) }), 400, `${name}: at most 1024 bytes as UTF-8 (found ${1 + 1026}); it identifies the event in the log`);
+    });
+  }
+});
