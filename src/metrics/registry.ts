@@ -3,13 +3,15 @@
  * gauges, and prom-client's process metrics. One registry per instance (never prom-client's
  * global one), so several apps can live in one process, as they do in the tests.
  */
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { PolicyAnswer } from '../policy/policy-client.js';
 import type { DeliveryOutcome, Metrics } from './metrics.js';
 import { registerQueueGauges, type QueueGaugeOptions } from './queue-gauges.js';
 
 export interface ServiceMetrics extends Metrics {
   readonly registry: Registry;
+  /** Reports, at each scrape, how many target origins are down (tried once a second) in this instance. */
+  trackDownOrigins(count: () => number): void;
 }
 
 export interface MetricsOptions {
@@ -94,6 +96,16 @@ export function createMetrics(options: MetricsOptions = {}): ServiceMetrics {
     eventsPurged: (events, matches) => {
       purgedEvents.inc(events);
       purgedMatches.inc(matches);
+    },
+    trackDownOrigins: (count) => {
+      new Gauge({
+        name: 'notifications_target_origins_down',
+        help: 'Target origins (scheme, host, port) that gave no answer three times in a row: tried once a second until one answers, their other deliveries waiting.',
+        registers,
+        collect() {
+          this.set(count());
+        },
+      });
     },
   };
 }

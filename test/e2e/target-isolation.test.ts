@@ -93,6 +93,8 @@ for (const backend of testBackends()) {
           // A first round of at most 16 (one per slot) finds it down; then one probe a second.
           assert.ok(connections >= 3, `${connections} connections: it was tried`);
           assert.ok(connections <= 16 + seconds + 3, `${connections} connections in ${seconds.toFixed(1)} s for ${EVENTS} queued deliveries`);
+          const metrics = await (await fetch(`${server.url}/metrics`)).text();
+          assert.match(metrics, /^notifications_target_origins_down 1$/m, 'the operator sees it held back');
         } finally {
           await server.stop('SIGKILL');
         }
