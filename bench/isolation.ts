@@ -18,7 +18,7 @@ const WARM_UP_S = 3;
 const MEASURE_S = 10;
 const QUIET_MS = 2_000;
 const DRAIN_TIMEOUT_MS = 60_000;
-const EVERY_EVENT = "$[?@.source == '/pacifica/metadata/ingest']";
+const EVERY_EVENT = "$[?$.source == '/pacifica/metadata/ingest']";
 
 export async function benchIsolation(label: string, databaseUrl: string): Promise<Row> {
   const healthy = await startCountingTarget({ timeArrivals: true });

@@ -149,7 +149,7 @@ export const SETTINGS: { readonly [K in keyof Config]: Setting<Config[K]> } = {
     env: 'NOTIFICATIONS_TARGET_CONCURRENCY',
     default: '16',
     parse: integerFrom(1, 1024),
-    description: 'deliveries in flight at once to one target origin (scheme, host, port); a slow target fills only its own share',
+    description: 'connections, and so deliveries on the wire at once, to one target origin (scheme, host, port); a slow target fills only its own share',
   },
   databaseTimeoutMs: {
     env: 'NOTIFICATIONS_DATABASE_TIMEOUT',

@@ -15,7 +15,6 @@ import { DatabaseUnavailable, isDatabaseUnavailable } from './unavailable.js';
 import type { Database } from './tables.js';
 
 export interface Capabilities {
-  readonly backend: 'sqlite' | 'postgres';
   /** Claims can skip rows another instance holds (`FOR UPDATE SKIP LOCKED`). */
   readonly skipLocked: boolean;
   /** More than one process may use the database at once. */
@@ -34,6 +33,8 @@ export interface Capabilities {
   readonly oneWriter: boolean;
   /** Kysely's migrator holds a lock of the database's own while it migrates (SQLite's has none). */
   readonly migrationLock: boolean;
+  /** Tables live in a named schema (PostgreSQL's search_path); `public` unless the URL names one. */
+  readonly schemas: boolean;
 }
 
 export interface DatabaseHandle {
@@ -126,7 +127,7 @@ function openSqlite(path: string, options: OpenOptions): DatabaseHandle {
   return {
     db,
     write: (work) => group.run(work),
-    capabilities: { backend: 'sqlite', skipLocked: false, sharedByInstances: false, rowLocks: false, notify: false, oneWriter: true, migrationLock: false },
+    capabilities: { skipLocked: false, sharedByInstances: false, rowLocks: false, notify: false, oneWriter: true, migrationLock: false, schemas: false },
     inMemory,
     schema: undefined,
     description: `sqlite:${path}`,
@@ -165,7 +166,7 @@ function openPostgres(url: string, options: OpenOptions): DatabaseHandle {
   return {
     db,
     write: (work) => group.run(work),
-    capabilities: { backend: 'postgres', skipLocked: true, sharedByInstances: true, rowLocks: true, notify: true, oneWriter: false, migrationLock: true },
+    capabilities: { skipLocked: true, sharedByInstances: true, rowLocks: true, notify: true, oneWriter: false, migrationLock: true, schemas: true },
     inMemory: false,
     schema,
     description: maskUrlPassword(url),

@@ -35,9 +35,13 @@ export interface Settlement {
    * cancelled, once the changes above are made (so that none of those rows is cancelled).
    */
   disable: ReadonlyArray<{ subscription: string; reason: string; at: number }>;
+  /** Rows given back untried: their place in the queue and their attempts unchanged. */
+  release?: readonly string[];
 }
 
 export interface Settled {
+  /** When they were settled (µs): what a change's `leaseFor` counts from. */
+  at: number;
   /** The rows changed: not those another holder has taken since, nor those purged meanwhile. */
   rows: Set<string>;
   /** The subscriptions this settlement disabled (not those already disabled or deleted). */
@@ -47,8 +51,6 @@ export interface Settled {
 export interface MatchQueue {
   claim(stage: Stage, lease: Lease, limit: number, filter?: ClaimFilter): Promise<MatchesTable[]>;
   settle(holder: string, settlement: Settlement, at: number): Promise<Settled>;
-  /** Gives rows back untried: their place in the queue and their attempts unchanged. */
-  release(holder: string, uuids: readonly string[]): Promise<void>;
   events(uuids: readonly string[]): Promise<Map<string, EventRow>>;
   subscriptions(uuids: readonly string[]): Promise<Map<string, SubscriptionRow>>;
 }
@@ -61,6 +63,7 @@ export function matchQueue(database: DatabaseHandle): MatchQueue {
     settle: (holder, settlement, at) =>
       database.write(async (tx) => {
         const rows = await settleEach(tx, holder, settlement.changes, at);
+        await releaseMatches(tx, holder, settlement.release ?? []);
         await recordAttempts(tx, capabilities, settlement.attempts);
         const disabled: SubscriptionRow[] = [];
         for (const { subscription, reason, at: when } of settlement.disable) {
@@ -70,9 +73,8 @@ export function matchQueue(database: DatabaseHandle): MatchQueue {
             disabled.push(row);
           }
         }
-        return { rows, disabled };
+        return { at, rows, disabled };
       }),
-    release: (holder, uuids) => (uuids.length === 0 ? Promise.resolve() : database.write((tx) => releaseMatches(tx, holder, uuids))),
     events: (uuids) => eventsByUuid(database.db, uuids),
     subscriptions: (uuids) => subscriptionsByUuid(database.db, uuids),
   };

@@ -93,8 +93,11 @@ export interface MatchChange {
   policyCode?: number;
   targetCode?: number | null;
   attempts?: 'count' | 'reset';
-  /** Keep the lease, until then (a row handed on in memory); by default it is released. */
-  leaseUntil?: number;
+  /**
+   * Keep the lease, for this long (µs) from the settlement (a row handed on in memory); by
+   * default it is released. Relative, so that rows settled together share one statement.
+   */
+  leaseFor?: number;
 }
 
 /**
@@ -110,8 +113,8 @@ export async function settleMatches(db: Kysely<Database>, uuids: readonly string
     .updateTable('matches')
     .set((eb) => ({
       state: change.state,
-      locked_until: change.leaseUntil ?? null,
-      locked_by: change.leaseUntil === undefined ? null : holder,
+      locked_until: change.leaseFor === undefined ? null : at + change.leaseFor,
+      locked_by: change.leaseFor === undefined ? null : holder,
       updated: at,
       ...(change.due !== undefined ? { due: change.due } : {}),
       ...(change.policyCode !== undefined ? { policy_code: change.policyCode } : {}),

@@ -18,7 +18,7 @@ const MIGRATION_TABLE = 'kysely_migration';
 
 export async function schemaStatus(handle: DatabaseHandle): Promise<SchemaStatus> {
   const known = Object.keys(MIGRATIONS);
-  const schema = handle.capabilities.backend === 'postgres' ? (handle.schema ?? 'public') : undefined;
+  const schema = handle.capabilities.schemas ? (handle.schema ?? 'public') : undefined;
   const tables = await handle.db.introspection.getTables({ withInternalKyselyTables: true });
   if (!tables.some((t) => t.name === MIGRATION_TABLE && (schema === undefined || t.schema === schema))) {
     return { pending: known, unknown: [] };

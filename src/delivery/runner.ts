@@ -3,11 +3,13 @@
  * the queue), sends each to its subscription's target as soon as the target's origin has a free
  * slot, and settles each as its answer comes (decision.ts says what the answer means). Nothing
  * waits for anything but its own origin:
- * - each origin (scheme, host, port) has NOTIFICATIONS_TARGET_CONCURRENCY slots (lanes.ts); a
- *   slow or hanging target fills only its own, and claims leave out the work of an origin that
- *   has as much again waiting;
- * - an origin that keeps giving no answer is down: probed once a second (origin-health.ts),
- *   its other rows waiting, untried;
+ * - each origin (scheme, host, port) has NOTIFICATIONS_TARGET_CONCURRENCY connections and a lane
+ *   (lanes.ts) whose slots are the origin's window (origin-health.ts): the connections, and
+ *   for a target that answers quickly up to eight times as many, waiting in the sender's thread
+ *   for the next free connection. A slow or hanging target fills only its own slots, and
+ *   claims leave out the work of an origin that has as much again waiting;
+ * - an origin that keeps giving no answer is down: probed once a second, its other rows
+ *   waiting, untried;
  * - a row waits in memory only while its lease still has room for a whole exchange; then it is
  *   given back to the queue untried, keeping its place.
  * Rows of subscriptions deleted or disabled meanwhile are cancelled instead of sent.
@@ -40,8 +42,8 @@ export interface DeliveryRunnerOptions {
   leaseUs: number;
   /** NOTIFICATIONS_TARGET_TIMEOUT: one exchange takes at most this long. */
   targetTimeoutMs: number;
-  /** NOTIFICATIONS_TARGET_CONCURRENCY: slots per origin. */
-  slotsPerOrigin: number;
+  /** NOTIFICATIONS_TARGET_CONCURRENCY: the sender's connections per origin. */
+  connectionsPerOrigin: number;
   /** Rows held in memory (waiting or in flight) at most. */
   capacity: number;
   /** Rows taken in per claim at most. */
@@ -89,9 +91,8 @@ interface Delivery {
 
 export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
   const { queue, settler, clock, holder } = options;
-  // A lane holds a whole claim's worth of one origin's rows: handed over together, they are not sent back.
-  const lanes = new Lanes<Delivery>(options.slotsPerOrigin, options.batchSize);
-  const health = new OriginHealth();
+  const health = new OriginHealth(options.connectionsPerOrigin);
+  const lanes = new Lanes<Delivery>((origin) => health.window(origin));
   /** The subscriptions seen for each origin: what a claim leaves out while the origin is full or down. */
   const subscriptionsOf = new Map<string, Set<string>>();
   /** Rows waiting, by subscription: only subscriptions with some are looked for when one changes. */
@@ -100,12 +101,10 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
   const leaseRoom = new LeaseRoom(options.targetTimeoutMs);
   const runner = new RunnerLoop(intake, settler, options);
   const { inFlight } = runner;
-  /** Claims have been leaving out an origin that now has room again: the next round claims, paced or not. */
-  let claimNow = false;
 
   async function intake(): Promise<number> {
     const now = clock();
-    await giveBackExpiring(now);
+    giveBackExpiring(now);
     const taken = await takeRows(now);
     const probes = await claimProbes(now);
     await place([...taken, ...probes.map((row) => ({ row }))]);
@@ -118,9 +117,12 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
     const room = Math.min(options.batchSize, options.capacity - lanes.size);
     if (room <= 0) return [];
     const lease = { holder, now, durationUs: options.leaseUs };
-    const force = claimNow;
-    claimNow = false;
-    const { handed, claimed } = await nextBatch(options, now, room, (limit) => queue.claim('deliver', lease, limit, { excludeSubscriptions: blockedSubscriptions() }), force);
+    const claim = async (limit: number) => {
+      const blocked = blockedOrigins();
+      const excludeSubscriptions = blocked.flatMap((origin) => [...(subscriptionsOf.get(origin) ?? [])]);
+      return { rows: await queue.claim('deliver', lease, limit, { excludeSubscriptions }), leftOut: new Set(blocked) };
+    };
+    const { handed, claimed } = await nextBatch(options, now, room, claim);
     return [...handed.map(({ row, event }) => ({ row, event })), ...claimed.map((row) => ({ row }))];
   }
 
@@ -136,16 +138,16 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
     return rows;
   }
 
-  function blockedSubscriptions(): string[] {
-    const origins = new Set([...lanes.fullKeys(), ...health.downOrigins()]);
-    return [...origins].flatMap((origin) => [...(subscriptionsOf.get(origin) ?? [])]);
+  /** Origins whose rows claims leave out: those with a full lane, and those that are down. */
+  function blockedOrigins(): string[] {
+    return [...new Set([...lanes.fullKeys(), ...health.downOrigins()])];
   }
 
   async function place(taken: Array<{ row: MatchesTable; event?: EventRow }>): Promise<void> {
     if (taken.length === 0) return;
     const unread = taken.filter((t) => t.event === undefined).map((t) => t.row.event_uuid);
     const [events, subscriptions] = await Promise.all([queue.events(unread), queue.subscriptions(taken.map((t) => t.row.subscription_uuid))]);
-    const full: string[] = [];
+    const full: MatchesTable[] = [];
     for (const { row, event = events.get(row.event_uuid) } of taken) {
       const subscription = subscriptions.get(row.subscription_uuid);
       // Purged since (the cascade took the row too), or the subscription is gone or disabled.
@@ -159,14 +161,14 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
       known.add(subscription.uuid);
       // More than an origin's lane holds: the queue keeps it until there is room, rather than
       // memory, where it could crowd out the other origins' rows.
-      if (!lanes.hasRoom(origin)) {
-        full.push(row.uuid);
+      if (lanes.isFull(origin)) {
+        full.push(row);
         continue;
       }
       countWaiting(subscription.uuid, +1);
       lanes.add(origin, { row, event, subscription, origin });
     }
-    if (full.length > 0) await queue.release(holder, full);
+    giveBack(full);
   }
 
   function cancel(rows: readonly MatchesTable[]): void {
@@ -182,13 +184,13 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
   function dispatch(): void {
     if (runner.stopping) return;
     const now = clock();
-    for (const { item } of lanes.start((origin, free) => health.allowance(origin, free, lanes.running(origin), now))) {
+    for (const { item } of lanes.start((origin, free) => health.allowance(origin, free, now))) {
+      countWaiting(item.subscription.uuid, -1);
       if (leaseRoom.tooShort(item.row, now)) {
         lanes.finished(item.origin);
-        inFlight.add(giveBack([item]).catch(options.onError));
+        giveBack([item.row]);
         continue;
       }
-      countWaiting(item.subscription.uuid, -1);
       inFlight.add(send(item));
     }
   }
@@ -197,19 +199,30 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
     const { row, subscription, origin } = delivery;
     let response: TargetResponse;
     try {
-      const request = { url: subscription.target_url, auth: openAuth(subscription.auth, options.secretKey), body: bodies.body(delivery.event, subscription.extensions) };
+      const request = {
+        url: subscription.target_url,
+        auth: openAuth(subscription.auth, options.secretKey),
+        body: bodies.body(delivery.event, subscription.extensions),
+        endWithinMs: leaseRoom.leftForExchangeMs(row, clock()),
+      };
       response = await options.target.post(request).catch((error: unknown) => notSent(error, false));
     } catch (error) {
       // The stored row cannot be sent as it is (credentials sealed with a key this instance
       // does not have): trying again would fail the same way, so it is a permanent failure.
       response = notSent(error, true);
     }
+    if (response.busy) {
+      // No connection came free in time for the exchange to end within the lease: untried, back
+      // to the queue in its place.
+      lanes.finished(origin);
+      giveBack([row]);
+      return;
+    }
     const at = clock();
-    const wasBlocked = lanes.isFull(origin) || health.isDown(origin);
-    if (response.status !== null) health.answered(origin);
+    if (response.status !== null) health.answered(origin, response.durationMs);
     else if (!response.permanent) health.noAnswer(origin, at);
     lanes.finished(origin);
-    if (wasBlocked && !lanes.isFull(origin) && !health.isDown(origin)) claimNow = true;
+    if (!lanes.isFull(origin) && !health.isDown(origin)) options.pacer?.roomAgain(origin);
     const decision = decideDelivery(row, { ...response, at }, options.schedule);
     const settling = settler.settle({
       changes: [{ uuid: row.uuid, change: decision.change }],
@@ -235,14 +248,22 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
   }
 
   /** Rows that have waited until their lease no longer has room for an exchange go back, keeping their place. */
-  async function giveBackExpiring(now: number): Promise<void> {
-    if (leaseRoom.checkDue(now)) await giveBack(lanes.removeWaiting((d) => leaseRoom.tooShort(d.row, now)));
+  function giveBackExpiring(now: number): void {
+    if (!leaseRoom.checkDue(now)) return;
+    // Origins with nothing here and nothing wrong start afresh when next seen.
+    for (const origin of health.known()) if (!lanes.has(origin) && !health.isDown(origin)) forget(origin);
+    giveBack(takeOutWaiting((d) => leaseRoom.tooShort(d.row, now)).map((d) => d.row));
   }
 
-  /** Rows taken out of the lanes go back to the queue. */
-  function giveBack(deliveries: readonly Delivery[]): Promise<void> {
-    for (const d of deliveries) countWaiting(d.subscription.uuid, -1);
-    return queue.release(holder, deliveries.map((d) => d.row.uuid));
+  function takeOutWaiting(which: (delivery: Delivery) => boolean): Delivery[] {
+    const taken = lanes.removeWaiting(which);
+    for (const d of taken) countWaiting(d.subscription.uuid, -1);
+    return taken;
+  }
+
+  /** Rows taken out of the lanes (or never put in) go back to the queue, untried, with the next settlement. */
+  function giveBack(rows: readonly MatchesTable[]): void {
+    inFlight.add(settler.release(rows.map((row) => row.uuid)).catch(options.onError));
   }
 
   function countWaiting(subscription: string, delta: number): void {
@@ -256,15 +277,11 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
     if (!waitingOf.has(uuid)) return;
     const current = change.kind === 'delete' ? undefined : change.row;
     const gone = current === undefined || current.deleted !== null || current.disabled !== null;
-    const stale = lanes.removeWaiting((d) => d.subscription.uuid === uuid && (gone || !sameDelivery(d.subscription, current)));
+    const stale = takeOutWaiting((d) => d.subscription.uuid === uuid && (gone || !sameDelivery(d.subscription, current)));
     // Deleted or disabled: its waiting rows are cancelled. Sent elsewhere or otherwise: they
     // go back, to be read again with the subscription as it is now.
-    if (gone) {
-      for (const d of stale) countWaiting(d.subscription.uuid, -1);
-      cancel(stale.map((d) => d.row));
-    } else {
-      inFlight.add(giveBack(stale).catch(options.onError));
-    }
+    if (gone) cancel(stale.map((d) => d.row));
+    else giveBack(stale.map((d) => d.row));
   }
 
   function forget(origin: string): void {

@@ -12,6 +12,13 @@ export interface TargetRequest {
   readonly auth: Auth;
   /** The event, already serialized as structured-mode CloudEvents JSON. */
   readonly body: string;
+  /**
+   * By when (ms from now) the exchange must be over: what is left of the delivery's lease. A
+   * request waits for a free connection only as long as a whole exchange still fits before
+   * then; otherwise it is not sent and comes back `busy`. Without it, it waits as long as it
+   * takes.
+   */
+  readonly endWithinMs?: number;
 }
 
 /**
@@ -28,6 +35,8 @@ export interface TargetResponse {
   retryAfterMs?: number;
   /** The first 1 KiB of the answer body, as UTF-8 (a character cut at the end is dropped). */
   bodyExcerpt: string;
+  /** Not sent: no connection to the target came free in time (see `endWithinMs`). Not an attempt. */
+  busy?: true;
 }
 
 export interface TargetClient {
@@ -38,12 +47,12 @@ export interface TargetClient {
 }
 
 export interface TargetClientOptions {
-  /** Covers the whole exchange: connecting, sending, the answer's headers and body. */
-  readonly timeoutMs: number;
   /**
-   * Connections kept per origin: the delivery runner never has more exchanges with one origin
-   * in flight (NOTIFICATIONS_TARGET_CONCURRENCY), so a request never queues behind another here.
+   * Covers the whole exchange: connecting, sending, the answer's headers and body; not the wait
+   * for a free connection before it.
    */
+  readonly timeoutMs: number;
+  /** At most this many exchanges with one origin at once; the others wait their turn. */
   readonly connectionsPerOrigin: number;
   readonly guard: AddressGuard;
   /** The clock that Retry-After dates are measured against; Date.now unless testing. */
@@ -62,22 +71,27 @@ export function createTargetClient(options: TargetClientOptions): TargetClient {
   const { timeoutMs, connectionsPerOrigin, guard, now = Date.now } = options;
   // One pool per origin: connections are kept alive and reused across deliveries.
   // undici's Pool costs about a tenth of the CPU of fetch per request here.
-  const origins = new Map<string, Pool>();
+  const origins = new Map<string, { pool: Pool; turns: Turns }>();
   let closed = false;
 
-  function poolFor(origin: string): Pool {
-    let pool = origins.get(origin);
-    if (!pool) {
-      pool = new Pool(origin, {
+  function originFor(origin: string): { pool: Pool; turns: Turns } {
+    let entry = origins.get(origin);
+    if (!entry) {
+      const pool = new Pool(origin, {
         connections: connectionsPerOrigin,
         // The guard judges the address each connection is made to, after DNS.
         connect: { lookup: guard.lookup, timeout: timeoutMs },
         headersTimeout: timeoutMs,
         bodyTimeout: timeoutMs,
       });
-      origins.set(origin, pool);
+      // A request is handed to the pool only when one of its connections is free: waiting in
+      // the pool's own queue would count towards the time-out. The delivery runner hands over
+      // as many requests again as an origin has connections, so that a freed connection takes
+      // the next one here, without waiting for the main thread.
+      entry = { pool, turns: new Turns(connectionsPerOrigin) };
+      origins.set(origin, entry);
     }
-    return pool;
+    return entry;
   }
 
   async function post(target: TargetRequest): Promise<TargetResponse> {
@@ -88,7 +102,16 @@ export function createTargetClient(options: TargetClientOptions): TargetClient {
     } catch (error) {
       return noAnswer(error, 0);
     }
-    return exchange(poolFor(url.origin), url, target);
+    const { pool, turns } = originFor(url.origin);
+    const waitMs = target.endWithinMs === undefined ? Infinity : target.endWithinMs - timeoutMs;
+    if (!(await turns.take(waitMs))) {
+      return { status: null, error: `not sent: every connection to ${url.origin} stayed busy`, permanent: false, durationMs: 0, bodyExcerpt: '', busy: true };
+    }
+    try {
+      return await exchange(pool, url, target);
+    } finally {
+      turns.release();
+    }
   }
 
   async function exchange(pool: Pool, url: URL, target: TargetRequest): Promise<TargetResponse> {
@@ -122,11 +145,53 @@ export function createTargetClient(options: TargetClientOptions): TargetClient {
 
   async function close(): Promise<void> {
     closed = true;
-    await Promise.all([...origins.values()].map((pool) => pool.close()));
+    await Promise.all([...origins.values()].map(({ pool }) => pool.close()));
     origins.clear();
   }
 
   return { post, close };
+}
+
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** Lets `size` holders go at once; the others wait, first come first served. */
+class Turns {
+  private free: number;
+  private readonly waiting: Array<() => void> = [];
+
+  constructor(size: number) {
+    this.free = size;
+  }
+
+  /** Resolves true with a turn taken, or false when none came free within `waitMs`. */
+  take(waitMs: number): Promise<boolean> {
+    if (this.free > 0) {
+      this.free--;
+      return Promise.resolve(true);
+    }
+    if (waitMs <= 0) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const granted = () => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+      // setTimeout fires at once past 2^31 - 1 ms (Infinity included): longer is forever.
+      const timer = waitMs <= MAX_TIMER_MS
+        ? setTimeout(() => {
+            this.waiting.splice(this.waiting.indexOf(granted), 1);
+            resolve(false);
+          }, waitMs)
+        : undefined;
+      this.waiting.push(granted);
+    });
+  }
+
+  /** Hands the turn to the longest waiting, if any. */
+  release(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.free++;
+  }
 }
 
 /** Throws TargetUrlError or TargetDeniedError: both permanent. */

@@ -7,7 +7,7 @@
  * leave out a user with as much again waiting. A row waits in memory only while its lease still
  * has room for a whole exchange; then it is given back to the queue untried, keeping its place.
  */
-import type { MatchQueue } from '../db/match-queue.js';
+import type { MatchQueue, Settled } from '../db/match-queue.js';
 import type { MatchChange } from '../db/matches.js';
 import type { MatchesTable } from '../db/tables.js';
 import type { RetrySchedule } from '../delivery/decision.js';
@@ -74,30 +74,30 @@ interface Question {
 
 export function policyRunner(options: PolicyRunnerOptions): PolicyRunner {
   const { queue, settler, clock, holder } = options;
-  const lanes = new Lanes<Question>(options.slotsPerUser, options.batchSize);
+  const lanes = new Lanes<Question>(() => options.slotsPerUser);
   const leaseRoom = new LeaseRoom(options.timeoutMs);
   const runner = new RunnerLoop(intake, settler, options);
   const { inFlight } = runner;
-  /** Claims have been leaving out a user who now has room again: the next round claims, paced or not. */
-  let claimNow = false;
 
   async function intake(): Promise<number> {
     const now = clock();
-    await giveBackExpiring(now);
+    giveBackExpiring(now);
     const room = Math.min(options.batchSize, options.capacity - lanes.size);
     if (room <= 0) return 0;
     const lease = { holder, now, durationUs: options.leaseUs };
-    const force = claimNow;
-    claimNow = false;
-    const { handed, claimed } = await nextBatch(options, now, room, (limit) => queue.claim('policy', lease, limit, { excludeOwners: lanes.fullKeys() }), force);
+    const claim = async (limit: number) => {
+      const excludeOwners = lanes.fullKeys();
+      return { rows: await queue.claim('policy', lease, limit, { excludeOwners }), leftOut: new Set(excludeOwners) };
+    };
+    const { handed, claimed } = await nextBatch(options, now, room, claim);
     const work = [...handed, ...(await withEvents(claimed))];
     const full: Question[] = [];
     for (const question of questions(work)) {
       // More than a user's lane holds: the queue keeps it until there is room.
-      if (!lanes.hasRoom(question.owner)) full.push(question);
+      if (lanes.isFull(question.owner)) full.push(question);
       else lanes.add(question.owner, question);
     }
-    await giveBack(full);
+    giveBack(full);
     dispatch();
     return handed.length + claimed.length;
   }
@@ -122,7 +122,7 @@ export function policyRunner(options: PolicyRunnerOptions): PolicyRunner {
     for (const { key, item } of lanes.start()) {
       if (item.rows.some((w) => leaseRoom.tooShort(w.row, now))) {
         lanes.finished(key);
-        inFlight.add(giveBack([item]).catch(options.onError));
+        giveBack([item]);
         continue;
       }
       inFlight.add(ask(item));
@@ -134,13 +134,12 @@ export function policyRunner(options: PolicyRunnerOptions): PolicyRunner {
     const started = performance.now();
     const answer = await options.policy.ask(owner, rows[0]!.document);
     const at = clock();
-    const wasFull = lanes.isFull(owner);
     lanes.finished(owner);
-    if (wasFull && !lanes.isFull(owner)) claimNow = true;
+    if (!lanes.isFull(owner)) options.pacer?.roomAgain(owner);
     const decision = decidePolicy(rows.map((w) => w.row), answer, { at, durationMs: performance.now() - started }, options.schedule);
     // Handed on still leased when the delivery runner has room; otherwise released to its claims.
     const handOn = decision.allowed && (options.next?.reserve(rows.length) ?? false);
-    const change: MatchChange = handOn ? { ...decision.change, leaseUntil: at + options.leaseUs } : decision.change;
+    const change: MatchChange = handOn ? { ...decision.change, leaseFor: options.leaseUs } : decision.change;
     const settling = settler.settle({
       changes: rows.map((w) => ({ uuid: w.row.uuid, change })),
       attempts: decision.attempt === undefined ? [] : rows.map((w) => ({ matchUuid: w.row.uuid, stage: 'policy' as const, ...decision.attempt! })),
@@ -148,9 +147,9 @@ export function policyRunner(options: PolicyRunnerOptions): PolicyRunner {
     });
     dispatch();
     runner.wake();
-    let settled: Set<string>;
+    let settled: Settled;
     try {
-      settled = (await settling).rows;
+      settled = await settling;
     } catch (error) {
       if (handOn) options.next?.release(rows.length);
       options.onError(error);
@@ -161,20 +160,21 @@ export function policyRunner(options: PolicyRunnerOptions): PolicyRunner {
     if (handOn) {
       // A row not settled here is gone (its event purged during the call) or another holder's
       // now (its lease ran out): delivering it would send a purged event, or send twice.
-      const stillOurs = rows.filter((w) => settled.has(w.row.uuid));
+      const stillOurs = rows.filter((w) => settled.rows.has(w.row.uuid));
       options.next?.release(rows.length - stillOurs.length);
-      options.next?.put(stillOurs.map((w) => ({ ...w, row: { ...w.row, state: 'deliver', due: at, policy_code: answer.status, attempts: 0, locked_until: change.leaseUntil!, locked_by: holder } })));
+      const leasedUntil = settled.at + options.leaseUs;
+      options.next?.put(stillOurs.map((w) => ({ ...w, row: { ...w.row, state: 'deliver', policy_code: answer.status, attempts: 0, locked_until: leasedUntil, locked_by: holder } })));
     }
     options.onAllowed();
   }
 
-  async function giveBackExpiring(now: number): Promise<void> {
-    if (leaseRoom.checkDue(now)) await giveBack(lanes.removeWaiting((q) => q.rows.some((w) => leaseRoom.tooShort(w.row, now))));
+  function giveBackExpiring(now: number): void {
+    if (leaseRoom.checkDue(now)) giveBack(lanes.removeWaiting((q) => q.rows.some((w) => leaseRoom.tooShort(w.row, now))));
   }
 
-  /** Questions taken out of the lanes go back to the queue, untried. */
-  function giveBack(given: readonly Question[]): Promise<void> {
-    return queue.release(holder, given.flatMap((q) => q.rows.map((w) => w.row.uuid)));
+  /** Questions taken out of the lanes (or never put in) go back to the queue, untried, with the next settlement. */
+  function giveBack(given: readonly Question[]): void {
+    inFlight.add(settler.release(given.flatMap((q) => q.rows.map((w) => w.row.uuid))).catch(options.onError));
   }
 
   return {

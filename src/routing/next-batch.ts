@@ -18,19 +18,22 @@ export interface Batch {
   claimed: MatchesTable[];
 }
 
-/**
- * Takes at most `limit` rows in all. `claimNow`: claim whatever the pacing says (a claim that
- * found nothing may have left out work that can be taken now).
- */
-export async function nextBatch(sources: WorkSources, now: number, limit: number, claim: (limit: number) => Promise<MatchesTable[]>, claimNow = false): Promise<Batch> {
+/** What a claim took, and the lanes whose work it left out (see claim-pacer.ts). */
+export interface Claimed {
+  rows: MatchesTable[];
+  leftOut: ReadonlySet<string>;
+}
+
+/** Takes at most `limit` rows in all. */
+export async function nextBatch(sources: WorkSources, now: number, limit: number, claim: (limit: number) => Promise<Claimed>): Promise<Batch> {
   const { inbox, pacer } = sources;
   const handed = inbox?.take(limit, now) ?? [];
   const room = limit - handed.length;
-  const paced = handed.length > 0 ? (pacer?.mayClaimBesides() ?? false) : inbox?.overflowing === true || (pacer?.mayClaim() ?? true);
-  const mayClaim = room > 0 && (claimNow || paced);
+  const mayClaim = room > 0 && (handed.length > 0 ? (pacer?.mayClaimBesides() ?? false) : inbox?.overflowing === true || (pacer?.mayClaim() ?? true));
   if (!mayClaim) return { handed, claimed: [] };
-  const claimed = await claim(room);
-  pacer?.claimed(claimed.length);
+  const { rows: claimed, leftOut } = await claim(room);
+  // A claim that found all it asked for left nothing out that it would have taken.
+  pacer?.claimed(claimed.length, claimed.length < room ? leftOut : new Set());
   if (handed.length === 0 && claimed.length < room) inbox?.overflowDrained();
   return { handed, claimed };
 }

@@ -88,6 +88,11 @@ export class LeaseRoom {
     return row.locked_until === null || row.locked_until - now < this.neededUs;
   }
 
+  /** By when (ms from now) a call out must be over for its outcome to be recorded under the lease. */
+  leftForExchangeMs(row: Pick<MatchesTable, 'locked_until'>, now: number): number {
+    return row.locked_until === null ? 0 : (row.locked_until - now - SETTLE_MARGIN_US) / 1000;
+  }
+
   /** True at most every 250 ms: time to look for waiting rows whose leases run short. */
   checkDue(now: number): boolean {
     if (now - this.lastCheck < LEASE_CHECK_US) return false;

@@ -37,9 +37,10 @@ interface Scene {
   stub(answer?: StubAnswer): Promise<HttpStub>;
 }
 
-async function scene(t: TestContext, backend: TestBackend, deny: string[] = []): Promise<Scene> {
+/** `connections`: the sender's per origin, which the runner is told too. */
+async function scene(t: TestContext, backend: TestBackend, { deny = [] as string[], connections = 4 } = {}): Promise<Scene> {
   const db = await openTestDatabase(backend);
-  const target = createTargetClient({ timeoutMs: 2_000, connectionsPerOrigin: 4, guard: addressGuard({ allow: [], deny }) });
+  const target = createTargetClient({ timeoutMs: 2_000, connectionsPerOrigin: connections, guard: addressGuard({ allow: [], deny }) });
   const stubs: HttpStub[] = [];
   t.after(async () => {
     await target.close();
@@ -101,7 +102,7 @@ for (const backend of testBackends()) {
     });
 
     it('a target in a denied range fails at once and disables the subscription, without a connection', async (t) => {
-      const s = await scene(t, backend, ['127.0.0.0/8', '::1/128']);
+      const s = await scene(t, backend, { deny: ['127.0.0.0/8', '::1/128'] });
       const stub = await s.stub();
       const row = await s.queue(await s.subscribe(stub.url.replace('127.0.0.1', 'localhost')));
       assert.equal(await round(testDeliveryRunner({ handle: s.handle, clock: s.clock }, { target: s.target })), 1);
@@ -152,7 +153,7 @@ for (const backend of testBackends()) {
     });
 
     it("a slow origin fills only its own slots: another origin's rows, queued after, are delivered meanwhile", async (t) => {
-      const s = await scene(t, backend);
+      const s = await scene(t, backend, { connections: 2 });
       let release: () => void = () => undefined;
       const held = new Promise<void>((resolve) => (release = resolve));
       const slow = await s.stub(async (_request, response) => {
@@ -164,20 +165,21 @@ for (const backend of testBackends()) {
       const fastSubscription = await s.subscribe(fast.url);
       // Older than every fast row: a runner taking rows in due order would give them every slot.
       const slowRows: MatchesTable[] = [];
-      for (let i = 0; i < 12; i++) slowRows.push(await s.queue(slowSubscription));
+      for (let i = 0; i < 20; i++) slowRows.push(await s.queue(slowSubscription));
       const fastRows: MatchesTable[] = [];
       for (let i = 0; i < 3; i++) fastRows.push(await s.queue(fastSubscription));
-      const runner = testDeliveryRunner({ handle: s.handle, clock: s.clock }, { target: s.target, slotsPerOrigin: 2, batchSize: 4 });
-      // Claims of 4: the first takes only slow rows; the slow origin is then full (2 sent, 2
-      // waiting), so the next claims leave its rows out and reach the fast ones.
+      const runner = testDeliveryRunner({ handle: s.handle, clock: s.clock }, { target: s.target, connectionsPerOrigin: 2, batchSize: 4 });
+      // A claim of 4 takes only slow rows, and fills the slow origin's lane (twice its window of
+      // two: two on the wire, two waiting); the next claims leave it out and reach the fast rows.
       for (let i = 0; i < 3; i++) await runner.intake();
       const fastDone = async () => (await Promise.all(fastRows.map((r) => s.read(r.uuid)))).every((r) => r.state === 'delivered');
       for (let i = 0; i < 100 && !(await fastDone()); i++) await new Promise((r) => setTimeout(r, 20));
-      assert.equal(await fastDone(), true, 'the fast origin was served while the slow one held every one of its slots');
-      assert.equal(slow.requests.length, 2, 'no more in flight to the slow origin than its slots');
+      assert.equal(await fastDone(), true, 'the fast origin was served while the slow one held every one of its connections');
+      assert.equal(slow.requests.length, 2, 'no more on the wire to the slow origin than its connections');
       release();
       await runner.idle();
-      assert.equal((await Promise.all(slowRows.slice(0, 4).map((r) => s.read(r.uuid)))).filter((r) => r.state === 'delivered').length, 4);
+      const taken = (await Promise.all(slowRows.map((r) => s.read(r.uuid)))).filter((r) => r.state === 'delivered');
+      assert.equal(taken.length, 4, 'the slow lane held four rows, no more');
       assert.equal(slow.requests.length, 4);
     });
 
@@ -185,12 +187,13 @@ for (const backend of testBackends()) {
       const s = await scene(t, backend);
       const subscription = await s.subscribe('http://127.0.0.1:1/refused');
       const rows: MatchesTable[] = [];
-      for (let i = 0; i < 20; i++) rows.push(await s.queue(subscription));
-      const runner = testDeliveryRunner({ handle: s.handle, clock: s.clock }, { target: s.target, slotsPerOrigin: 4, schedule: { delaysMs: [60_000, 60_000], random: () => 0.5 } });
+      for (let i = 0; i < 30; i++) rows.push(await s.queue(subscription));
+      const runner = testDeliveryRunner({ handle: s.handle, clock: s.clock }, { target: s.target, connectionsPerOrigin: 4, schedule: { delaysMs: [60_000, 60_000], random: () => 0.5 } });
       const tried = async () => (await s.handle.db.selectFrom('attempts').select('uuid').execute()).length;
 
       await round(runner);
-      // Each slot's try, and the next row in each slot freed before the origin was known to be down.
+      // One per connection (the window of an origin not heard from yet), and the next row in
+      // each slot freed before the origin was known to be down.
       const first = 4 + DOWN_AFTER - 1;
       assert.equal(await tried(), first);
       assert.deepEqual(runner.downOrigins(), ['http://127.0.0.1:1']);
@@ -204,7 +207,7 @@ for (const backend of testBackends()) {
         assert.equal(await tried(), first + second, `one probe in second ${second}`);
       }
       const untried = (await Promise.all(rows.map((r) => s.read(r.uuid)))).filter((r) => r.attempts === 0);
-      assert.equal(untried.length, 20 - first - 3, 'the others were never tried');
+      assert.equal(untried.length, 30 - first - 3, 'the others were never tried');
       for (const row of untried) assert.equal(row.due, rows.find((r) => r.uuid === row.uuid)!.due, 'and kept their place');
     });
 
@@ -213,8 +216,8 @@ for (const backend of testBackends()) {
       const port = await freePort();
       const subscription = await s.subscribe(`http://127.0.0.1:${port}/`);
       const rows: MatchesTable[] = [];
-      for (let i = 0; i < 10; i++) rows.push(await s.queue(subscription));
-      const runner = testDeliveryRunner({ handle: s.handle, clock: s.clock }, { target: s.target, slotsPerOrigin: 4, schedule: { delaysMs: [60_000, 60_000], random: () => 0.5 } });
+      for (let i = 0; i < 16; i++) rows.push(await s.queue(subscription));
+      const runner = testDeliveryRunner({ handle: s.handle, clock: s.clock }, { target: s.target, connectionsPerOrigin: 4, schedule: { delaysMs: [60_000, 60_000], random: () => 0.5 } });
       await round(runner);
       assert.deepEqual(runner.downOrigins(), [`http://127.0.0.1:${port}`], 'nothing listens yet');
       const received: string[] = [];
@@ -229,13 +232,14 @@ for (const backend of testBackends()) {
       assert.deepEqual(runner.downOrigins(), [], 'the probe was answered');
       for (let i = 0; i < 4; i++) await round(runner);
       const states = (await Promise.all(rows.map((r) => s.read(r.uuid)))).map((r) => r.state);
-      // 10 rows: 6 tried before the origin was known to be down (due again in a minute), 4 not.
-      assert.equal(states.filter((state) => state === 'delivered').length, 4, 'the probe, then the three that waited untried');
-      assert.equal(received.length, 4);
+      // 16 rows: 6 tried before the origin was known to be down (due again in a minute), 10 not.
+      const tried = 4 + DOWN_AFTER - 1;
+      assert.equal(states.filter((state) => state === 'delivered').length, 16 - tried, 'the probe, then the rows that waited untried');
+      assert.equal(received.length, 16 - tried);
     });
 
     it('rows that waited until their lease has no room for an exchange go back to the queue untried, keeping their place', async (t) => {
-      const s = await scene(t, backend);
+      const s = await scene(t, backend, { connections: 1 });
       let release: () => void = () => undefined;
       const held = new Promise<void>((resolve) => (release = resolve));
       const slow = await s.stub(async (_request, response) => {
@@ -244,13 +248,15 @@ for (const backend of testBackends()) {
       });
       const subscription = await s.subscribe(slow.url);
       const rows: MatchesTable[] = [];
-      for (let i = 0; i < 3; i++) rows.push(await s.queue(subscription));
-      const runner = testDeliveryRunner({ handle: s.handle, clock: s.clock }, { target: s.target, slotsPerOrigin: 1 });
+      for (let i = 0; i < 4; i++) rows.push(await s.queue(subscription));
+      const runner = testDeliveryRunner({ handle: s.handle, clock: s.clock }, { target: s.target, connectionsPerOrigin: 1 });
       await runner.intake();
-      await eventually(() => slow.requests.length === 1, 'one in flight, two waiting');
+      await eventually(() => slow.requests.length === 1, 'one on the wire, one waiting in the lane, two left in the queue');
       // 2 s time-out and 0.5 s to settle: with less than 2.5 s of lease left, a row is not sent.
       s.now += TEST_LEASE_US - 2_000_000;
       await runner.intake();
+      const renewed = (row: MatchesTable) => row.locked_until === null || row.locked_until === s.now + TEST_LEASE_US;
+      await eventually(async () => (await Promise.all(rows.slice(1).map((r) => s.read(r.uuid)))).every(renewed), 'the old leases are given up');
       const waiting = await Promise.all(rows.slice(1).map((r) => s.read(r.uuid)));
       for (const [i, row] of waiting.entries()) {
         assert.deepEqual([row.state, row.attempts, row.due], ['deliver', 0, rows[i + 1]!.due], 'untried, in its place');
@@ -259,11 +265,13 @@ for (const backend of testBackends()) {
       }
       release();
       await runner.idle();
-      assert.equal(slow.requests.length, 3, 'the rows taken back under fresh leases were sent as the slot came free');
+      while ((await round(runner)) > 0);
+      assert.deepEqual((await Promise.all(rows.map((r) => s.read(r.uuid)))).map((r) => r.state), ['delivered', 'delivered', 'delivered', 'delivered']);
+      assert.equal(slow.requests.length, 4, 'each sent once');
     });
 
     it('rows waiting for a subscription whose target changes go back, and are sent to the new target', async (t) => {
-      const s = await scene(t, backend);
+      const s = await scene(t, backend, { connections: 1 });
       let release: () => void = () => undefined;
       const held = new Promise<void>((resolve) => (release = resolve));
       const old = await s.stub(async (_request, response) => {
@@ -272,18 +280,21 @@ for (const backend of testBackends()) {
       });
       const moved = await s.stub();
       const subscription = await s.subscribe(old.url);
-      const rows = [await s.queue(subscription), await s.queue(subscription)];
-      const runner = testDeliveryRunner({ handle: s.handle, clock: s.clock }, { target: s.target, slotsPerOrigin: 1 });
+      const rows = [await s.queue(subscription), await s.queue(subscription), await s.queue(subscription)];
+      const runner = testDeliveryRunner({ handle: s.handle, clock: s.clock }, { target: s.target, connectionsPerOrigin: 1 });
+      // One on the wire, the second waiting in the lane, the third left in the queue.
       await runner.intake();
+      await eventually(() => old.requests.length === 1, 'the first is on the wire');
       const changed = { ...subscription, target_url: moved.url, updated: 2 };
       await s.handle.db.updateTable('subscriptions').set({ target_url: moved.url, updated: 2 }).where('uuid', '=', subscription.uuid).execute();
       runner.subscriptionChanged({ kind: 'upsert', row: changed });
       await eventually(async () => (await s.read(rows[1]!.uuid)).locked_by === null, 'given back');
       release();
-      await round(runner);
-      assert.equal((await s.read(rows[1]!.uuid)).state, 'delivered');
-      assert.equal(moved.requests.length, 1);
-      assert.equal(old.requests.length, 1);
+      await runner.idle();
+      while ((await round(runner)) > 0);
+      assert.deepEqual((await Promise.all(rows.map((r) => s.read(r.uuid)))).map((r) => r.state), ['delivered', 'delivered', 'delivered']);
+      assert.equal(old.requests.length, 1, 'only the one already on its way went to the old target');
+      assert.equal(moved.requests.length, 2);
     });
   });
 }

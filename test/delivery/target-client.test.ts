@@ -131,6 +131,43 @@ describe('target client: connections', () => {
     assert.equal(stub.connections(), 2);
   });
 
+  it('starts the time-out when a connection is free: requests waiting for one do not time out', async (t) => {
+    const stub = await server(t, (_request, response) => setTimeout(() => response.end('ok'), 300));
+    const target = client(t, { connectionsPerOrigin: 2, timeoutMs: 500 });
+    const started = performance.now();
+    // Three rounds of 300 ms on two connections: the last pair waits 600 ms, longer than the time-out.
+    const responses = await Promise.all(Array.from({ length: 6 }, () => target.post({ url: stub.origin, auth: {}, body: EVENT })));
+    assert.deepEqual(responses.map((r) => [r.status, r.error]), Array.from({ length: 6 }, () => [200, null]));
+    assert.ok(performance.now() - started >= 850, 'the requests took turns');
+    for (const r of responses) assert.ok(r.durationMs >= 290 && r.durationMs < 500, `the exchange took ${r.durationMs} ms, waiting included?`);
+    assert.equal(stub.connections(), 2);
+  });
+
+  it('does not send a request that could not finish by endWithinMs once a connection is free: it comes back busy', async (t) => {
+    const stub = await server(t, (_request, response) => setTimeout(() => response.end('ok'), 400));
+    const target = client(t, { connectionsPerOrigin: 1, timeoutMs: 500 });
+    const first = target.post({ url: stub.origin, auth: {}, body: EVENT });
+    const started = performance.now();
+    // May wait 200 ms for the connection; it is busy for 400.
+    const busy = await target.post({ url: stub.origin, auth: {}, body: EVENT, endWithinMs: 700 });
+    assert.deepEqual([busy.busy, busy.status, busy.durationMs], [true, null, 0]);
+    assert.equal(busy.error, `not sent: every connection to ${stub.origin} stayed busy`);
+    const waited = performance.now() - started;
+    assert.ok(waited >= 190 && waited < 380, `gave up after ${waited} ms`);
+    // May wait 700 ms: gets the connection when the first answer is in.
+    const waiting = target.post({ url: stub.origin, auth: {}, body: EVENT, endWithinMs: 1_200 });
+    assert.equal((await first).status, 200);
+    const sent = await waiting;
+    assert.deepEqual([sent.busy, sent.status], [undefined, 200]);
+    assert.equal(stub.received.length, 2, 'the busy one was never sent');
+  });
+
+  it('sends at once when a connection is free, however little time is left', async (t) => {
+    const stub = await server(t, reply(200));
+    const response = await client(t, { timeoutMs: 500 }).post({ url: stub.origin, auth: {}, body: EVENT, endWithinMs: 0 });
+    assert.deepEqual([response.busy, response.status], [undefined, 200]);
+  });
+
   it('gives up a connection rather than read a body past 64 KiB', async (t) => {
     const stub = await server(t, (request, response) => response.end(request.url === '/big' ? 'x'.repeat(1024 * 1024) : 'ok'));
     const target = client(t, { connectionsPerOrigin: 1 });

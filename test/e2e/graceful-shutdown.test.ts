@@ -15,7 +15,7 @@ const EVENTS = 1_500;
 
 for (const backend of testBackends()) {
   describe(`graceful shutdown (${backend.name})`, () => {
-    it('finishes the deliveries in flight and releases the leases of the rows waiting in memory', async () => {
+    it('finishes the deliveries in flight and releases the leases of the rows waiting in memory', async (t) => {
       const database = await backend.create();
       // The target holds every request until told: deliveries stay in flight, the rest queue up.
       const held: ServerResponse[] = [];
@@ -61,12 +61,14 @@ for (const backend of testBackends()) {
         assert.ok(released.length > 0, `some rows were leased but not delivered at SIGTERM (${leasedBefore.length} leased, ${waiting.size} waiting at exit)`);
 
         const second = await startServer(env);
+        const secondStarted = performance.now();
         try {
           await eventually(
             async () => (await db.db.selectFrom('matches').select('state').where('state', '!=', 'delivered').execute()).length === 0,
             'every match delivered by the next instance, long before the old leases would run out',
             30_000,
           );
+          t.diagnostic(`the next instance delivered the ${waiting.size} rows left in ${((performance.now() - secondStarted) / 1000).toFixed(1)} s`);
         } finally {
           assert.equal(await second.stop(), 0);
         }

@@ -29,3 +29,21 @@ describe('claim pacer', () => {
     assert.equal(pacer.mayClaimBesides(), false);
   });
 });
+
+describe('claim pacer, with work left out', () => {
+  it('claims at once when a lane left out has room again, whatever the pacing', () => {
+    let now = 1_000;
+    const pacer = new ClaimPacer(100, 1_000, () => now);
+    pacer.claimed(0, new Set(['slow']));
+    assert.equal(pacer.mayClaim(), false, 'quiet: the claim found nothing');
+    pacer.roomAgain('other');
+    assert.equal(pacer.mayClaim(), false, 'a lane that was not left out changes nothing');
+    pacer.roomAgain('slow');
+    assert.equal(pacer.mayClaim(), true);
+    assert.equal(pacer.mayClaimBesides(), true);
+    pacer.claimed(3);
+    now += 1;
+    pacer.roomAgain('slow');
+    assert.equal(pacer.mayClaimBesides(), false, 'nothing was left out by the last claim');
+  });
+});

@@ -40,7 +40,7 @@ export function testDeliveryRunner(
   base: Common,
   options: Pick<DeliveryRunnerOptions, 'target'> & Partial<Omit<DeliveryRunnerOptions, 'queue' | 'settler' | 'clock' | 'holder'>>,
 ): DeliveryRunner {
-  return deliveryRunner({ ...common(base), targetTimeoutMs: 2_000, slotsPerOrigin: 4, secretKey: null, onSubscriptionChange: () => undefined, ...options });
+  return deliveryRunner({ ...common(base), targetTimeoutMs: 2_000, connectionsPerOrigin: 4, secretKey: null, onSubscriptionChange: () => undefined, ...options });
 }
 
 export function testPolicyRunner(
