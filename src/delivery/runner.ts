@@ -24,7 +24,7 @@ import type { Handoff } from '../routing/handoff.js';
 import { Lanes } from '../routing/lanes.js';
 import { nextBatch } from '../routing/next-batch.js';
 import type { Settler } from '../routing/settler.js';
-import { LeaseRoom, RunnerLoop } from '../routing/runner-loop.js';
+import { LeaseRoom, RunnerLoop, type Runner } from '../routing/runner-loop.js';
 import { openAuth } from '../subscriptions/secret-box.js';
 import type { Clock } from '../time/clock.js';
 import { decideDelivery, type RetrySchedule } from './decision.js';
@@ -62,24 +62,12 @@ export interface DeliveryRunnerOptions {
   onError: (error: unknown) => void;
 }
 
-export interface DeliveryRunner {
-  /**
-   * One round: gives back rows whose leases run short, takes in rows (handed over, claimed, a
-   * probe for a down origin) and starts what may start. Resolves with the rows taken in.
-   */
-  intake(): Promise<number>;
-  /** Resolves once nothing is in flight and every outcome is recorded. */
-  idle(): Promise<void>;
-  /** Runs rounds until stopped: when woken, and every `pollMs` besides. */
-  start(): void;
-  /** New rows may be waiting (handed over, or due). */
-  wake(): void;
+/** Its rounds also take a probe for each down origin with nothing to probe with. */
+export interface DeliveryRunner extends Runner {
   /** A subscription was written: rows of it waiting here with what it was before are given back. */
   subscriptionChanged(change: SubscriptionChange): void;
   /** Origins that are down now (for the metrics). */
   downOrigins(): string[];
-  /** Takes nothing more, waits for the deliveries in flight and their settlement. */
-  stop(): Promise<void>;
 }
 
 interface Delivery {

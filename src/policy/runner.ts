@@ -18,7 +18,7 @@ import type { HandedMatch, Handoff } from '../routing/handoff.js';
 import { Lanes } from '../routing/lanes.js';
 import { nextBatch } from '../routing/next-batch.js';
 import type { Settler } from '../routing/settler.js';
-import { LeaseRoom, RunnerLoop } from '../routing/runner-loop.js';
+import { LeaseRoom, RunnerLoop, type Runner } from '../routing/runner-loop.js';
 import type { Clock } from '../time/clock.js';
 import { decidePolicy } from './decision.js';
 import type { PolicyAnswer } from './policy-client.js';
@@ -55,16 +55,7 @@ export interface PolicyRunnerOptions {
   onError: (error: unknown) => void;
 }
 
-export interface PolicyRunner {
-  /** One round: gives back rows whose leases run short, takes in rows and asks what may be asked. */
-  intake(): Promise<number>;
-  /** Resolves once nothing is in flight and every answer is recorded. */
-  idle(): Promise<void>;
-  /** Runs rounds until stopped: when woken, and every `pollMs` besides. */
-  start(): void;
-  wake(): void;
-  stop(): Promise<void>;
-}
+export type PolicyRunner = Runner;
 
 /** The rows of one event matched for one user: one policy call. */
 interface Question {

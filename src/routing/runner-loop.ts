@@ -7,6 +7,20 @@ import type { MatchesTable } from '../db/tables.js';
 import type { Settler } from './settler.js';
 import { startWorkerLoop, type WorkerLoop } from './worker-loop.js';
 
+/** What the policy and delivery runners offer alike. */
+export interface Runner {
+  /** One round: gives back rows whose leases run short, takes in rows, starts what may start; resolves with the rows taken in. */
+  intake(): Promise<number>;
+  /** Resolves once nothing is in flight and every outcome is recorded. */
+  idle(): Promise<void>;
+  /** Runs rounds until stopped: when woken, and every `pollMs` besides. */
+  start(): void;
+  /** New rows may be waiting (handed over, or due). */
+  wake(): void;
+  /** Takes nothing more, waits for the calls in flight and their settlement. */
+  stop(): Promise<void>;
+}
+
 export interface RunnerLoopOptions {
   /** How often the queue is looked at when nothing wakes the runner (ms). */
   pollMs: number;

@@ -35,6 +35,8 @@ interface Scene {
   read(uuid: string): Promise<MatchesTable>;
   attempts(uuid: string): Promise<Array<{ status: number | null; error: string | null }>>;
   stub(answer?: StubAnswer): Promise<HttpStub>;
+  /** A target that holds every request until `release` is called, then answers 200. */
+  holdingStub(): Promise<{ stub: HttpStub; release: () => void }>;
 }
 
 /** `connections`: the sender's per origin, which the runner is told too. */
@@ -75,6 +77,15 @@ async function scene(t: TestContext, backend: TestBackend, { deny = [] as string
       const stub = await startStub(answer);
       stubs.push(stub);
       return stub;
+    },
+    holdingStub: async () => {
+      let release: () => void = () => undefined;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      const stub = await s.stub(async (_request, response) => {
+        await held;
+        response.writeHead(200).end();
+      });
+      return { stub, release };
     },
   };
   return s;
@@ -154,12 +165,7 @@ for (const backend of testBackends()) {
 
     it("a slow origin fills only its own slots: another origin's rows, queued after, are delivered meanwhile", async (t) => {
       const s = await scene(t, backend, { connections: 2 });
-      let release: () => void = () => undefined;
-      const held = new Promise<void>((resolve) => (release = resolve));
-      const slow = await s.stub(async (_request, response) => {
-        await held;
-        response.writeHead(200).end();
-      });
+      const { stub: slow, release } = await s.holdingStub();
       const fast = await s.stub();
       const slowSubscription = await s.subscribe(slow.url);
       const fastSubscription = await s.subscribe(fast.url);
@@ -240,12 +246,7 @@ for (const backend of testBackends()) {
 
     it('rows that waited until their lease has no room for an exchange go back to the queue untried, keeping their place', async (t) => {
       const s = await scene(t, backend, { connections: 1 });
-      let release: () => void = () => undefined;
-      const held = new Promise<void>((resolve) => (release = resolve));
-      const slow = await s.stub(async (_request, response) => {
-        await held;
-        response.writeHead(200).end();
-      });
+      const { stub: slow, release } = await s.holdingStub();
       const subscription = await s.subscribe(slow.url);
       const rows: MatchesTable[] = [];
       for (let i = 0; i < 4; i++) rows.push(await s.queue(subscription));
@@ -272,12 +273,7 @@ for (const backend of testBackends()) {
 
     it('rows waiting for a subscription whose target changes go back, and are sent to the new target', async (t) => {
       const s = await scene(t, backend, { connections: 1 });
-      let release: () => void = () => undefined;
-      const held = new Promise<void>((resolve) => (release = resolve));
-      const old = await s.stub(async (_request, response) => {
-        await held;
-        response.writeHead(200).end();
-      });
+      const { stub: old, release } = await s.holdingStub();
       const moved = await s.stub();
       const subscription = await s.subscribe(old.url);
       const rows = [await s.queue(subscription), await s.queue(subscription), await s.queue(subscription)];
