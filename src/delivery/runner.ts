@@ -93,25 +93,34 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
   async function intake(): Promise<number> {
     const now = clock();
     giveBackExpiring(now);
-    const taken = await takeRows(now);
-    const probes = await claimProbes(now);
-    await place([...taken, ...probes.map((row) => ({ row }))]);
+    const { taken, claimFailed } = await takeRows(now);
+    let rows = taken;
+    try {
+      rows = [...taken, ...(await claimProbes(now)).map((row) => ({ row }))];
+      await place(rows);
+    } catch (error) {
+      // Taken (out of the handoff, or claimed) but not placed: back to the queue, not left to
+      // wait out their leases. (A database that does not answer gets them with the settler's retries.)
+      giveBack(rows.map((t) => t.row));
+      throw error;
+    }
     dispatch();
-    return taken.length + probes.length;
+    if (claimFailed !== undefined) throw claimFailed;
+    return rows.length;
   }
 
   /** New rows: handed over first, then claimed, leaving out the work of origins that are full or down. */
-  async function takeRows(now: number): Promise<Array<{ row: MatchesTable; event?: EventRow }>> {
+  async function takeRows(now: number): Promise<{ taken: Array<{ row: MatchesTable; event?: EventRow }>; claimFailed?: unknown }> {
     const room = Math.min(options.batchSize, options.capacity - lanes.size);
-    if (room <= 0) return [];
+    if (room <= 0) return { taken: [] };
     const lease = { holder, now, durationUs: options.leaseUs };
     const claim = async (limit: number) => {
       const blocked = blockedOrigins();
       const excludeSubscriptions = blocked.flatMap((origin) => [...(subscriptionsOf.get(origin) ?? [])]);
       return { rows: await queue.claim('deliver', lease, limit, { excludeSubscriptions }), leftOut: new Set(blocked) };
     };
-    const { handed, claimed } = await nextBatch(options, now, room, claim);
-    return [...handed.map(({ row, event }) => ({ row, event })), ...claimed.map((row) => ({ row }))];
+    const { handed, claimed, claimFailed } = await nextBatch(options, now, room, claim);
+    return { taken: [...handed.map(({ row, event }) => ({ row, event })), ...claimed.map((row) => ({ row }))], claimFailed };
   }
 
   /** A down origin with nothing waiting gets one row of its own claimed, to probe it with. */

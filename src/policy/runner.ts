@@ -80,16 +80,24 @@ export function policyRunner(options: PolicyRunnerOptions): PolicyRunner {
       const excludeOwners = lanes.fullKeys();
       return { rows: await queue.claim('policy', lease, limit, { excludeOwners }), leftOut: new Set(excludeOwners) };
     };
-    const { handed, claimed } = await nextBatch(options, now, room, claim);
-    const work = [...handed, ...(await withEvents(claimed))];
+    const { handed, claimed, claimFailed } = await nextBatch(options, now, room, claim);
+    let work: HandedMatch[];
+    try {
+      work = [...handed, ...(await withEvents(claimed))];
+    } catch (error) {
+      // Taken but not placed: back to the queue, not left to wait out their leases.
+      giveBack([...handed.map((w) => w.row), ...claimed]);
+      throw error;
+    }
     const full: Question[] = [];
     for (const question of questions(work)) {
       // More than a user's lane holds: the queue keeps it until there is room.
       if (lanes.isFull(question.owner)) full.push(question);
       else lanes.add(question.owner, question);
     }
-    giveBack(full);
+    giveBack(rowsOf(full));
     dispatch();
+    if (claimFailed !== undefined) throw claimFailed;
     return handed.length + claimed.length;
   }
 
@@ -113,7 +121,7 @@ export function policyRunner(options: PolicyRunnerOptions): PolicyRunner {
     for (const { key, item } of lanes.start()) {
       if (item.rows.some((w) => leaseRoom.tooShort(w.row, now))) {
         lanes.finished(key);
-        giveBack([item]);
+        giveBack(rowsOf([item]));
         continue;
       }
       inFlight.add(ask(item));
@@ -160,12 +168,12 @@ export function policyRunner(options: PolicyRunnerOptions): PolicyRunner {
   }
 
   function giveBackExpiring(now: number): void {
-    if (leaseRoom.checkDue(now)) giveBack(lanes.removeWaiting((q) => q.rows.some((w) => leaseRoom.tooShort(w.row, now))));
+    if (leaseRoom.checkDue(now)) giveBack(rowsOf(lanes.removeWaiting((q) => q.rows.some((w) => leaseRoom.tooShort(w.row, now)))));
   }
 
-  /** Questions taken out of the lanes (or never put in) go back to the queue, untried, with the next settlement. */
-  function giveBack(given: readonly Question[]): void {
-    inFlight.add(settler.release(given.flatMap((q) => q.rows.map((w) => w.row.uuid))).catch(options.onError));
+  /** Rows taken out of the lanes (or never put in) go back to the queue, untried, with the next settlement. */
+  function giveBack(rows: readonly MatchesTable[]): void {
+    inFlight.add(settler.release(rows.map((row) => row.uuid)).catch(options.onError));
   }
 
   return {
@@ -175,6 +183,10 @@ export function policyRunner(options: PolicyRunnerOptions): PolicyRunner {
     wake: () => runner.wake(),
     stop: () => runner.stop(),
   };
+}
+
+function rowsOf(given: readonly Question[]): MatchesTable[] {
+  return given.flatMap((q) => q.rows.map((w) => w.row));
 }
 
 /** Rows grouped by (event, user): each group is one question to the policy service. */

@@ -16,6 +16,8 @@ export interface WorkSources {
 export interface Batch {
   handed: HandedMatch[];
   claimed: MatchesTable[];
+  /** The claim failed (the database is not answering): the rows handed over are still to be worked on; the caller reports it after. */
+  claimFailed?: unknown;
 }
 
 /** What a claim took, and the lanes whose work it left out (see claim-pacer.ts). */
@@ -31,7 +33,13 @@ export async function nextBatch(sources: WorkSources, now: number, limit: number
   const room = limit - handed.length;
   const mayClaim = room > 0 && (handed.length > 0 ? (pacer?.mayClaimBesides() ?? false) : inbox?.overflowing === true || (pacer?.mayClaim() ?? true));
   if (!mayClaim) return { handed, claimed: [] };
-  const { rows: claimed, leftOut } = await claim(room);
+  let result: Claimed;
+  try {
+    result = await claim(room);
+  } catch (error) {
+    return { handed, claimed: [], claimFailed: error };
+  }
+  const { rows: claimed, leftOut } = result;
   // A claim that found all it asked for left nothing out that it would have taken.
   pacer?.claimed(claimed.length, claimed.length < room ? leftOut : new Set());
   if (handed.length === 0 && claimed.length < room) inbox?.overflowDrained();

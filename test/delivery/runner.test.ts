@@ -8,7 +8,10 @@ import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import { describe, it, type TestContext } from 'node:test';
-import type { DatabaseHandle } from '../../src/db/connect.js';
+import { openDatabase, type DatabaseHandle } from '../../src/db/connect.js';
+import { syncSchema } from '../../src/db/migrate.js';
+import { isDatabaseUnavailable } from '../../src/db/unavailable.js';
+import { Handoff } from '../../src/routing/handoff.js';
 import { logEvent, pendingMatch } from '../../src/db/events.js';
 import { insertSubscription, type SubscriptionRow } from '../../src/db/subscriptions.js';
 import type { MatchesTable } from '../../src/db/tables.js';
@@ -16,7 +19,8 @@ import { addressGuard } from '../../src/delivery/address-guard.js';
 import { DOWN_AFTER } from '../../src/delivery/origin-health.js';
 import { createTargetClient, type TargetClient } from '../../src/delivery/target-client.js';
 import { sealSecret } from '../../src/subscriptions/secret-box.js';
-import { openTestDatabase, testBackends, type TestBackend } from '../support/database.js';
+import { createPostgres, openTestDatabase, POSTGRES_TEST_URL, testBackends, type TestBackend } from '../support/database.js';
+import { startDatabaseProxy } from '../support/database-proxy.js';
 import { eventually, startStub, type HttpStub, type StubAnswer } from '../support/http-stub.js';
 import { freePort } from '../support/processes.js';
 import { round, TEST_LEASE_US, testDeliveryRunner } from '../support/runners.js';
@@ -294,3 +298,43 @@ for (const backend of testBackends()) {
     });
   });
 }
+
+describe('delivery runner, the database failing mid-round', { skip: POSTGRES_TEST_URL ? false : 'NOTIFICATIONS_TEST_DATABASE_URL is not set' }, () => {
+  it('rows taken out of the handoff but not placed go back to the queue, not left to wait out their leases', async (t) => {
+    const database = await createPostgres(POSTGRES_TEST_URL!);
+    const direct = openDatabase(database.url);
+    const proxy = await startDatabaseProxy(database.url);
+    const handle = openDatabase(proxy.url, { timeoutMs: 300, boundStatements: true });
+    const target = createTargetClient({ timeoutMs: 2_000, connectionsPerOrigin: 4, guard: addressGuard({ allow: [], deny: [] }) });
+    t.after(async () => {
+      proxy.release();
+      await target.close();
+      await handle.close();
+      await proxy.close();
+      await direct.close();
+      await database.cleanup();
+    });
+    await syncSchema(direct);
+    const subscription: SubscriptionRow = {
+      uuid: randomUUID(), owner: 'alice', name: 'n', jsonpath: '$', dialect: 'rfc9535', target_url: 'http://127.0.0.1:9/',
+      auth: '{}', extensions: '{}', version: 'v0.1', created: 1, updated: 1, deleted: null, disabled: null, error: null,
+    };
+    await insertSubscription(direct.db, direct.capabilities, subscription);
+    const eventUuid = randomUUID();
+    const now = Date.now() * 1000;
+    const row = { ...pendingMatch(eventUuid, subscription, now), state: 'deliver' as const, locked_by: 'me', locked_until: now + TEST_LEASE_US };
+    const event = { uuid: eventUuid, source: '/t', event_id: 'e1', type: 't', spec_version: '1.0', body: '{}', received: now };
+    await logEvent(direct.db, event, [row]);
+    const inbox = new Handoff(10, 0);
+    inbox.reserve(1);
+    inbox.put([{ row, event, document: {} }]);
+    const runner = testDeliveryRunner({ handle }, { target, inbox });
+
+    proxy.hold();
+    await assert.rejects(runner.intake(), (error: unknown) => isDatabaseUnavailable(error));
+    proxy.release();
+    await runner.idle();
+    const stored = await direct.db.selectFrom('matches').select(['state', 'locked_by', 'attempts']).where('uuid', '=', row.uuid).executeTakeFirstOrThrow();
+    assert.deepEqual(stored, { state: 'deliver', locked_by: null, attempts: 0 }, 'given back untried');
+  });
+});

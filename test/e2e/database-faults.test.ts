@@ -83,7 +83,10 @@ describe('PostgreSQL connections terminated under a running server', { skip: POS
           return response.status === 200 && ((await response.json()) as { matches: number }).matches === 1;
         }, 'the victim answers and matches the subscription made while its connections were down', 10_000);
         assert.equal(victim.process.exitCode, null, 'the victim is still running');
-        await eventually(() => delivered(target).has('b1'), 'and delivers');
+        await eventually(() => delivered(target).has('b1'), 'and delivers').catch((error: unknown) => {
+          console.log(victim.logs().split('\n').filter((l) => /"level":(40|50|60)/.test(l)).map((l) => { const j = JSON.parse(l) as { msg: string; level: number; err?: { message: string; stack?: string } }; return `${j.level} ${j.msg} ${j.err?.message ?? ''} ${(j.err?.stack ?? '').split('\n').slice(1, 12).join(' | ')}`; }).join('\n'));
+          throw error;
+        });
         const now = await backends();
         assert.ok(now.some((pid) => !killed.includes(pid)), 'on new connections');
         await eventually(() => victim.logs().includes('subscriptions reloaded after listening was lost'), 'the victim reloads its subscriptions once it listens again');
