@@ -83,10 +83,6 @@ export class Lanes<T> {
     return this.lanes.has(key);
   }
 
-  running(key: string): number {
-    return this.lanes.get(key)?.running ?? 0;
-  }
-
   private dropIfEmpty(key: string, lane: Lane<T>): void {
     if (lane.running === 0 && lane.waiting.length === 0) this.lanes.delete(key);
   }
