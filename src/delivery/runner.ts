@@ -178,10 +178,11 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
     );
   }
 
-  function dispatch(): void {
+  /** Starts what may start: in every lane, or in `only` (the one whose slot just came free). */
+  function dispatch(only?: string): void {
     if (runner.stopping) return;
     const now = clock();
-    for (const { item } of lanes.start((origin, free) => health.allowance(origin, free, now))) {
+    for (const { item } of lanes.start((origin, free) => health.allowance(origin, free, now), only)) {
       countWaiting(item.subscription.uuid, -1);
       if (leaseRoom.tooShort(item.row, now)) {
         lanes.finished(item.origin);
@@ -227,7 +228,7 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
       disable: decision.disable === undefined ? [] : [{ subscription: subscription.uuid, reason: decision.disable, at }],
     });
     // The slot is free: the next row of this origin goes now, and the runner may take in more.
-    dispatch();
+    dispatch(origin);
     runner.wake();
     try {
       const settled = await settling;

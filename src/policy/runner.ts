@@ -115,10 +115,11 @@ export function policyRunner(options: PolicyRunnerOptions): PolicyRunner {
     });
   }
 
-  function dispatch(): void {
+  /** Starts what may start: in every lane, or in `only` (the one whose slot just came free). */
+  function dispatch(only?: string): void {
     if (runner.stopping) return;
     const now = clock();
-    for (const { key, item } of lanes.start()) {
+    for (const { key, item } of lanes.start(undefined, only)) {
       if (item.rows.some((w) => leaseRoom.tooShort(w.row, now))) {
         lanes.finished(key);
         giveBack(rowsOf([item]));
@@ -144,7 +145,7 @@ export function policyRunner(options: PolicyRunnerOptions): PolicyRunner {
       attempts: decision.attempt === undefined ? [] : rows.map((w) => ({ matchUuid: w.row.uuid, stage: 'policy' as const, ...decision.attempt! })),
       disable: [],
     });
-    dispatch();
+    dispatch(owner);
     runner.wake();
     let settled: Settled;
     try {

@@ -43,11 +43,13 @@ export class Lanes<T> {
   /**
    * Takes the items that may start now, oldest first in each lane, and counts them running: as
    * many as a lane has free slots, or fewer when `allowance` says so (a target that stopped
-   * answering is only probed).
+   * answering is only probed). `only`: that lane alone (the one whose slot just came free).
    */
-  start(allowance: (key: string, free: number) => number = (_key, free) => free): Array<{ key: string; item: T }> {
+  start(allowance: (key: string, free: number) => number = (_key, free) => free, only?: string): Array<{ key: string; item: T }> {
     const started: Array<{ key: string; item: T }> = [];
-    for (const [key, lane] of this.lanes) {
+    const one = only === undefined ? undefined : this.lanes.get(only);
+    const lanes: Iterable<[string, Lane<T>]> = only === undefined ? this.lanes : one === undefined ? [] : [[only, one]];
+    for (const [key, lane] of lanes) {
       if (lane.waiting.length === 0) continue;
       const free = this.slots(key) - lane.running;
       const take = Math.min(lane.waiting.length, free > 0 ? allowance(key, free) : 0);

@@ -248,6 +248,42 @@ for (const backend of testBackends()) {
       assert.equal(received.length, 16 - tried);
     });
 
+    it('a row the sender could not start within its lease (every connection busy) goes back untried', async (t) => {
+      const s = await scene(t, backend, { connections: 1 });
+      let holding = false;
+      let release: () => void = () => undefined;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      const stub = await s.stub(async (_request, response) => {
+        if (holding) await held;
+        response.writeHead(200).end();
+      });
+      const subscription = await s.subscribe(stub.url);
+      const inbox = new Handoff(10, 0);
+      const runner = testDeliveryRunner({ handle: s.handle, clock: s.clock }, { target: s.target, connectionsPerOrigin: 1, inbox });
+      // A quick answer first: the origin's window grows to two, one on the wire and one waiting in the sender.
+      await s.queue(subscription);
+      assert.equal(await round(runner), 1);
+      holding = true;
+      const hand = async (leaseLeftUs: number) => {
+        const row = await s.queue(subscription, { locked_by: 'me', locked_until: s.now + leaseLeftUs });
+        const event = await s.handle.db.selectFrom('events').selectAll().where('uuid', '=', row.event_uuid).executeTakeFirstOrThrow();
+        inbox.reserve(1);
+        inbox.put([{ row, event, document: {} }]);
+        return row;
+      };
+      const onTheWire = await hand(TEST_LEASE_US);
+      // 2.6 s of lease: room for the 2 s time-out and 0.5 s to record it, if sent within 0.1 s.
+      const tooLate = await hand(2_600_000);
+      await runner.intake();
+      await eventually(async () => (await s.read(tooLate.uuid)).locked_by === null, 'given back once no connection came free in time');
+      assert.deepEqual([(await s.read(tooLate.uuid)).state, (await s.read(tooLate.uuid)).attempts], ['deliver', 0]);
+      assert.deepEqual(await s.attempts(tooLate.uuid), [], 'not an attempt');
+      release();
+      await runner.idle();
+      assert.equal((await s.read(onTheWire.uuid)).state, 'delivered');
+      assert.equal(stub.requests.length, 2, 'the quick one and the one on the wire');
+    });
+
     it('rows that waited until their lease has no room for an exchange go back to the queue untried, keeping their place', async (t) => {
       const s = await scene(t, backend, { connections: 1 });
       const { stub: slow, release } = await s.holdingStub();

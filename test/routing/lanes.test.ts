@@ -14,6 +14,15 @@ describe('lanes', () => {
     assert.equal(lanes.size, 5);
   });
 
+  it('starts one lane alone when asked', () => {
+    const lanes = new Lanes<number>(() => 1);
+    lanes.add('a', 1);
+    lanes.add('b', 2);
+    assert.deepEqual(lanes.start(undefined, 'b'), [{ key: 'b', item: 2 }]);
+    assert.deepEqual(lanes.start(undefined, 'nowhere'), []);
+    assert.deepEqual(lanes.start(), [{ key: 'a', item: 1 }]);
+  });
+
   it('starts fewer when the allowance says so', () => {
     const lanes = new Lanes<number>(() => 4);
     for (const n of [1, 2, 3]) lanes.add('down', n);
