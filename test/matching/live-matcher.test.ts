@@ -54,3 +54,33 @@ describe('live matcher', () => {
     assert.deepEqual(matcher.match(event).map((m) => m.uuid), ['long']);
   });
 });
+
+describe('live matcher, reloaded after changes went unheard', () => {
+  const event = facilityEvent();
+  const uuids = (matcher: LiveMatcher) => matcher.match(event).map((m) => m.uuid).sort();
+
+  it('takes what the table holds, forgets what it no longer does, and keeps what was written while it read', async () => {
+    const matcher = new LiveMatcher();
+    matcher.load([row({ uuid: 'kept' }), row({ uuid: 'deleted-meanwhile' }), row({ uuid: 'written-during-reload' })]);
+    async function* pages() {
+      yield [row({ uuid: 'kept' })];
+      // A write this instance makes while the reload reads: the pages may be older than it.
+      matcher.apply({ kind: 'upsert', row: row({ uuid: 'written-during-reload', updated: 2 }) });
+      yield [row({ uuid: 'created-meanwhile' })];
+    }
+    const forgotten = await matcher.reload(pages());
+    assert.deepEqual(forgotten, ['deleted-meanwhile']);
+    assert.deepEqual(uuids(matcher), ['created-meanwhile', 'kept', 'written-during-reload']);
+  });
+
+  it('forgets nothing when the read fails part way', async () => {
+    const matcher = new LiveMatcher();
+    matcher.load([row({ uuid: 'a' }), row({ uuid: 'b' })]);
+    async function* pages() {
+      yield [row({ uuid: 'a' })];
+      throw new Error('connection terminated');
+    }
+    await assert.rejects(matcher.reload(pages()), /connection terminated/);
+    assert.deepEqual(uuids(matcher), ['a', 'b']);
+  });
+});
