@@ -11,6 +11,7 @@ import { maskUrlPassword } from '../config/values.js';
 import { GroupCommit, type TransactionRunner } from './group-commit.js';
 import { WalSync } from './wal-sync.js';
 import { withStatementCache } from './sqlite-statement-cache.js';
+import { within } from '../time/within.js';
 import { DatabaseUnavailable, isDatabaseUnavailable } from './unavailable.js';
 import type { Database } from './tables.js';
 
@@ -255,20 +256,12 @@ function boundedPool(pool: pg.Pool, timeoutMs: number, boundStatements: boolean)
       }
       if (!boundStatements) return client;
       let broken: Error | undefined;
-      const query = (text: string, parameters: readonly unknown[]) => {
-        const answer = client.query(text, parameters as unknown[]);
-        let timer: NodeJS.Timeout | undefined;
-        const timeUp = new Promise<never>((_resolve, reject) => {
-          timer = setTimeout(() => {
-            broken = new DatabaseUnavailable(`no answer from the database within ${seconds(timeoutMs)} (statement time-out)`);
-            reject(broken);
-            // What the statement's promise says once its connection is gone is of no interest.
-            answer.catch(() => undefined);
-            connectionOf(client)?.stream.destroy();
-          }, timeoutMs);
+      const query = (text: string, parameters: readonly unknown[]) =>
+        within(client.query(text, parameters as unknown[]), timeoutMs, () => {
+          broken = new DatabaseUnavailable(`no answer from the database within ${seconds(timeoutMs)} (statement time-out)`);
+          connectionOf(client)?.stream.destroy();
+          return broken;
         });
-        return Promise.race([answer, timeUp]).finally(() => clearTimeout(timer));
-      };
       return {
         // Kysely passes a cursor only when streaming (which the service does not): it goes unbounded.
         query: ((textOrCursor: unknown, parameters?: readonly unknown[]) =>
