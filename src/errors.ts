@@ -74,7 +74,7 @@ type MessageArguments<C extends ErrorCode> = Parameters<(typeof ERRORS)[C]['mess
 
 export const ERROR_CODES = Object.keys(ERRORS) as ErrorCode[];
 
-export function statusOf(code: ErrorCode): number {
+function statusOf(code: ErrorCode): number {
   return ERRORS[code].status;
 }
 

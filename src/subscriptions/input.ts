@@ -1,7 +1,8 @@
 /**
  * What a client sends about a subscription, checked beyond what the JSON schema can say. Every
- * failure is a 400 whose message starts with the field at fault (`body.auth.basic.username: …`,
- * the same form the schema errors take) and never repeats a credential.
+ * failure is a 400 of the catalogue (errors.ts: FIELD_*, TARGET_URL_INVALID, JSONPATH_SYNTAX,
+ * QUERY_PARAMETER_INVALID, BODY_TOO_DEEP) whose message starts with the field at fault
+ * (`body.auth.basic.username: …`, the same form the schema errors take) and never repeats a credential.
  */
 import { characterCount } from '../characters.js';
 import { serviceError } from '../errors.js';
