@@ -1,55 +1,121 @@
 /**
- * The error catalogue: every error the service answers with, its HTTP status and its JSON
- * shape `{"statusCode": 400, "error": "Bad Request", "message": "..."}`. Messages name the
- * field at fault and, where there is one, what to do next.
+ * The error catalogue: every error the HTTP API answers with, by its stable code, with its
+ * status and its message template. An answer is
+ * `{"statusCode": 400, "error": "Bad Request", "code": "FIELD_REQUIRED", "message": "body.name: required"}`:
+ * clients branch on `code`; the message is for people, names the field (header, parameter,
+ * attribute) at fault first and, where there is one, says what to do next. docs/errors.md
+ * describes each code; a test keeps the two in step.
+ *
+ * In templates, `field` is where the fault is, written as the messages write it:
+ * `body.auth.type`, `querystring.limit`, `ce-id`, `[2].source`, `content-type`.
  */
 import { STATUS_CODES } from 'node:http';
 
-export type ErrorKind = 'bad-request' | 'unauthenticated' | 'not-found' | 'too-large' | 'unsupported-media-type' | 'unavailable' | 'internal';
+interface Definition<Args extends unknown[]> {
+  readonly status: number;
+  readonly message: (...args: Args) => string;
+}
 
-const STATUS: Record<ErrorKind, number> = {
-  'bad-request': 400,
-  unauthenticated: 401,
-  'not-found': 404,
-  'too-large': 413,
-  'unsupported-media-type': 415,
-  unavailable: 503,
-  internal: 500,
-};
+const define = <Args extends unknown[]>(status: number, message: (...args: Args) => string): Definition<Args> => ({ status, message });
+
+const fieldProblem = (field: string, problem: string) => `${field}: ${problem}`;
+
+export const ERRORS = {
+  // 400: something in the request, named in the message, must change.
+  FIELD_REQUIRED: define(400, (field: string, condition?: string) => `${field}: required${condition === undefined ? '' : ` ${condition}`}`),
+  FIELD_UNKNOWN: define(400, (object: string, name: string) => `${object}: unknown field "${name}"`),
+  /** `expected`: "a string", "an object", "a string, an integer or a boolean". */
+  FIELD_TYPE: define(400, (field: string, expected: string) => `${field}: must be ${expected}`),
+  /** The right type, a value not allowed: too long, empty, a bad extension name, control characters. */
+  FIELD_INVALID: define(400, fieldProblem),
+  TARGET_URL_INVALID: define(400, (problem: string) => `body.target_url: ${problem}`),
+  /** `refusal`: what the address guard said, e.g. "address 10.0.0.1 is denied by NOTIFICATIONS_TARGET_DENY". */
+  TARGET_DENIED: define(400, (refusal: string) => `body.target_url: ${refusal}`),
+  /** `syntax`: a JsonPathSyntaxError's message, with the position where reading stopped. */
+  JSONPATH_SYNTAX: define(400, (field: string, syntax: string) => `${field}: ${syntax}`),
+  QUERY_PARAMETER_INVALID: define(400, fieldProblem),
+  BODY_NOT_JSON: define(400, (problem: string) => `body: ${problem}`),
+  BODY_TOO_DEEP: define(400, (field: string, maxDepth: number) => `${field}: nested deeper than ${maxDepth} levels`),
+  BODY_INCOMPLETE: define(400, (problem: string) => `body: ${problem}`),
+  /** A CloudEvent that breaks its spec version's rules; `field` is the attribute, header or batch member. */
+  CLOUDEVENT_INVALID: define(400, fieldProblem),
+  IDENTITY_HEADER_REPEATED: define(400, (header: string) => `the ${header} header is given more than once`),
+  PATH_INVALID: define(400, (path: string) => `path: ${path} is not a valid URL path (a % must start an escape of two hex digits, spelling UTF-8)`),
+  /** Not HTTP/1.1 as Node's parser reads it, or refused by Fastify for a reason without a code of its own. */
+  REQUEST_INVALID: define(400, (problem: string) => `request: ${problem}`),
+
+  /** `missing`: what is missing or wrong ("missing identity"); `requirement`: what the route needs. */
+  UNAUTHENTICATED: define(401, (missing: string, requirement: string) => `${missing}: ${requirement}`),
+
+  /** Missing, deleted, malformed or someone else's: the same answer, so nothing is revealed. */
+  SUBSCRIPTION_NOT_FOUND: define(404, (uuid: string) => `subscription ${uuid} not found`),
+  ROUTE_NOT_FOUND: define(404, (method: string, path: string) => `no such route: ${method} ${path}`),
+  METHOD_NOT_ALLOWED: define(405, (method: string, path: string, allowed: readonly string[]) => `method ${method} not allowed on ${path}; use ${allowed.join(', ')}`),
+  REQUEST_TIMEOUT: define(408, () => 'request: not received in time'),
+  BODY_TOO_LARGE: define(413, (limit: number | undefined) => `body: larger than the limit of ${limit ?? 'the configured'} bytes (NOTIFICATIONS_MAX_BODY)`),
+  /** The Content-Type (or its charset) is not one the route reads. */
+  MEDIA_TYPE_UNSUPPORTED: define(415, fieldProblem),
+  CONTENT_ENCODING_UNSUPPORTED: define(415, (coding: string) => `content-encoding: "${coding}" is not supported; send the body without a content coding`),
+  HEADERS_TOO_LARGE: define(431, () => "headers: the request line and headers are larger than the server accepts (Node's limit, 16 KiB by default)"),
+
+  /** What went wrong is logged with the request id; the answer says no more than that. */
+  INTERNAL: define(500, () => 'internal error; the request id in the log tells what happened'),
+  /** A subscription's stored `auth` does not open with this NOTIFICATIONS_SECRET_KEY; a PUT with new `auth` replaces it. */
+  CREDENTIALS_UNREADABLE: define(500, (damage?: string) =>
+    damage === undefined
+      ? 'stored target credentials are encrypted; start the service with the NOTIFICATIONS_SECRET_KEY they were written with'
+      : `stored target credentials are damaged (${damage})`,
+  ),
+  DATABASE_UNAVAILABLE: define(503, (timeoutMs: number) => `database: unavailable, or no answer within ${timeoutMs / 1000} s; try again later`),
+} as const;
+
+export type ErrorCode = keyof typeof ERRORS;
+type MessageArguments<C extends ErrorCode> = Parameters<(typeof ERRORS)[C]['message']>;
+
+export const ERROR_CODES = Object.keys(ERRORS) as ErrorCode[];
+
+function statusOf(code: ErrorCode): number {
+  return ERRORS[code].status;
+}
 
 export class ServiceError extends Error {
   override readonly name = 'ServiceError';
   readonly statusCode: number;
 
   constructor(
-    readonly kind: ErrorKind,
+    readonly code: ErrorCode,
     message: string,
     /** Sent as Retry-After: when asking again may succeed. */
     readonly retryAfterSeconds?: number,
   ) {
     super(message);
-    this.statusCode = STATUS[kind];
+    this.statusCode = statusOf(code);
   }
 }
 
-export const badRequest = (message: string) => new ServiceError('bad-request', message);
-export const notFound = (message: string) => new ServiceError('not-found', message);
-/** Missing, deleted, malformed or someone else's: the same answer, so nothing is revealed. */
-export const subscriptionNotFound = (uuid: string) => notFound(`subscription ${uuid} not found`);
+/** The error of `code`, its message made from the code's template. */
+export function serviceError<C extends ErrorCode>(code: C, ...args: MessageArguments<C>): ServiceError {
+  const template = ERRORS[code].message as (...a: MessageArguments<C>) => string;
+  return new ServiceError(code, template(...args));
+}
+
+export const subscriptionNotFound = (uuid: string) => serviceError('SUBSCRIPTION_NOT_FOUND', uuid);
 /**
  * The database did not answer within NOTIFICATIONS_DATABASE_TIMEOUT, or is not reachable: the
  * request may be sent again, after about as long.
  */
 export const databaseUnavailable = (timeoutMs: number) =>
-  new ServiceError('unavailable', `database: unavailable, or no answer within ${timeoutMs / 1000} s; try again later`, Math.max(1, Math.ceil(timeoutMs / 1000)));
-export const unsupportedJsonBody = () => new ServiceError('unsupported-media-type', 'body: unsupported Content-Type; send application/json');
+  new ServiceError('DATABASE_UNAVAILABLE', ERRORS.DATABASE_UNAVAILABLE.message(timeoutMs), Math.max(1, Math.ceil(timeoutMs / 1000)));
+export const unsupportedJsonBody = () => serviceError('MEDIA_TYPE_UNSUPPORTED', 'body', 'unsupported Content-Type; send application/json');
 
 export interface ErrorBody {
   statusCode: number;
   error: string;
+  code: ErrorCode;
   message: string;
 }
 
-export function errorBody(statusCode: number, message: string): ErrorBody {
-  return { statusCode, error: STATUS_CODES[statusCode] ?? 'Error', message };
+export function errorBody(code: ErrorCode, message: string): ErrorBody {
+  const statusCode = statusOf(code);
+  return { statusCode, error: STATUS_CODES[statusCode] ?? 'Error', code, message };
 }

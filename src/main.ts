@@ -26,6 +26,7 @@ import { startOutboundThread } from './delivery/outbound-thread.js';
 import { deliveryRunner } from './delivery/runner.js';
 import { EventLogBatch } from './events/event-log-batch.js';
 import { startRetentionPurge } from './events/retention.js';
+import { evaluationErrorReporter } from './matching/evaluation-errors.js';
 import { LiveMatcher } from './matching/live-matcher.js';
 import { startSubscriptionSync } from './matching/subscription-sync.js';
 import { createMetrics } from './metrics/registry.js';
@@ -117,8 +118,16 @@ async function serve(config: Config): Promise<number> {
     console.error(`${PROGRAM}: cannot open the database: ${error instanceof Error ? error.message : String(error)}`);
     return 1;
   }
+  const clock = systemClock();
+  const metrics = createMetrics({
+    queue: { reader: queueReader(database.db), clock, onError: (error) => log.warn({ err: error }, 'metrics: cannot read the queue from the database') },
+  });
   const matcher = new LiveMatcher({
     onUnusable: (uuid, error) => log.warn({ subscription: uuid, error: String(error) }, 'subscription left out of matching: its stored expression no longer compiles'),
+    onEvaluationError: evaluationErrorReporter({
+      count: (subscriptions) => metrics.matchEvaluationFailed(subscriptions),
+      log: (uuid, error) => log.warn({ subscription: uuid, error: String(error) }, 'subscription expression failed while matching an event: taken as no match (logged once per subscription)'),
+    }),
   });
   try {
     // Nothing but this process can reach an in-memory database, so no dbsync could prepare it.
@@ -138,13 +147,9 @@ async function serve(config: Config): Promise<number> {
     return 1;
   }
 
-  const clock = systemClock();
   const policyMode = config.policyUrl ? 'policy-service' : 'allow-all';
   const holder = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const leaseUs = config.leaseMs * 1000;
-  const metrics = createMetrics({
-    queue: { reader: queueReader(database.db), clock, onError: (error) => log.warn({ err: error }, 'metrics: cannot read the queue from the database') },
-  });
   const outbound = startOutboundThread(
     {
       target: { timeoutMs: config.targetTimeoutMs, connectionsPerOrigin: config.targetConcurrency, rules: { allow: config.targetAllow, deny: config.targetDeny } },

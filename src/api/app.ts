@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { DEFAULT_DATABASE_TIMEOUT_MS } from '../db/connect.js';
-import { databaseUnavailable, errorBody } from '../errors.js';
+import { databaseUnavailable, errorBody, serviceError } from '../errors.js';
 import { within } from '../time/within.js';
 import { answerClientError, errorHandler } from './error-handler.js';
 import { createLogger } from './logger.js';
@@ -90,13 +90,12 @@ export async function buildApp(options: AppOptions, routes: Array<(app: FastifyI
     const path = request.url.split('?')[0] ?? '';
     const allowed = allowedMethods(path);
     if (allowed.length === 0) {
-      void reply.status(404).send(errorBody(404, `no such route: ${request.method} ${path}`));
+      const error = serviceError('ROUTE_NOT_FOUND', request.method, path);
+      void reply.status(error.statusCode).send(errorBody(error.code, error.message));
       return;
     }
-    void reply
-      .status(405)
-      .header('allow', allowed.join(', '))
-      .send(errorBody(405, `method ${request.method} not allowed on ${path}; use ${allowed.join(', ')}`));
+    const error = serviceError('METHOD_NOT_ALLOWED', request.method, path, allowed);
+    void reply.status(error.statusCode).header('allow', allowed.join(', ')).send(errorBody(error.code, error.message));
   });
   await app.register(swagger, {
     openapi: {

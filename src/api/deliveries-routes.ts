@@ -14,7 +14,7 @@ import { attemptsOfMatches, findOwnedSubscriptionUuid, recentMatches, type Deliv
 import { subscriptionNotFound } from '../errors.js';
 import { parsePage } from '../subscriptions/input.js';
 import { canonicalUuid } from '../uuid.js';
-import { errors, identityHeaders, pageQuerystring, timestamp, uuidParams } from './eventmatch-schemas.js';
+import { EVERY_ROUTE, eventmatchErrors, identityHeaders, pageQuerystring, timestamp, uuidParams } from './eventmatch-schemas.js';
 import { formatTimestamp } from '../time/clock.js';
 import { actingUser, type IdentityOptions } from './identity.js';
 
@@ -127,6 +127,6 @@ function deliveriesSchema(userHeader: string) {
     headers: identityHeaders(userHeader),
     params: uuidParams,
     querystring: pageQuerystring(DELIVERIES_PAGE),
-    response: { 200: { type: 'array', items: deliveryRecord }, ...errors },
+    response: { 200: { type: 'array', items: deliveryRecord }, ...eventmatchErrors(...EVERY_ROUTE, 'QUERY_PARAMETER_INVALID', 'SUBSCRIPTION_NOT_FOUND') },
   };
 }

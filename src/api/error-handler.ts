@@ -7,19 +7,8 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyBaseLogger, FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
-import { databaseUnavailable, errorBody, ServiceError, unsupportedJsonBody } from '../errors.js';
-import { describeValidationErrors } from './validation-messages.js';
-
-const FASTIFY_STATUS: Record<string, number> = {
-  FST_ERR_CTP_BODY_TOO_LARGE: 413,
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: 415,
-  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 400,
-  FST_ERR_CTP_EMPTY_JSON_BODY: 400,
-  FST_ERR_CTP_INVALID_JSON_BODY: 400,
-  FST_ERR_BAD_URL: 400,
-  // Not reached while parameters may be as long as a request line (app.ts); a uuid is not found.
-  FST_ERR_MAX_PARAM_LENGTH: 404,
-};
+import { databaseUnavailable, errorBody, serviceError, ServiceError, unsupportedJsonBody } from '../errors.js';
+import { validationError } from './validation-messages.js';
 
 export type ErrorHandler = (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => void;
 
@@ -31,37 +20,57 @@ export function errorHandler(databaseTimeoutMs: number): ErrorHandler {
   };
 }
 
-function databaseUnavailableError(cause: unknown, timeoutMs: number, request: FastifyRequest): FastifyError {
+function databaseUnavailableError(cause: unknown, timeoutMs: number, request: FastifyRequest): ServiceError {
   request.log.warn({ err: cause }, 'the database is not answering: 503');
-  return databaseUnavailable(timeoutMs) as ServiceError & FastifyError;
+  return databaseUnavailable(timeoutMs);
 }
 
-function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
-  if (error instanceof ServiceError) {
-    if (error.statusCode >= 500 && error.kind !== 'unavailable') request.log.error({ err: error }, error.message);
-    if (error.retryAfterSeconds !== undefined) void reply.header('retry-after', String(error.retryAfterSeconds));
-    void reply.status(error.statusCode).send(errorBody(error.statusCode, error.message));
+function handleError(error: FastifyError | ServiceError, request: FastifyRequest, reply: FastifyReply): void {
+  const answer = error instanceof ServiceError ? error : fromFastify(error, request);
+  if (answer === undefined) {
+    request.log.error({ err: error }, 'unexpected error');
+    send(reply, serviceError('INTERNAL'));
     return;
   }
+  if (answer.statusCode >= 500 && answer.code !== 'DATABASE_UNAVAILABLE') request.log.error({ err: error }, error.message);
+  send(reply, answer);
+}
+
+function send(reply: FastifyReply, error: ServiceError): void {
+  if (error.retryAfterSeconds !== undefined) void reply.header('retry-after', String(error.retryAfterSeconds));
+  void reply.status(error.statusCode).send(errorBody(error.code, error.message));
+}
+
+/**
+ * Fastify's errors, by their codes only: a SyntaxError of ours (a stored value that does not
+ * parse) is a 500, not a 400 blaming the body. undefined: not the client's fault (a 500).
+ */
+function fromFastify(error: FastifyError, request: FastifyRequest): ServiceError | undefined {
   if (error.validation) {
-    const schema = request.routeOptions.schema;
-    const message = describeValidationErrors(error.validation, error.validationContext, schema, validatedData(request, error.validationContext));
-    void reply.status(400).send(errorBody(400, message));
-    return;
+    const data = validatedData(request, error.validationContext);
+    return validationError(error.validation, error.validationContext, request.routeOptions.schema, data);
   }
-  // Fastify's errors by their codes only: a SyntaxError of ours (a stored value that does not
-  // parse) is a 500, not a 400 blaming the body.
-  const status = error.code ? FASTIFY_STATUS[error.code] : undefined;
-  if (status) {
-    void reply.status(status).send(errorBody(status, clientMessage(error, status, request)));
-    return;
+  const path = request.url.split('?')[0] ?? '';
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return serviceError('BODY_TOO_LARGE', request.routeOptions.bodyLimit);
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return unsupportedJsonBody();
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return serviceError('BODY_NOT_JSON', 'empty; send a JSON object');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return serviceError('BODY_NOT_JSON', `not valid JSON (${error.message})`);
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return serviceError('BODY_INCOMPLETE', 'its length differs from the Content-Length header');
+    case 'FST_ERR_BAD_URL':
+      return serviceError('PATH_INVALID', path);
+    // Not reached while parameters may be as long as a request line (app.ts).
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return serviceError('ROUTE_NOT_FOUND', request.method, path);
   }
-  if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
-    void reply.status(error.statusCode).send(errorBody(error.statusCode, error.message));
-    return;
-  }
-  request.log.error({ err: error }, 'unexpected error');
-  void reply.status(500).send(errorBody(500, 'internal error; the request id in the log tells what happened'));
+  // Another refusal of the request (a plugin's, a later Fastify's): still the client's to fix.
+  if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) return serviceError('REQUEST_INVALID', error.message);
+  return undefined;
 }
 
 function validatedData(request: FastifyRequest, context: FastifyError['validationContext']): unknown {
@@ -77,29 +86,11 @@ function validatedData(request: FastifyRequest, context: FastifyError['validatio
   }
 }
 
-function clientMessage(error: FastifyError, status: number, request: FastifyRequest): string {
-  const path = request.url.split('?')[0];
-  switch (error.code) {
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return `body: larger than the limit of ${request.routeOptions.bodyLimit ?? 'the configured'} bytes (NOTIFICATIONS_MAX_BODY)`;
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return 'body: empty; send a JSON object';
-    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return 'body: its length differs from the Content-Length header';
-    case 'FST_ERR_BAD_URL':
-      return `path: ${path} is not a valid URL path (a % must start an escape of two hex digits, spelling UTF-8)`;
-    case 'FST_ERR_MAX_PARAM_LENGTH':
-      return `not found: ${path}`;
-  }
-  if (status === 415) return unsupportedJsonBody().message;
-  return `body: not valid JSON (${error.message})`;
-}
-
-/** `clientError` codes of Node's HTTP parser with an answer of their own; the others are 400. */
-const CLIENT_ERRORS: Record<string, [number, string]> = {
-  HPE_HEADER_OVERFLOW: [431, "headers: the request line and headers are larger than the server accepts (Node's limit, 16 KiB by default)"],
-  ERR_HTTP_REQUEST_TIMEOUT: [408, 'request: not received in time'],
-  HPE_INVALID_EOF_STATE: [400, 'body: the connection ended before the body was complete (shorter than its Content-Length)'],
+/** `clientError` codes of Node's HTTP parser with an answer of their own; the others are REQUEST_INVALID. */
+const CLIENT_ERRORS: Record<string, () => ServiceError> = {
+  HPE_HEADER_OVERFLOW: () => serviceError('HEADERS_TOO_LARGE'),
+  ERR_HTTP_REQUEST_TIMEOUT: () => serviceError('REQUEST_TIMEOUT'),
+  HPE_INVALID_EOF_STATE: () => serviceError('BODY_INCOMPLETE', 'the connection ended before the body was complete (shorter than its Content-Length)'),
 };
 
 /**
@@ -110,10 +101,11 @@ const CLIENT_ERRORS: Record<string, [number, string]> = {
 export function answerClientError(error: Error & { code?: string }, socket: Socket, log: FastifyBaseLogger): void {
   // A reset connection has nobody left to answer.
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
-  const [status, message] = CLIENT_ERRORS[error.code ?? ''] ?? [400, `request: not valid HTTP/1.1 (${error.message.replace(/^Parse Error: /, '')})`];
+  const answer = CLIENT_ERRORS[error.code ?? '']?.() ?? serviceError('REQUEST_INVALID', `not valid HTTP/1.1 (${error.message.replace(/^Parse Error: /, '')})`);
   log.debug({ err: error }, 'client error');
   if (socket.writable) {
-    const body = JSON.stringify(errorBody(status, message));
+    const status = answer.statusCode;
+    const body = JSON.stringify(errorBody(answer.code, answer.message));
     socket.write(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
         `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,

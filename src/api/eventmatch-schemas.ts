@@ -14,30 +14,48 @@ import {
   TARGET_URL_MAX_CHARACTERS,
 } from '../subscriptions/input.js';
 
+import type { ErrorCode } from '../errors.js';
+import { errorResponses } from './error-responses.js';
+
 const TAGS = ['subscriptions'];
 
-export const errorResponse = {
-  description: 'An error; the message names the offending field',
-  type: 'object',
-  properties: { statusCode: { type: 'integer' }, error: { type: 'string' }, message: { type: 'string' } },
-  required: ['statusCode', 'error', 'message'],
-} as const;
-
-/** What each error status means here; each route lists those it can answer. */
-const ERROR_STATUSES = {
+/** What each error status means here; the codes each route can answer are added to it. */
+const ERROR_STATUSES: Record<number, string> = {
   400: 'Invalid request: the message names the field, query parameter or header at fault (the identity header given twice, too)',
   401: 'No identity: the identity header (NOTIFICATIONS_USER_HEADER) is missing or empty and no NOTIFICATIONS_DEFAULT_USER is set',
   404: "No such subscription of the caller: missing, deleted, not a uuid, or someone else's (the same answer in every case)",
   413: 'The body is larger than NOTIFICATIONS_MAX_BODY',
   415: 'The body is not application/json in UTF-8, or has a Content-Encoding (content codings are not decoded)',
   500: 'Server error, e.g. stored credentials that do not open with this NOTIFICATIONS_SECRET_KEY',
-} as const;
+  503: 'The database did not answer within NOTIFICATIONS_DATABASE_TIMEOUT; ask again after Retry-After seconds',
+};
 
-type ErrorStatus = keyof typeof ERROR_STATUSES;
+/** The error answers of an /eventmatch route that can answer `codes`. */
+export const eventmatchErrors = (...codes: ErrorCode[]) => errorResponses(codes, (status) => ERROR_STATUSES[status] ?? String(status));
 
-export function errorResponses(...statuses: ErrorStatus[]): Record<number, object> {
-  return Object.fromEntries(statuses.map((status) => [status, { ...errorResponse, description: ERROR_STATUSES[status] }]));
-}
+/** Every /eventmatch route: who is asking, and what the server itself may fail at. */
+export const EVERY_ROUTE: readonly ErrorCode[] = ['IDENTITY_HEADER_REPEATED', 'UNAUTHENTICATED', 'INTERNAL', 'DATABASE_UNAVAILABLE'];
+/** A route that answers with subscription records opens their stored credentials. */
+const RECORDS: readonly ErrorCode[] = ['CREDENTIALS_UNREADABLE'];
+/** A route that reads a JSON body (requireJsonBody and parseJsonBody in eventmatch-routes.ts). */
+const JSON_BODY: readonly ErrorCode[] = [
+  'BODY_NOT_JSON',
+  'BODY_TOO_DEEP',
+  'BODY_INCOMPLETE',
+  'BODY_TOO_LARGE',
+  'MEDIA_TYPE_UNSUPPORTED',
+  'CONTENT_ENCODING_UNSUPPORTED',
+];
+/** What subscriptions/input.ts and the schema check in a subscription's fields. */
+const SUBSCRIPTION_FIELDS: readonly ErrorCode[] = [
+  'FIELD_REQUIRED',
+  'FIELD_UNKNOWN',
+  'FIELD_TYPE',
+  'FIELD_INVALID',
+  'TARGET_URL_INVALID',
+  'TARGET_DENIED',
+  'JSONPATH_SYNTAX',
+];
 
 const serviceSet = (description: string) => ({ description: `${description}; set by the service, ignored when sent` });
 
@@ -148,11 +166,6 @@ export const identityHeaders = (userHeader: string) => ({
   properties: { [userHeader]: { type: 'string', description: 'the acting user, set by the front proxy' } },
 });
 
-/** The errors of a route with a subscription uuid in its path and no body. */
-export const errors = errorResponses(400, 401, 404, 500);
-/** The errors of a route with a body: without a uuid (create, try an expression) and with one. */
-const bodyErrors = errorResponses(400, 401, 413, 415, 500);
-const uuidBodyErrors = errorResponses(400, 401, 404, 413, 415, 500);
 
 /** `?limit=&offset=` (app.ts turns their digits into numbers before the schema checks them). */
 export const pageQuerystring = (limits: { default: number; max: number }) => ({
@@ -178,7 +191,7 @@ export function eventmatchSchemas(userHeader: string) {
           description: 'The new subscription',
           headers: { Location: { type: 'string', description: 'its path: /eventmatch/{uuid}' } },
         },
-        ...bodyErrors,
+        ...eventmatchErrors(...EVERY_ROUTE, ...JSON_BODY, ...SUBSCRIPTION_FIELDS),
       },
     },
     list: {
@@ -186,16 +199,22 @@ export function eventmatchSchemas(userHeader: string) {
       summary: "The caller's live subscriptions, oldest first",
       headers,
       querystring: pageQuerystring({ default: PAGE_LIMIT_DEFAULT, max: PAGE_LIMIT_MAX }),
-      response: { 200: { type: 'array', items: subscriptionRecord }, ...errorResponses(400, 401, 500) },
+      response: { 200: { type: 'array', items: subscriptionRecord }, ...eventmatchErrors(...EVERY_ROUTE, ...RECORDS, 'QUERY_PARAMETER_INVALID') },
     },
-    get: { tags: TAGS, summary: 'A subscription', headers, params: uuidParams, response: { 200: subscriptionRecord, ...errors } },
+    get: {
+      tags: TAGS,
+      summary: 'A subscription',
+      headers,
+      params: uuidParams,
+      response: { 200: subscriptionRecord, ...eventmatchErrors(...EVERY_ROUTE, ...RECORDS, 'SUBSCRIPTION_NOT_FOUND') },
+    },
     update: {
       tags: TAGS,
       summary: 'Change some fields of a subscription',
       headers,
       params: uuidParams,
       body: { type: 'object', additionalProperties: false, properties: { ...writable, ...ignored } },
-      response: { 200: subscriptionRecord, ...uuidBodyErrors },
+      response: { 200: subscriptionRecord, ...eventmatchErrors(...EVERY_ROUTE, ...RECORDS, ...JSON_BODY, ...SUBSCRIPTION_FIELDS, 'SUBSCRIPTION_NOT_FOUND') },
     },
     remove: {
       tags: TAGS,
@@ -203,7 +222,7 @@ export function eventmatchSchemas(userHeader: string) {
       headers,
       params: uuidParams,
       // A body is not needed; one that is sent is read by the same rules as any other.
-      response: { 200: { ...subscriptionRecord, description: 'the final record' }, ...uuidBodyErrors },
+      response: { 200: { ...subscriptionRecord, description: 'the final record' }, ...eventmatchErrors(...EVERY_ROUTE, ...RECORDS, ...JSON_BODY, 'SUBSCRIPTION_NOT_FOUND') },
     },
     tryExpression: {
       tags: TAGS,
@@ -218,7 +237,7 @@ export function eventmatchSchemas(userHeader: string) {
         },
         required: ['jsonpath', 'event'],
       },
-      response: { 200: tryItResult, ...bodyErrors },
+      response: { 200: tryItResult, ...eventmatchErrors(...EVERY_ROUTE, ...JSON_BODY, 'FIELD_REQUIRED', 'FIELD_UNKNOWN', 'FIELD_TYPE', 'FIELD_INVALID', 'JSONPATH_SYNTAX') },
     },
     trySubscription: {
       tags: TAGS,
@@ -226,7 +245,7 @@ export function eventmatchSchemas(userHeader: string) {
       headers,
       params: uuidParams,
       body: { type: 'object', description: 'a CloudEvent in structured-mode JSON form' },
-      response: { 200: tryItResult, ...uuidBodyErrors },
+      response: { 200: tryItResult, ...eventmatchErrors(...EVERY_ROUTE, ...JSON_BODY, 'FIELD_TYPE', 'SUBSCRIPTION_NOT_FOUND') },
     },
   };
 }

@@ -3,7 +3,7 @@
  * configured default user (compatibility mode) when a request has none.
  */
 import type { FastifyRequest } from 'fastify';
-import { badRequest, ServiceError } from '../errors.js';
+import { serviceError } from '../errors.js';
 
 export interface IdentityOptions {
   /** Lower-cased header name, e.g. `http-remote-user`. */
@@ -17,12 +17,12 @@ export function actingUser(request: FastifyRequest, options: IdentityOptions): s
   // Two copies of the header mean the proxy appended to a client's own instead of replacing it;
   // Node would join them into "a, b", which must not pass for a user name.
   if (Array.isArray(value) || occurrences(request.raw.rawHeaders, options.header) > 1) {
-    throw badRequest(`the ${displayName(options.header)} header is given more than once`);
+    throw serviceError('IDENTITY_HEADER_REPEATED', displayName(options.header));
   }
   const user = value?.trim() ?? '';
   if (user !== '') return user;
   if (options.defaultUser !== null) return options.defaultUser;
-  throw new ServiceError('unauthenticated', `missing identity: the ${displayName(options.header)} header is required`);
+  throw serviceError('UNAUTHENTICATED', 'missing identity', `the ${displayName(options.header)} header is required`);
 }
 
 function occurrences(rawHeaders: string[], name: string): number {

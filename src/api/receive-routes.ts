@@ -6,8 +6,9 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { parseReceived } from '../cloudevents/index.js';
-import { ServiceError } from '../errors.js';
+import { serviceError } from '../errors.js';
 import { refuseContentCoding } from './content-coding.js';
+import { errorResponses } from './error-responses.js';
 import { receiveEvent, type ReceiveDependencies } from '../events/receive.js';
 import type { Metrics } from '../metrics/metrics.js';
 
@@ -19,6 +20,31 @@ export interface ReceiveRouteDependencies extends ReceiveDependencies {
   metrics?: Metrics;
 }
 
+const RECEIVE_STATUSES: Record<number, string> = {
+  400: 'Not a valid CloudEvent, or not valid JSON; the message names the attribute (ce-* header, [index] in a batch) at fault. Nothing was logged',
+  401: 'NOTIFICATIONS_RECEIVE_TOKEN is set and the request lacks Authorization: Bearer <that token>',
+  413: 'The body is larger than NOTIFICATIONS_MAX_BODY',
+  415: 'Neither structured, binary nor batched mode, a JSON charset other than UTF-8, or a Content-Encoding',
+  500: 'Server error',
+  503: 'The database did not answer within NOTIFICATIONS_DATABASE_TIMEOUT; send the event again after Retry-After seconds',
+};
+
+const RECEIVE_ERRORS = errorResponses(
+  [
+    'CLOUDEVENT_INVALID',
+    'BODY_NOT_JSON',
+    'BODY_TOO_DEEP',
+    'BODY_INCOMPLETE',
+    'UNAUTHENTICATED',
+    'BODY_TOO_LARGE',
+    'MEDIA_TYPE_UNSUPPORTED',
+    'CONTENT_ENCODING_UNSUPPORTED',
+    'INTERNAL',
+    'DATABASE_UNAVAILABLE',
+  ],
+  (status) => RECEIVE_STATUSES[status] ?? String(status),
+);
+
 export function receiveRoutes(deps: ReceiveRouteDependencies) {
   const expectedToken = deps.receiveToken === null ? null : Buffer.from(deps.receiveToken);
   return async (app: FastifyInstance) => {
@@ -28,7 +54,7 @@ export function receiveRoutes(deps: ReceiveRouteDependencies) {
       scope.post(
         '/receive',
         {
-          schema: { tags: ['receiving'], summary: 'Receive a CloudEvent (structured, binary or batched mode)' },
+          schema: { tags: ['receiving'], summary: 'Receive a CloudEvent (structured, binary or batched mode)', response: RECEIVE_ERRORS },
           onRequest: async (request, reply) => {
             checkToken(request, expectedToken);
             refuseContentCoding(request, reply);
@@ -59,6 +85,6 @@ function checkToken(request: FastifyRequest, expected: Buffer | null): void {
   const given = /^Bearer (.+)$/i.exec(request.headers.authorization ?? '')?.[1] ?? '';
   const actual = Buffer.from(given);
   if (actual.length !== expected.length || !timingSafeEqual(actual, expected)) {
-    throw new ServiceError('unauthenticated', 'missing or wrong bearer token: /receive requires Authorization: Bearer <NOTIFICATIONS_RECEIVE_TOKEN>');
+    throw serviceError('UNAUTHENTICATED', 'missing or wrong bearer token', '/receive requires Authorization: Bearer <NOTIFICATIONS_RECEIVE_TOKEN>');
   }
 }

@@ -1,11 +1,13 @@
 /**
- * Turns JSON-schema validation errors into one message that names the field:
- * `body.target_url: must be a string`, `body: unknown field "colour"`,
- * `querystring.limit: must be an integer from 1 to 1000`, `body.name: at most 200 characters (found 201)`.
+ * Turns a JSON-schema validation error into the catalogue's error, whose message names the field:
+ * `body.target_url: must be a string` (FIELD_TYPE), `body: unknown field "colour"` (FIELD_UNKNOWN),
+ * `querystring.limit: must be an integer from 1 to 1000` (QUERY_PARAMETER_INVALID),
+ * `body.name: at most 200 characters (found 201)` (FIELD_INVALID).
  */
 import type { FastifySchema } from 'fastify';
 import type { FastifySchemaValidationError, SchemaErrorDataVar } from 'fastify/types/schema.js';
 import { characterCount } from '../characters.js';
+import { serviceError, ServiceError } from '../errors.js';
 
 interface IntegerSchema {
   type?: unknown;
@@ -13,40 +15,48 @@ interface IntegerSchema {
   maximum?: number;
 }
 
-/** `data`: what was validated (the body, the query…), for the sizes a message reports. */
-export function describeValidationErrors(
-  errors: FastifySchemaValidationError[],
+/**
+ * `errors`: Ajv stops at the first (allErrors: false), which is the one answered.
+ * `data`: what was validated (the body, the query…), for the sizes a message reports.
+ */
+export function validationError(
+  errors: readonly FastifySchemaValidationError[],
   context: SchemaErrorDataVar | undefined,
   schema?: FastifySchema,
   data?: unknown,
-): string {
-  return errors.map((e) => describeOne(e, context ?? 'body', schema, data)).join('; ');
+): ServiceError {
+  const [first] = errors;
+  const where = context ?? 'body';
+  if (first === undefined) return serviceError('FIELD_INVALID', where, 'invalid');
+  const error = describe(first, where, schema, data);
+  // Whatever is wrong in a query string (an unknown parameter too), it is a parameter to fix.
+  return where === 'querystring' ? new ServiceError('QUERY_PARAMETER_INVALID', error.message) : error;
 }
 
-function describeOne(error: FastifySchemaValidationError, context: string, schema: FastifySchema | undefined, data: unknown): string {
+function describe(error: FastifySchemaValidationError, context: string, schema: FastifySchema | undefined, data: unknown): ServiceError {
   const path = context + error.instancePath.replace(/\//g, '.');
   const params = error.params as Record<string, unknown>;
   const integer = context === 'querystring' ? queryInteger(schema, error.instancePath.slice(1)) : undefined;
   // Whatever is wrong with an integer parameter (not digits, repeated, out of range), the fix is the same.
-  if (integer) return `${path}: must be ${range(integer)}`;
+  if (integer) return serviceError('QUERY_PARAMETER_INVALID', path, `must be ${range(integer)}`);
   switch (error.keyword) {
     case 'additionalProperties':
-      return `${path}: unknown field "${String(params['additionalProperty'])}"`;
+      return serviceError('FIELD_UNKNOWN', path, String(params['additionalProperty']));
     case 'required':
-      return `${path}.${String(params['missingProperty'])}: required`;
+      return serviceError('FIELD_REQUIRED', `${path}.${String(params['missingProperty'])}`);
     case 'type':
-      return `${path}: must be ${article(String(params['type']))}`;
+      return serviceError('FIELD_TYPE', path, article(String(params['type'])));
     case 'maxLength': {
       const value = valueAt(data, error.instancePath);
-      return `${path}: at most ${String(params['limit'])} characters${typeof value === 'string' ? ` (found ${characterCount(value)})` : ''}`;
+      return serviceError('FIELD_INVALID', path, `at most ${String(params['limit'])} characters${typeof value === 'string' ? ` (found ${characterCount(value)})` : ''}`);
     }
     case 'maxProperties': {
       const value = valueAt(data, error.instancePath);
       const found = typeof value === 'object' && value !== null ? ` (found ${Object.keys(value).length})` : '';
-      return `${path}: at most ${String(params['limit'])} entries${found}`;
+      return serviceError('FIELD_INVALID', path, `at most ${String(params['limit'])} entries${found}`);
     }
     default:
-      return `${path}: ${error.message ?? 'invalid'}`;
+      return serviceError('FIELD_INVALID', path, error.message ?? 'invalid');
   }
 }
 

@@ -3,7 +3,7 @@
  * `datacontenttype` in Content-Type. The event is turned into its structured JSON form, the
  * one document every later stage works on.
  */
-import { badRequest } from '../errors.js';
+import { serviceError } from '../errors.js';
 import type { JsonValue } from '../jsonpath/index.js';
 import { decodeUtf8, parseJsonBody } from './json-body.js';
 import { declaresUtf8OrNothing, isJsonMediaType, requireUtf8Json, type MediaType } from './media-type.js';
@@ -25,10 +25,10 @@ export function parseBinary(message: ReceivedMessage, type: MediaType): Received
   const specversion = attributes.get('specversion') ?? '';
   if (specversion !== '1.0' && specversion !== '0.3') throw unsupportedSpecversion(specversion, label('specversion'));
   for (const name of ['data', 'data_base64']) {
-    if (attributes.has(name)) throw badRequest(`${PREFIX}${name}: not an attribute; in binary mode the body is the data`);
+    if (attributes.has(name)) throw serviceError('CLOUDEVENT_INVALID', `${PREFIX}${name}`, 'not an attribute; in binary mode the body is the data');
   }
   if (attributes.has('datacontenttype')) {
-    throw badRequest('ce-datacontenttype: not allowed in binary mode; the Content-Type header carries the media type of the body');
+    throw serviceError('CLOUDEVENT_INVALID', 'ce-datacontenttype', 'not allowed in binary mode; the Content-Type header carries the media type of the body');
   }
 
   const document: JsonObject = {};
@@ -82,7 +82,7 @@ function headerAttributes(headers: ReceivedMessage['headers']): Map<string, stri
     const name = lower.slice(PREFIX.length);
     // Node joins repeated custom headers with ", ", so only a hand-built record can get here twice.
     if (attributes.has(name) || (Array.isArray(raw) && raw.length !== 1)) {
-      throw badRequest(`${lower}: sent more than once; each attribute appears at most once`);
+      throw serviceError('CLOUDEVENT_INVALID', lower, 'sent more than once; each attribute appears at most once');
     }
     attributes.set(name, decodeHeaderValue(Array.isArray(raw) ? (raw[0] as string) : raw, lower));
   }
@@ -101,7 +101,7 @@ function decodeHeaderValue(value: string, header: string): string {
     const char = chars[i] as string;
     if (char === '%') {
       const hex = `${chars[i + 1] ?? ''}${chars[i + 2] ?? ''}`;
-      if (!/^[0-9A-Fa-f]{2}$/.test(hex)) throw badRequest(`${header}: "%" must start a percent-encoded byte such as %20 (use %25 for "%")`);
+      if (!/^[0-9A-Fa-f]{2}$/.test(hex)) throw serviceError('CLOUDEVENT_INVALID', header, '"%" must start a percent-encoded byte such as %20 (use %25 for "%")');
       bytes.push(parseInt(hex, 16));
       i += 2;
     } else if (char.length === 1 && char.charCodeAt(0) <= 0xff) {
@@ -111,7 +111,7 @@ function decodeHeaderValue(value: string, header: string): string {
     }
   }
   const decoded = decodeUtf8(Uint8Array.from(bytes));
-  if (decoded === undefined) throw badRequest(`${header}: not valid UTF-8 once percent-decoded`);
+  if (decoded === undefined) throw serviceError('CLOUDEVENT_INVALID', header, 'not valid UTF-8 once percent-decoded');
   return decoded;
 }
 
@@ -125,6 +125,6 @@ function unquote(value: string, header: string): string {
     else if (quoted && char === '\\' && i + 1 < value.length) result += value[++i];
     else result += char;
   }
-  if (quoted) throw badRequest(`${header}: unterminated quoted string`);
+  if (quoted) throw serviceError('CLOUDEVENT_INVALID', header, 'unterminated quoted string');
   return result;
 }

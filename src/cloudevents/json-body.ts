@@ -2,7 +2,7 @@
  * Message bodies that must be JSON: strictly UTF-8 (RFC 8259 8.1), so a broken byte is a 400
  * rather than a U+FFFD silently stored and delivered.
  */
-import { badRequest } from '../errors.js';
+import { serviceError } from '../errors.js';
 import { MAX_DOCUMENT_DEPTH, nestedDeeperThan, type JsonValue } from '../jsonpath/index.js';
 
 // JSON may drop a leading byte order mark (RFC 8259 8.1); text data keeps every character.
@@ -21,15 +21,15 @@ export function decodeUtf8(bytes: Uint8Array, dropBom = false): string | undefin
 /** `maxDepth`: how deeply the document may nest; /eventmatch/test wraps an event one level down. */
 export function parseJsonBody(body: Buffer, maxDepth = MAX_DOCUMENT_DEPTH): JsonValue {
   const text = decodeUtf8(body, true);
-  if (text === undefined) throw badRequest('body: not valid UTF-8, which JSON requires');
+  if (text === undefined) throw serviceError('BODY_NOT_JSON', 'not valid UTF-8, which JSON requires');
   let value: JsonValue;
   try {
     value = JSON.parse(text) as JsonValue;
   } catch (error) {
     if (!(error instanceof SyntaxError)) throw error;
     const position = /position (\d+)/.exec(error.message)?.[1];
-    throw badRequest(text.trim() === '' ? 'body: not valid JSON (empty)' : `body: not valid JSON${position === undefined ? '' : ` (at character ${position})`}`);
+    throw serviceError('BODY_NOT_JSON', text.trim() === '' ? 'not valid JSON (empty)' : `not valid JSON${position === undefined ? '' : ` (at character ${position})`}`);
   }
-  if (nestedDeeperThan(value, maxDepth)) throw badRequest(`body: nested deeper than ${maxDepth} levels`);
+  if (nestedDeeperThan(value, maxDepth)) throw serviceError('BODY_TOO_DEEP', 'body', maxDepth);
   return value;
 }

@@ -1,7 +1,7 @@
 /**
  * Content-Type headers: what the HTTP binding needs to pick a mode and to read a body.
  */
-import { ServiceError } from '../errors.js';
+import { serviceError } from '../errors.js';
 
 export interface MediaType {
   /** `type/subtype`, lower-cased; '' when the header is absent or empty. */
@@ -75,9 +75,6 @@ export function declaresUtf8OrNothing(type: MediaType): boolean {
 /** RFC 8259 8.1: JSON exchanged between systems is UTF-8; another charset is a representation we do not read. */
 export function requireUtf8Json(type: MediaType): void {
   if (!declaresUtf8OrNothing(type)) {
-    throw new ServiceError(
-      'unsupported-media-type',
-      `content-type: charset "${type.parameters['charset']}" is not supported for JSON: send UTF-8 (charset=utf-8)`,
-    );
+    throw serviceError('MEDIA_TYPE_UNSUPPORTED', 'content-type', `charset "${type.parameters['charset']}" is not supported for JSON: send UTF-8 (charset=utf-8)`);
   }
 }

@@ -3,7 +3,7 @@
  * otherwise a `ce-specversion` header says binary; otherwise an `application/json` body that is
  * an event object is taken as structured, which is how many producers post events.
  */
-import { badRequest, ServiceError } from '../errors.js';
+import { serviceError, type ServiceError } from '../errors.js';
 import type { JsonValue } from '../jsonpath/index.js';
 import { binarySpecversion, parseBinary } from './binary-mode.js';
 import { parseJsonBody } from './json-body.js';
@@ -32,7 +32,7 @@ export function parseReceived(message: ReceivedMessage): ParsedMessage {
 }
 
 function unsupported(what: string): ServiceError {
-  return new ServiceError('unsupported-media-type', `unsupported media type ${what}: ${HOW}`);
+  return serviceError('MEDIA_TYPE_UNSUPPORTED', `unsupported media type ${what}`, HOW);
 }
 
 function readJson(body: Buffer, type: MediaType): JsonValue {
@@ -41,16 +41,16 @@ function readJson(body: Buffer, type: MediaType): JsonValue {
 }
 
 function parseStructured(body: JsonValue): ReceivedEvent {
-  if (Array.isArray(body)) throw badRequest(`body: must be a JSON object (one event); send a JSON array as ${BATCHED}`);
-  if (!isJsonObject(body)) throw badRequest('body: must be a JSON object (one event)');
+  if (Array.isArray(body)) throw serviceError('CLOUDEVENT_INVALID', 'body', `must be a JSON object (one event); send a JSON array as ${BATCHED}`);
+  if (!isJsonObject(body)) throw serviceError('CLOUDEVENT_INVALID', 'body', 'must be a JSON object (one event)');
   return validateEvent(body, (attribute) => attribute);
 }
 
 /** An empty array is a valid batch (JSON format 4.3) and yields no events. */
 function parseBatch(body: JsonValue): ReceivedEvent[] {
-  if (!Array.isArray(body)) throw badRequest(`body: must be a JSON array of events (${BATCHED})`);
+  if (!Array.isArray(body)) throw serviceError('CLOUDEVENT_INVALID', 'body', `must be a JSON array of events (${BATCHED})`);
   const events = body.map((member, index) => {
-    if (!isJsonObject(member)) throw badRequest(`[${index}]: must be an event object`);
+    if (!isJsonObject(member)) throw serviceError('CLOUDEVENT_INVALID', `[${index}]`, 'must be an event object');
     return validateEvent(member, (attribute) => `[${index}].${attribute}`);
   });
   // HTTP binding 3.3.2: all events of a batch MUST have the same specversion.
@@ -58,7 +58,7 @@ function parseBatch(body: JsonValue): ReceivedEvent[] {
   events.forEach((event, index) => {
     if (event.specVersion !== first) {
       const name = event.specVersion === '0.1' ? 'cloudEventsVersion' : 'specversion';
-      throw badRequest(`[${index}].${name}: every event in a batch must have the same spec version as [0] (${first})`);
+      throw serviceError('CLOUDEVENT_INVALID', `[${index}].${name}`, `every event in a batch must have the same spec version as [0] (${first})`);
     }
   });
   return events;

@@ -7,7 +7,7 @@
  * 0.1 shape (what the facility's metadata service still sends) get the checks their specs make
  * and no more, so that events the original service accepted are not refused now.
  */
-import { badRequest } from '../errors.js';
+import { serviceError, type ServiceError } from '../errors.js';
 import type { JsonValue } from '../jsonpath/index.js';
 import { isAbsoluteUri, isBase64, isCloudEventsString, isInt32, isRfc3339, isUriReference } from './attribute-types.js';
 import { isMediaType } from './media-type.js';
@@ -23,20 +23,21 @@ const ACCEPTED = '(1.0, 0.3 and the legacy 0.1 are accepted)';
  */
 const MAX_IDENTITY_BYTES = 1_024;
 const INT32_RANGE = '-2147483648 to 2147483647';
+const NOT_A_STRING = 'must not contain control characters, unpaired surrogates or Unicode noncharacters (CloudEvents String)';
 
 export function validateEvent(document: JsonObject, label: Label): ReceivedEvent {
   const specversion = present(document['specversion']);
   if (specversion === undefined && present(document['cloudEventsVersion']) !== undefined) return validateV01(document, label);
-  if (specversion === undefined) throw badRequest(`${label('specversion')}: required`);
+  if (specversion === undefined) throw invalid(label('specversion'), 'required');
   if (specversion === '1.0' || specversion === '0.3') return validateV1OrV03(document, specversion, label);
   throw unsupportedSpecversion(specversion, label('specversion'));
 }
 
-export function unsupportedSpecversion(specversion: JsonValue, field: string): Error {
+export function unsupportedSpecversion(specversion: JsonValue, field: string): ServiceError {
   if (specversion === '0.1') {
-    return badRequest(`${field}: 0.1 events carry cloudEventsVersion, eventID and eventType instead (the legacy 0.1 shape, structured mode)`);
+    return invalid(field, '0.1 events carry cloudEventsVersion, eventID and eventType instead (the legacy 0.1 shape, structured mode)');
   }
-  return badRequest(`${field}: unsupported version ${JSON.stringify(specversion)} ${ACCEPTED}`);
+  return invalid(field, `unsupported version ${JSON.stringify(specversion)} ${ACCEPTED}`);
 }
 
 const V1_ATTRIBUTES = new Set(['specversion', 'id', 'source', 'type', 'datacontenttype', 'dataschema', 'subject', 'time']);
@@ -49,9 +50,9 @@ function validateV1OrV03(document: JsonObject, version: '1.0' | '0.3', label: La
   const v1 = version === '1.0';
   const id = requiredString(document, 'id', label, v1);
   const source = present(document['source']);
-  if (source === undefined) throw badRequest(`${label('source')}: required`);
+  if (source === undefined) throw invalid(label('source'), 'required');
   if (typeof source !== 'string' || source === '' || !isUriReference(source)) {
-    throw badRequest(`${label('source')}: must be a non-empty URI-reference`);
+    throw invalid(label('source'), 'must be a non-empty URI-reference');
   }
   const type = requiredString(document, 'type', label, v1);
   checkIdentityLength(id, label('id'));
@@ -59,22 +60,22 @@ function validateV1OrV03(document: JsonObject, version: '1.0' | '0.3', label: La
 
   const datacontenttype = optionalString(document, 'datacontenttype', label);
   if (datacontenttype !== undefined && !isMediaType(datacontenttype)) {
-    throw badRequest(`${label('datacontenttype')}: must be a media type such as "application/json" (RFC 2046)`);
+    throw invalid(label('datacontenttype'), 'must be a media type such as "application/json" (RFC 2046)');
   }
   const subject = optionalString(document, 'subject', label);
-  if (subject === '') throw badRequest(`${label('subject')}: must be a non-empty string`);
-  if (v1 && subject !== undefined && !isCloudEventsString(subject)) throw badRequest(notAString(label('subject')));
+  if (subject === '') throw invalid(label('subject'), 'must be a non-empty string');
+  if (v1 && subject !== undefined && !isCloudEventsString(subject)) throw invalid(label('subject'), NOT_A_STRING);
   const time = optionalString(document, 'time', label);
-  if (time !== undefined && !isRfc3339(time)) throw badRequest(`${label('time')}: not an RFC 3339 timestamp`);
+  if (time !== undefined && !isRfc3339(time)) throw invalid(label('time'), 'not an RFC 3339 timestamp');
 
   if (v1) {
     const dataschema = optionalString(document, 'dataschema', label);
-    if (dataschema !== undefined && !isAbsoluteUri(dataschema)) throw badRequest(`${label('dataschema')}: must be a non-empty absolute URI`);
+    if (dataschema !== undefined && !isAbsoluteUri(dataschema)) throw invalid(label('dataschema'), 'must be a non-empty absolute URI');
     validateDataBase64(document, label);
   } else {
     const schemaurl = optionalString(document, 'schemaurl', label);
     if (schemaurl !== undefined && (schemaurl === '' || !isUriReference(schemaurl))) {
-      throw badRequest(`${label('schemaurl')}: must be a non-empty URI-reference`);
+      throw invalid(label('schemaurl'), 'must be a non-empty URI-reference');
     }
     validateContentEncoding(document, label);
   }
@@ -90,63 +91,63 @@ function validateV1OrV03(document: JsonObject, version: '1.0' | '0.3', label: La
 function validateDataBase64(document: JsonObject, label: Label): void {
   const encoded = present(document['data_base64']);
   if (encoded === undefined) return;
-  if (typeof encoded !== 'string' || !isBase64(encoded)) throw badRequest(`${label('data_base64')}: must be a base64 string (RFC 4648)`);
-  if (document['data'] !== undefined) throw badRequest(`${label('data_base64')}: not allowed together with data; send one of them`);
+  if (typeof encoded !== 'string' || !isBase64(encoded)) throw invalid(label('data_base64'), 'must be a base64 string (RFC 4648)');
+  if (document['data'] !== undefined) throw invalid(label('data_base64'), 'not allowed together with data; send one of them');
 }
 
 /** 0.3 `datacontentencoding`: RFC 2045 names several encodings, CloudEvents defines only Base64. */
 function validateContentEncoding(document: JsonObject, label: Label): void {
   const encoding = optionalString(document, 'datacontentencoding', label);
   if (encoding === undefined) return;
-  if (encoding.toLowerCase() !== 'base64') throw badRequest(`${label('datacontentencoding')}: must be "base64", the only encoding CloudEvents 0.3 defines`);
+  if (encoding.toLowerCase() !== 'base64') throw invalid(label('datacontentencoding'), 'must be "base64", the only encoding CloudEvents 0.3 defines');
   const data = present(document['data']);
   if (data !== undefined && (typeof data !== 'string' || !isBase64(data))) {
-    throw badRequest(`${label('data')}: must be a base64 string when datacontentencoding is "base64"`);
+    throw invalid(label('data'), 'must be a base64 string when datacontentencoding is "base64"');
   }
 }
 
 function validateExtension(name: string, value: JsonValue, version: '1.0' | '0.3', label: Label): void {
   const field = label(name === '' ? '""' : name);
   if (version === '1.0' && !V1_EXTENSION_NAME.test(name)) {
-    throw badRequest(`${field}: extension attribute names are 1 to 20 lowercase letters (a-z) or digits (CloudEvents 1.0)`);
+    throw invalid(field, 'extension attribute names are 1 to 20 lowercase letters (a-z) or digits (CloudEvents 1.0)');
   }
   if (version === '0.3' && !V03_EXTENSION_NAME.test(name)) {
-    throw badRequest(`${field}: extension attribute names are lowercase letters (a-z) or digits (CloudEvents 0.3)`);
+    throw invalid(field, 'extension attribute names are lowercase letters (a-z) or digits (CloudEvents 0.3)');
   }
   if (value === null || typeof value === 'boolean') return;
   if (typeof value === 'string') {
-    if (version === '1.0' && !isCloudEventsString(value)) throw badRequest(notAString(field));
+    if (version === '1.0' && !isCloudEventsString(value)) throw invalid(field, NOT_A_STRING);
     return;
   }
   if (typeof value === 'number') {
-    if (!isInt32(value)) throw badRequest(`${field}: numbers in attributes must be integers from ${INT32_RANGE} (CloudEvents Integer)`);
+    if (!isInt32(value)) throw invalid(field, `numbers in attributes must be integers from ${INT32_RANGE} (CloudEvents Integer)`);
     return;
   }
   // 0.3 has a Map type; 1.0 dropped it.
   if (version === '0.3' && isJsonObject(value)) return;
   const allowed = version === '1.0' ? 'a string, a boolean or an integer' : 'a string, a boolean, an integer or an object';
-  throw badRequest(`${field}: an extension attribute must be ${allowed}`);
+  throw invalid(field, `an extension attribute must be ${allowed}`);
 }
 
 function validateV01(document: JsonObject, label: Label): ReceivedEvent {
   const version = document['cloudEventsVersion'];
-  if (version !== '0.1') throw badRequest(`${label('cloudEventsVersion')}: unsupported version ${JSON.stringify(version)} ${ACCEPTED}`);
+  if (version !== '0.1') throw invalid(label('cloudEventsVersion'), `unsupported version ${JSON.stringify(version)} ${ACCEPTED}`);
   const id = requiredString(document, 'eventID', label, false);
   const type = requiredString(document, 'eventType', label, false);
   const source = requiredString(document, 'source', label, false);
   checkIdentityLength(id, label('eventID'));
   checkIdentityLength(source, label('source'));
   const eventTime = optionalString(document, 'eventTime', label);
-  if (eventTime !== undefined && !isRfc3339(eventTime)) throw badRequest(`${label('eventTime')}: not an RFC 3339 timestamp`);
+  if (eventTime !== undefined && !isRfc3339(eventTime)) throw invalid(label('eventTime'), 'not an RFC 3339 timestamp');
   for (const name of ['eventTypeVersion', 'schemaURL', 'contentType']) optionalString(document, name, label);
   const extensions = present(document['extensions']);
-  if (extensions !== undefined && !isJsonObject(extensions)) throw badRequest(`${label('extensions')}: must be an object`);
+  if (extensions !== undefined && !isJsonObject(extensions)) throw invalid(label('extensions'), 'must be an object');
   return { specVersion: '0.1', id, source, type, document };
 }
 
 function checkIdentityLength(value: string, field: string): void {
   const bytes = Buffer.byteLength(value);
-  if (bytes > MAX_IDENTITY_BYTES) throw badRequest(`${field}: at most ${MAX_IDENTITY_BYTES} bytes as UTF-8 (found ${bytes}); it identifies the event in the log`);
+  if (bytes > MAX_IDENTITY_BYTES) throw invalid(field, `at most ${MAX_IDENTITY_BYTES} bytes as UTF-8 (found ${bytes}); it identifies the event in the log`);
 }
 
 /** JSON event format 2.2: a `null` attribute is the same as an absent one. */
@@ -156,19 +157,19 @@ function present(value: JsonValue | undefined): JsonValue | undefined {
 
 function requiredString(document: JsonObject, name: string, label: Label, cloudEventsString: boolean): string {
   const value = present(document[name]);
-  if (value === undefined) throw badRequest(`${label(name)}: required`);
-  if (typeof value !== 'string') throw badRequest(`${label(name)}: must be a string`);
-  if (value === '') throw badRequest(`${label(name)}: must be a non-empty string`);
-  if (cloudEventsString && !isCloudEventsString(value)) throw badRequest(notAString(label(name)));
+  if (value === undefined) throw invalid(label(name), 'required');
+  if (typeof value !== 'string') throw invalid(label(name), 'must be a string');
+  if (value === '') throw invalid(label(name), 'must be a non-empty string');
+  if (cloudEventsString && !isCloudEventsString(value)) throw invalid(label(name), NOT_A_STRING);
   return value;
 }
 
 function optionalString(document: JsonObject, name: string, label: Label): string | undefined {
   const value = present(document[name]);
-  if (value !== undefined && typeof value !== 'string') throw badRequest(`${label(name)}: must be a string`);
+  if (value !== undefined && typeof value !== 'string') throw invalid(label(name), 'must be a string');
   return value;
 }
 
-function notAString(field: string): string {
-  return `${field}: must not contain control characters, unpaired surrogates or Unicode noncharacters (CloudEvents String)`;
+function invalid(field: string, problem: string): ServiceError {
+  return serviceError('CLOUDEVENT_INVALID', field, problem);
 }

@@ -18,10 +18,12 @@ export type MatcherChange = { kind: 'upsert'; row: MatchableRow } | { kind: 'del
 export interface LiveMatcherOptions {
   /** A stored expression that no longer compiles (written under other limits): left out. */
   onUnusable?: (uuid: string, error: unknown) => void;
+  /** An expression threw while evaluated against an event (taken as no match): the subscriptions that share it. */
+  onEvaluationError?: (uuids: ReadonlySet<string>, error: unknown) => void;
 }
 
 export class LiveMatcher {
-  private readonly index = new SubscriptionIndex<string>();
+  private readonly index: SubscriptionIndex<string>;
   private readonly owners = new Map<string, string>();
   /**
    * What each unusable subscription was written with, so that being told of the same row again
@@ -32,7 +34,9 @@ export class LiveMatcher {
   /** While a reload is under way: the subscriptions written meanwhile, which it must not forget. */
   private touched: Set<string> | undefined;
 
-  constructor(private readonly options: LiveMatcherOptions = {}) {}
+  constructor(private readonly options: LiveMatcherOptions = {}) {
+    this.index = new SubscriptionIndex(options.onEvaluationError);
+  }
 
   load(rows: readonly MatchableRow[]): void {
     for (const row of rows) this.apply({ kind: 'upsert', row });

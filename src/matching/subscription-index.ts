@@ -51,9 +51,12 @@ export interface IndexStats {
   /** Events matched so far, and the full evaluations that took. */
   lookups: number;
   evaluations: number;
-  /** Evaluations that threw (taken as no match): none, while compile-time limits hold. */
+  /** Evaluations that threw (taken as no match): rare, while compile-time and document limits hold. */
   failures: number;
 }
+
+/** Told of each evaluation that threw: the subscriptions sharing the expression, and what it threw. */
+export type EvaluationErrorListener<Id> = (subscribers: ReadonlySet<Id>, error: unknown) => void;
 
 export class SubscriptionIndex<Id> {
   private readonly entries = new Map<string, Entry<Id>>();
@@ -65,6 +68,8 @@ export class SubscriptionIndex<Id> {
   private lookups = 0;
   private evaluations = 0;
   private failures = 0;
+
+  constructor(private readonly onEvaluationError?: EvaluationErrorListener<Id>) {}
 
   /** Adds or replaces the subscription `id`. */
   set(id: Id, compiled: CompiledJsonPath): void {
@@ -140,8 +145,9 @@ export class SubscriptionIndex<Id> {
     this.evaluations++;
     try {
       return entry.matches(event);
-    } catch {
+    } catch (error) {
       this.failures++;
+      this.onEvaluationError?.(entry.subscribers, error);
       return false;
     }
   }

@@ -20,4 +20,6 @@ export interface Metrics {
   deliverySettled(outcome: DeliveryOutcome, attemptSeconds?: number, latencySeconds?: number): void;
   /** The retention purge deleted these many events, and these many matches with them. */
   eventsPurged(events: number, matches: number): void;
+  /** An expression threw while matching an event, for these many subscriptions sharing it: no match for them. */
+  matchEvaluationFailed(subscriptions: number): void;
 }

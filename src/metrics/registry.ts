@@ -74,6 +74,11 @@ export function createMetrics(options: MetricsOptions = {}): ServiceMetrics {
     help: 'Match rows deleted with the events of notifications_events_purged_total (their attempts went with them).',
     registers,
   });
+  const evaluationErrors = new Counter({
+    name: 'notifications_match_evaluation_errors_total',
+    help: 'Subscriptions whose expression threw while matching an event, one per subscription and event: taken as no match (the log names each subscription once).',
+    registers,
+  });
   // Every known series starts at 0, so a rate over it exists before its first event.
   for (const outcome of ['logged', 'duplicate']) received.inc({ outcome }, 0);
   for (const outcome of Object.values(POLICY_LABELS)) policyAnswers.inc({ outcome }, 0);
@@ -97,6 +102,7 @@ export function createMetrics(options: MetricsOptions = {}): ServiceMetrics {
       purgedEvents.inc(events);
       purgedMatches.inc(matches);
     },
+    matchEvaluationFailed: (subscriptions) => evaluationErrors.inc(subscriptions),
     trackDownOrigins: (count) => {
       new Gauge({
         name: 'notifications_target_origins_down',

@@ -1,10 +1,11 @@
 /**
  * What a client sends about a subscription, checked beyond what the JSON schema can say. Every
- * failure is a 400 whose message starts with the field at fault (`body.auth.basic.username: …`,
- * the same form the schema errors take) and never repeats a credential.
+ * failure is a 400 of the catalogue (errors.ts: FIELD_*, TARGET_URL_INVALID, JSONPATH_SYNTAX,
+ * QUERY_PARAMETER_INVALID, BODY_TOO_DEEP) whose message starts with the field at fault
+ * (`body.auth.basic.username: …`, the same form the schema errors take) and never repeats a credential.
  */
 import { characterCount } from '../characters.js';
-import { badRequest } from '../errors.js';
+import { serviceError } from '../errors.js';
 import { compileJsonPath, JsonPathSyntaxError, MAX_DOCUMENT_DEPTH, nestedDeeperThan, type CompiledJsonPath, type DialectMode, type JsonValue } from '../jsonpath/index.js';
 
 export type Auth =
@@ -52,7 +53,7 @@ const SERVICE_SET_FIELDS = ['uuid', 'user', 'created', 'updated', 'deleted', 've
 
 export function validateCreate(body: Body, mode: DialectMode): SubscriptionCreateInput {
   for (const field of ['name', 'jsonpath', 'target_url'] as const) {
-    if (body[field] === undefined) throw badRequest(`body.${field}: required`);
+    if (body[field] === undefined) throw serviceError('FIELD_REQUIRED', `body.${field}`);
   }
   return validateUpdate(body, mode) as SubscriptionCreateInput;
 }
@@ -60,7 +61,7 @@ export function validateCreate(body: Body, mode: DialectMode): SubscriptionCreat
 export function validateUpdate(body: Body, mode: DialectMode): SubscriptionChangeInput {
   for (const field of Object.keys(body)) {
     if (!(WRITABLE as readonly string[]).includes(field) && !(SERVICE_SET_FIELDS as readonly string[]).includes(field)) {
-      throw badRequest(`body: unknown field "${field}"`);
+      throw serviceError('FIELD_UNKNOWN', 'body', field);
     }
   }
   const input: SubscriptionChangeInput = {};
@@ -75,20 +76,20 @@ export function validateUpdate(body: Body, mode: DialectMode): SubscriptionChang
 
 function validateName(value: unknown): string {
   const name = requireAtMost(requireString(value, 'body.name'), NAME_MAX_CHARACTERS, 'body.name');
-  if (name.trim() === '') throw badRequest('body.name: must not be empty');
+  if (name.trim() === '') throw serviceError('FIELD_INVALID', 'body.name', 'must not be empty');
   // PostgreSQL cannot store NUL, and would store an unpaired surrogate as U+FFFD.
-  if (DISALLOWED_IN_STRING.test(name)) throw badRequest('body.name: must not contain control characters, unpaired surrogates or noncharacters');
+  if (DISALLOWED_IN_STRING.test(name)) throw serviceError('FIELD_INVALID', 'body.name', 'must not contain control characters, unpaired surrogates or noncharacters');
   return name;
 }
 
 /** Compiles `value` in the first dialect of `mode` that accepts it; 400 with the error's position. */
 function compileExpression(value: unknown, field: string, mode: DialectMode): CompiledJsonPath {
   const source = requireString(value, field);
-  if (UNPAIRED_SURROGATE.test(source)) throw badRequest(`${field}: must not contain unpaired surrogates (write them as \\u escapes)`);
+  if (UNPAIRED_SURROGATE.test(source)) throw serviceError('FIELD_INVALID', field, 'must not contain unpaired surrogates (write them as \\u escapes)');
   try {
     return compileJsonPath(source, mode);
   } catch (error) {
-    if (error instanceof JsonPathSyntaxError) throw badRequest(`${field}: ${error.message}`);
+    if (error instanceof JsonPathSyntaxError) throw serviceError('JSONPATH_SYNTAX', field, error.message);
     throw error;
   }
 }
@@ -100,20 +101,20 @@ function compileExpression(value: unknown, field: string, mode: DialectMode): Co
  */
 function validateTargetUrl(value: unknown): string {
   const text = requireAtMost(requireString(value, 'body.target_url'), TARGET_URL_MAX_CHARACTERS, 'body.target_url');
-  if (/[\s\x00-\x1f\x7f]/.test(text)) throw badRequest('body.target_url: must not contain spaces or control characters');
+  if (/[\s\x00-\x1f\x7f]/.test(text)) throw serviceError('TARGET_URL_INVALID', 'must not contain spaces or control characters');
   let url: URL;
   try {
     url = new URL(text);
   } catch {
-    throw badRequest('body.target_url: must be an absolute http or https URL, e.g. https://example.org/events');
+    throw serviceError('TARGET_URL_INVALID', 'must be an absolute http or https URL, e.g. https://example.org/events');
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw badRequest(`body.target_url: must be an http or https URL, not ${url.protocol.slice(0, -1)}`);
+    throw serviceError('TARGET_URL_INVALID', `must be an http or https URL, not ${url.protocol.slice(0, -1)}`);
   }
   // `http:host` parses as http://host/: stored as written, it would not say where deliveries go.
-  if (!/^https?:\/\/[^/]/i.test(text)) throw badRequest('body.target_url: must be an absolute http or https URL, e.g. https://example.org/events');
+  if (!/^https?:\/\/[^/]/i.test(text)) throw serviceError('TARGET_URL_INVALID', 'must be an absolute http or https URL, e.g. https://example.org/events');
   if (url.username !== '' || url.password !== '') {
-    throw badRequest('body.target_url: must not contain credentials; put them in auth');
+    throw serviceError('TARGET_URL_INVALID', 'must not contain credentials; put them in auth');
   }
   return text;
 }
@@ -129,27 +130,29 @@ function validateAuth(value: unknown): Auth {
   const members = Object.keys(auth);
   if (members.length === 0) return {};
   const type = auth['type'];
-  if (type === undefined) throw badRequest('body.auth.type: required ("basic" or "header"), or send {} for no credentials');
-  if (type !== 'basic' && type !== 'header') throw badRequest('body.auth.type: must be "basic" or "header"');
+  if (type === undefined) throw serviceError('FIELD_REQUIRED', 'body.auth.type', '("basic" or "header"), or send {} for no credentials');
+  if (type !== 'basic' && type !== 'header') throw serviceError('FIELD_INVALID', 'body.auth.type', 'must be "basic" or "header"');
   for (const member of members) {
     if (member !== 'type' && member !== type) {
-      throw badRequest(member === 'basic' || member === 'header' ? `body.auth.${member}: not allowed when type is "${type}"` : `body.auth: unknown field "${member}"`);
+      throw member === 'basic' || member === 'header'
+        ? serviceError('FIELD_INVALID', `body.auth.${member}`, `not allowed when type is "${type}"`)
+        : serviceError('FIELD_UNKNOWN', 'body.auth', member);
     }
   }
-  if (auth[type] === undefined) throw badRequest(`body.auth.${type}: required when type is "${type}"`);
+  if (auth[type] === undefined) throw serviceError('FIELD_REQUIRED', `body.auth.${type}`, `when type is "${type}"`);
   if (type === 'basic') {
     const basic = requireMembers(auth['basic'], 'body.auth.basic', ['username', 'password']);
     // RFC 7617: the user-id cannot hold a colon, and neither part a control character.
-    if (basic['username'].includes(':')) throw badRequest('body.auth.basic.username: must not contain ":"');
+    if (basic['username'].includes(':')) throw serviceError('FIELD_INVALID', 'body.auth.basic.username', 'must not contain ":"');
     for (const part of ['username', 'password'] as const) {
-      if (CONTROL.test(basic[part])) throw badRequest(`body.auth.basic.${part}: must not contain control characters`);
+      if (CONTROL.test(basic[part])) throw serviceError('FIELD_INVALID', `body.auth.basic.${part}`, 'must not contain control characters');
     }
     return { type, basic: { username: basic['username'], password: basic['password'] } };
   }
   const header = requireMembers(auth['header'], 'body.auth.header', ['type', 'credentials']);
-  if (!TOKEN.test(header['type'])) throw badRequest('body.auth.header.type: must be an authentication scheme such as Bearer (letters, digits, no spaces)');
+  if (!TOKEN.test(header['type'])) throw serviceError('FIELD_INVALID', 'body.auth.header.type', 'must be an authentication scheme such as Bearer (letters, digits, no spaces)');
   if (!HEADER_VALUE.test(header['credentials'])) {
-    throw badRequest('body.auth.header.credentials: must be non-empty visible ASCII, without leading or trailing spaces');
+    throw serviceError('FIELD_INVALID', 'body.auth.header.credentials', 'must be non-empty visible ASCII, without leading or trailing spaces');
   }
   return { type, header: { type: header['type'], credentials: header['credentials'] } };
 }
@@ -158,10 +161,10 @@ function validateAuth(value: unknown): Auth {
 function requireMembers<K extends string>(value: unknown, field: string, names: readonly K[]): Record<K, string> {
   const object = requireObject(value, field);
   for (const member of Object.keys(object)) {
-    if (!(names as readonly string[]).includes(member)) throw badRequest(`${field}: unknown field "${member}"`);
+    if (!(names as readonly string[]).includes(member)) throw serviceError('FIELD_UNKNOWN', field, member);
   }
   for (const name of names) {
-    if (object[name] === undefined) throw badRequest(`${field}.${name}: required`);
+    if (object[name] === undefined) throw serviceError('FIELD_REQUIRED', `${field}.${name}`);
     requireAtMost(requireString(object[name], `${field}.${name}`), AUTH_STRING_MAX_CHARACTERS, `${field}.${name}`);
   }
   return object as Record<K, string>;
@@ -184,22 +187,22 @@ const UNPAIRED_SURROGATE = /\p{Cs}/u;
 function validateExtensions(value: unknown): Extensions {
   const object = requireObject(value, 'body.extensions');
   const entries = Object.keys(object).length;
-  if (entries > EXTENSIONS_MAX_ENTRIES) throw badRequest(`body.extensions: at most ${EXTENSIONS_MAX_ENTRIES} entries (found ${entries})`);
+  if (entries > EXTENSIONS_MAX_ENTRIES) throw serviceError('FIELD_INVALID', 'body.extensions', `at most ${EXTENSIONS_MAX_ENTRIES} entries (found ${entries})`);
   const extensions: Extensions = {};
   for (const [name, attribute] of Object.entries(object)) {
     const field = `body.extensions.${name}`;
-    if (!EXTENSION_NAME.test(name)) throw badRequest(`${field}: extension names are 1 to 20 lowercase letters or digits (CloudEvents)`);
-    if (CONTEXT_ATTRIBUTES.has(name)) throw badRequest(`${field}: is a CloudEvents context attribute, not an extension; choose another name`);
+    if (!EXTENSION_NAME.test(name)) throw serviceError('FIELD_INVALID', field, 'extension names are 1 to 20 lowercase letters or digits (CloudEvents)');
+    if (CONTEXT_ATTRIBUTES.has(name)) throw serviceError('FIELD_INVALID', field, 'is a CloudEvents context attribute, not an extension; choose another name');
     if (typeof attribute === 'number') {
       // CloudEvents has no fractional or 64-bit numbers: its Integer is 32-bit signed.
       if (!Number.isInteger(attribute) || attribute < INT32_MIN || attribute > INT32_MAX) {
-        throw badRequest(`${field}: numbers must be integers from ${INT32_MIN} to ${INT32_MAX} (CloudEvents Integer); send others as strings`);
+        throw serviceError('FIELD_INVALID', field, `numbers must be integers from ${INT32_MIN} to ${INT32_MAX} (CloudEvents Integer); send others as strings`);
       }
     } else if (typeof attribute === 'string') {
       requireAtMost(attribute, EXTENSION_VALUE_MAX_CHARACTERS, field);
-      if (DISALLOWED_IN_STRING.test(attribute)) throw badRequest(`${field}: must not contain control characters, unpaired surrogates or noncharacters`);
+      if (DISALLOWED_IN_STRING.test(attribute)) throw serviceError('FIELD_INVALID', field, 'must not contain control characters, unpaired surrogates or noncharacters');
     } else if (typeof attribute !== 'boolean') {
-      throw badRequest(`${field}: must be a string, an integer or a boolean`);
+      throw serviceError('FIELD_TYPE', field, 'a string, an integer or a boolean');
     }
     extensions[name] = attribute as ExtensionValue;
   }
@@ -214,17 +217,17 @@ export interface TryItInput {
 /** The body of `POST /eventmatch/test`: `{"jsonpath": "...", "event": {...}}`. */
 export function validateTryIt(body: Body, mode: DialectMode): TryItInput {
   for (const field of Object.keys(body)) {
-    if (field !== 'jsonpath' && field !== 'event') throw badRequest(`body: unknown field "${field}"`);
+    if (field !== 'jsonpath' && field !== 'event') throw serviceError('FIELD_UNKNOWN', 'body', field);
   }
-  if (body['jsonpath'] === undefined) throw badRequest('body.jsonpath: required');
-  if (body['event'] === undefined) throw badRequest('body.event: required');
+  if (body['jsonpath'] === undefined) throw serviceError('FIELD_REQUIRED', 'body.jsonpath');
+  if (body['event'] === undefined) throw serviceError('FIELD_REQUIRED', 'body.event');
   const event = evaluableDocument(requireObject(body['event'], 'body.event') as JsonValue, 'body.event');
   return { compiled: compileExpression(body['jsonpath'], 'body.jsonpath', mode), event };
 }
 
 /** A document expressions can be tried on: not nested deeper than events may be. */
 export function evaluableDocument(document: JsonValue, field: string): JsonValue {
-  if (nestedDeeperThan(document, MAX_DOCUMENT_DEPTH)) throw badRequest(`${field}: nested deeper than ${MAX_DOCUMENT_DEPTH} levels`);
+  if (nestedDeeperThan(document, MAX_DOCUMENT_DEPTH)) throw serviceError('BODY_TOO_DEEP', field, MAX_DOCUMENT_DEPTH);
   return document;
 }
 
@@ -251,24 +254,23 @@ function integerParameter(value: unknown, name: string, fallback: number, min: n
   if (value === undefined) return fallback;
   const range = max === Number.MAX_SAFE_INTEGER ? `an integer of at least ${min}` : `an integer from ${min} to ${max}`;
   const number = typeof value === 'number' ? value : typeof value === 'string' && /^\d{1,16}$/.test(value) ? Number(value) : NaN;
-  if (!Number.isSafeInteger(number)) throw badRequest(`querystring.${name}: must be ${range}`);
-  if (number < min || number > max) throw badRequest(`querystring.${name}: must be ${range}`);
+  if (!Number.isSafeInteger(number) || number < min || number > max) throw serviceError('QUERY_PARAMETER_INVALID', `querystring.${name}`, `must be ${range}`);
   return number;
 }
 
 function requireAtMost(text: string, max: number, field: string): string {
   // A string is never more characters than UTF-16 units: most need no count.
   const found = text.length <= max ? 0 : characterCount(text);
-  if (found > max) throw badRequest(`${field}: at most ${max} characters (found ${found})`);
+  if (found > max) throw serviceError('FIELD_INVALID', field, `at most ${max} characters (found ${found})`);
   return text;
 }
 
 function requireString(value: unknown, field: string): string {
-  if (typeof value !== 'string') throw badRequest(`${field}: must be a string`);
+  if (typeof value !== 'string') throw serviceError('FIELD_TYPE', field, 'a string');
   return value;
 }
 
 function requireObject(value: unknown, field: string): Record<string, unknown> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw badRequest(`${field}: must be an object`);
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw serviceError('FIELD_TYPE', field, 'an object');
   return value as Record<string, unknown>;
 }

@@ -6,7 +6,7 @@
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import type { Auth } from './input.js';
-import { ServiceError } from '../errors.js';
+import { serviceError } from '../errors.js';
 
 const PREFIX = 'v1:';
 const ALGORITHM = 'aes-256-gcm';
@@ -14,9 +14,6 @@ const ALGORITHM = 'aes-256-gcm';
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 const KEY_BYTES = 32;
-
-const WRONG_KEY =
-  'stored target credentials are encrypted; start the service with the NOTIFICATIONS_SECRET_KEY they were written with';
 
 export function sealSecret(plain: string, key: Buffer | null): string {
   if (key === null) return plain;
@@ -30,17 +27,17 @@ export function sealSecret(plain: string, key: Buffer | null): string {
 /** The plain text of a stored value; a ServiceError (500) when it cannot be opened with `key`. */
 export function openSecret(stored: string, key: Buffer | null): string {
   if (!isSealed(stored)) return stored;
-  if (key === null) throw new ServiceError('internal', WRONG_KEY);
+  if (key === null) throw serviceError('CREDENTIALS_UNREADABLE');
   checkKey(key);
   const sealed = Buffer.from(stored.slice(PREFIX.length), 'base64');
-  if (sealed.length < IV_BYTES + TAG_BYTES) throw new ServiceError('internal', 'stored target credentials are damaged (too short to be sealed)');
+  if (sealed.length < IV_BYTES + TAG_BYTES) throw serviceError('CREDENTIALS_UNREADABLE', 'too short to be sealed');
   const decipher = createDecipheriv(ALGORITHM, key, sealed.subarray(0, IV_BYTES), { authTagLength: TAG_BYTES });
   decipher.setAuthTag(sealed.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
   try {
     return Buffer.concat([decipher.update(sealed.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString('utf8');
   } catch {
     // GCM cannot tell a wrong key from altered bytes; a wrong key is by far the likelier cause.
-    throw new ServiceError('internal', WRONG_KEY);
+    throw serviceError('CREDENTIALS_UNREADABLE');
   }
 }
 
@@ -59,6 +56,6 @@ export function openAuth(stored: string, key: Buffer | null): Auth {
     return JSON.parse(plain) as Auth;
   } catch {
     // JSON.parse's message quotes the text: the credentials themselves.
-    throw new ServiceError('internal', 'stored target credentials are damaged (not JSON)');
+    throw serviceError('CREDENTIALS_UNREADABLE', 'not JSON');
   }
 }

@@ -16,7 +16,7 @@ import {
 } from '../db/subscriptions.js';
 import { cancelPendingMatches } from '../db/matches.js';
 import type { AddressGuard } from '../delivery/address-guard.js';
-import { badRequest, ServiceError, subscriptionNotFound } from '../errors.js';
+import { serviceError, subscriptionNotFound } from '../errors.js';
 import { canonicalUuid } from '../uuid.js';
 import { compileJsonPath, type Dialect, type DialectMode, type JsonValue, type Selection } from '../jsonpath/index.js';
 import type { Clock } from '../time/clock.js';
@@ -79,7 +79,7 @@ export function subscriptionService(deps: SubscriptionServiceDependencies): Subs
   async function checkTarget(targetUrl: string): Promise<void> {
     // Parsed as delivery parses it (input.ts has made sure it parses): 0x7f.1 is 127.0.0.1.
     const refusal = await deps.targetGuard.hostRefusal(new URL(targetUrl).hostname, lookupTimeoutMs);
-    if (refusal !== null) throw badRequest(`body.target_url: ${refusal}`);
+    if (refusal !== null) throw serviceError('TARGET_DENIED', refusal);
   }
 
   /**
@@ -209,6 +209,7 @@ function changesFrom(input: SubscriptionChangeInput, now: number, secretKey: Buf
 
 function storedDialect(row: SubscriptionRow): Dialect {
   if (row.dialect === 'rfc9535' || row.dialect === 'jsonpath2') return row.dialect;
-  throw new ServiceError('internal', `subscription ${row.uuid} has an unknown stored dialect "${row.dialect}"`);
+  // A 500 whose detail goes to the log, not to the client.
+  throw new Error(`subscription ${row.uuid} has an unknown stored dialect "${row.dialect}"`);
 }
 

@@ -225,7 +225,7 @@ for (const backend of testBackends()) {
       for (const [query, message] of cases) {
         const response = await get('alice', sub, query);
         assert.equal(response.statusCode, 400, `${query}: ${response.body}`);
-        assert.deepEqual(response.json(), { statusCode: 400, error: 'Bad Request', message }, query);
+        assert.deepEqual(response.json(), { statusCode: 400, error: 'Bad Request', code: 'QUERY_PARAMETER_INVALID', message }, query);
       }
     });
 
@@ -234,7 +234,7 @@ for (const backend of testBackends()) {
       for (const [headers, query] of [[{}, ''], [{ 'http-remote-user': '  ' }, ''], [{}, '?limit=0']] as const) {
         const response = await app.inject({ method: 'GET', url: `/eventmatch/${sub}/deliveries${query}`, headers });
         assert.equal(response.statusCode, 401);
-        assert.deepEqual(response.json(), { statusCode: 401, error: 'Unauthorized', message: 'missing identity: the Http-Remote-User header is required' });
+        assert.deepEqual(response.json(), { statusCode: 401, error: 'Unauthorized', code: 'UNAUTHENTICATED', message: 'missing identity: the Http-Remote-User header is required' });
       }
       assert.equal((await get(undefined, 'not-a-uuid')).statusCode, 401);
     });
@@ -245,7 +245,7 @@ for (const backend of testBackends()) {
       for (const uuid of [randomUUID(), 'not-a-uuid', `${bobs}x`, bobs, bobs.toUpperCase()]) {
         const response = await get('alice', uuid);
         assert.equal(response.statusCode, 404, `${uuid}: ${response.body}`);
-        assert.deepEqual(response.json(), { statusCode: 404, error: 'Not Found', message: `subscription ${uuid} not found` });
+        assert.deepEqual(response.json(), { statusCode: 404, error: 'Not Found', code: 'SUBSCRIPTION_NOT_FOUND', message: `subscription ${uuid} not found` });
       }
       assert.deepEqual((await deliveries('bob', bobs)).map((d) => d.elm), [seeded.match], 'the owner sees them');
     });
@@ -257,7 +257,7 @@ for (const backend of testBackends()) {
       assert.deepEqual((await deliveries('carol', sub)).map((d) => [d.elm, d.state]), [[seeded.match, 'cancelled']]);
       const stranger = await get('mallory', sub);
       assert.equal(stranger.statusCode, 404);
-      assert.deepEqual(stranger.json(), { statusCode: 404, error: 'Not Found', message: `subscription ${sub} not found` });
+      assert.deepEqual(stranger.json(), { statusCode: 404, error: 'Not Found', code: 'SUBSCRIPTION_NOT_FOUND', message: `subscription ${sub} not found` });
     });
 
     it('answers an empty array for a subscription that never matched', async () => {

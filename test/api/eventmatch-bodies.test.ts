@@ -47,9 +47,9 @@ for (const backend of testBackends()) {
       const before = [await count(), await record()];
       for (const [method, path, body] of routesWithBodies()) {
         const latin1 = await send(method, path, { ...USER, 'content-type': 'application/json; charset=iso-8859-1' }, body);
-        assertErrorShape(latin1, 415, /^content-type: charset "iso-8859-1" is not supported for JSON: send UTF-8/);
+        assertErrorShape(latin1, 415, /^content-type: charset "iso-8859-1" is not supported for JSON: send UTF-8/, 'MEDIA_TYPE_UNSUPPORTED');
         for (const headers of [{ ...USER, 'content-type': 'text/plain' }, USER]) {
-          assertErrorShape(await send(method, path, headers, body), 415, /^body: unsupported Content-Type; send application\/json$/);
+          assertErrorShape(await send(method, path, headers, body), 415, /^body: unsupported Content-Type; send application\/json$/, 'MEDIA_TYPE_UNSUPPORTED');
         }
       }
       assert.deepEqual([await count(), await record()], before, 'nothing created, changed or deleted');
@@ -67,7 +67,7 @@ for (const backend of testBackends()) {
       ] as const) {
         for (const [method, path] of [['POST', '/eventmatch'], ['PUT', `/eventmatch/${served.uuid}`], ['POST', '/eventmatch/test']]) {
           const response = await send(method!, path!, { ...JSON_TYPE, 'content-encoding': coding }, body);
-          assertErrorShape(response, 415, new RegExp(`^content-encoding: "${coding}" is not supported; send the body without a content coding$`));
+          assertErrorShape(response, 415, new RegExp(`^content-encoding: "${coding}" is not supported; send the body without a content coding$`), 'CONTENT_ENCODING_UNSUPPORTED');
           assert.equal(response.headers['accept-encoding'], 'identity');
         }
       }
@@ -79,15 +79,15 @@ for (const backend of testBackends()) {
     it('answers 400 to a body that is not UTF-8 instead of storing U+FFFD', async () => {
       const before = await count();
       const body = Buffer.concat([Buffer.from('{"name": "caf'), Buffer.from([0xe9]), Buffer.from(`", "jsonpath": "$", "target_url": "${valid.target_url}"}`)]);
-      assertErrorShape(await send('POST', '/eventmatch', JSON_TYPE, body), 400, /^body: not valid UTF-8, which JSON requires$/);
+      assertErrorShape(await send('POST', '/eventmatch', JSON_TYPE, body), 400, /^body: not valid UTF-8, which JSON requires$/, 'BODY_NOT_JSON');
       assert.equal(await count(), before);
     });
 
     it('answers 400 to a body nested deeper than an event may be (one level more on /eventmatch/test, whose event is inside)', async () => {
       const before = await record();
-      assertErrorShape(await send('PUT', `/eventmatch/${served.uuid}`, JSON_TYPE, `{"disabled": ${nested(100)}}`), 400, /^body: nested deeper than 100 levels$/);
-      assertErrorShape(await send('POST', `/eventmatch/${served.uuid}/test`, JSON_TYPE, nested(101)), 400, /^body: nested deeper than 100 levels$/);
-      assertErrorShape(await send('POST', '/eventmatch/test', JSON_TYPE, `{"jsonpath": "$", "event": ${nested(101)}}`), 400, /^body: nested deeper than 101 levels$/);
+      assertErrorShape(await send('PUT', `/eventmatch/${served.uuid}`, JSON_TYPE, `{"disabled": ${nested(100)}}`), 400, /^body: nested deeper than 100 levels$/, 'BODY_TOO_DEEP');
+      assertErrorShape(await send('POST', `/eventmatch/${served.uuid}/test`, JSON_TYPE, nested(101)), 400, /^body: nested deeper than 100 levels$/, 'BODY_TOO_DEEP');
+      assertErrorShape(await send('POST', '/eventmatch/test', JSON_TYPE, `{"jsonpath": "$", "event": ${nested(101)}}`), 400, /^body: nested deeper than 101 levels$/, 'BODY_TOO_DEEP');
       assert.equal(await record(), before);
       assert.equal((await send('POST', `/eventmatch/${served.uuid}/test`, JSON_TYPE, nested(100))).status, 200);
       assert.equal((await send('POST', '/eventmatch/test', JSON_TYPE, `{"jsonpath": "$", "event": ${nested(100)}}`)).status, 200);

@@ -22,8 +22,8 @@ for (const backend of testBackends()) {
     const state = async () => (await served.app.inject({ method: 'GET', url: '/eventmatch', headers: USER })).body;
 
     it('answers 404 to an unknown route and 405 with Allow to a method a path does not take', async () => {
-      assertErrorShape(await send('GET', '/nothing/here', USER), 404, /^no such route: GET \/nothing\/here$/);
-      assertErrorShape(await send('POST', '/eventmatch/x/y/z', JSON_TYPE, '{}'), 404);
+      assertErrorShape(await send('GET', '/nothing/here', USER), 404, /^no such route: GET \/nothing\/here$/, 'ROUTE_NOT_FOUND');
+      assertErrorShape(await send('POST', '/eventmatch/x/y/z', JSON_TYPE, '{}'), 404, undefined, 'ROUTE_NOT_FOUND');
       for (const [method, path, allow] of [
         ['PATCH', '/eventmatch', 'GET, HEAD, POST'],
         ['DELETE', '/eventmatch', 'GET, HEAD, POST'],
@@ -33,19 +33,19 @@ for (const backend of testBackends()) {
         ['PATCH', '/eventmatch/test', 'DELETE, GET, HEAD, POST, PUT'],
       ] as const) {
         const response = await send(method, path, USER);
-        assertErrorShape(response, 405, new RegExp(`^method ${method} not allowed on ${path}; use ${allow}$`));
+        assertErrorShape(response, 405, new RegExp(`^method ${method} not allowed on ${path}; use ${allow}$`), 'METHOD_NOT_ALLOWED');
         assert.equal(response.headers['allow'], allow, `${method} ${path}`);
       }
     });
 
     it('answers 400 to malformed JSON, to an empty JSON body and to a __proto__ member', async () => {
       const before = await state();
-      assertErrorShape(await send('POST', '/eventmatch', JSON_TYPE, '{"name": "n",'), 400, /^body: not valid JSON/);
-      assertErrorShape(await send('PUT', `/eventmatch/${served.uuid}`, JSON_TYPE, '{"name": }'), 400, /^body: not valid JSON/);
-      assertErrorShape(await send('POST', '/eventmatch', JSON_TYPE, ''), 400, /^body: not valid JSON \(empty\)$/);
-      assertErrorShape(await send('PUT', `/eventmatch/${served.uuid}`, { ...JSON_TYPE, 'transfer-encoding': 'chunked' }, '0\r\n\r\n'), 400, /^body: not valid JSON \(empty\)$/);
+      assertErrorShape(await send('POST', '/eventmatch', JSON_TYPE, '{"name": "n",'), 400, /^body: not valid JSON/, 'BODY_NOT_JSON');
+      assertErrorShape(await send('PUT', `/eventmatch/${served.uuid}`, JSON_TYPE, '{"name": }'), 400, /^body: not valid JSON/, 'BODY_NOT_JSON');
+      assertErrorShape(await send('POST', '/eventmatch', JSON_TYPE, ''), 400, /^body: not valid JSON \(empty\)$/, 'BODY_NOT_JSON');
+      assertErrorShape(await send('PUT', `/eventmatch/${served.uuid}`, { ...JSON_TYPE, 'transfer-encoding': 'chunked' }, '0\r\n\r\n'), 400, /^body: not valid JSON \(empty\)$/, 'BODY_NOT_JSON');
       const proto = JSON.stringify(valid).replace('{', '{"__proto__": {"admin": true}, ');
-      assertErrorShape(await send('POST', '/eventmatch', JSON_TYPE, proto), 400, /^body: unknown field "__proto__"$/);
+      assertErrorShape(await send('POST', '/eventmatch', JSON_TYPE, proto), 400, /^body: unknown field "__proto__"$/, 'FIELD_UNKNOWN');
       assert.equal(await state(), before);
     });
 
@@ -58,7 +58,7 @@ for (const backend of testBackends()) {
         ['GET', `/eventmatch/${served.uuid.slice(0, -2)}%E0%A4`],
       ] as const) {
         const body = method === 'PUT' || method === 'POST' ? '{}' : undefined;
-        assertErrorShape(await send(method, path, JSON_TYPE, body), 400, /^path: \S+ is not a valid URL path \(a % must start an escape of two hex digits, spelling UTF-8\)$/);
+        assertErrorShape(await send(method, path, JSON_TYPE, body), 400, /^path: \S+ is not a valid URL path \(a % must start an escape of two hex digits, spelling UTF-8\)$/, 'PATH_INVALID');
       }
     });
 
@@ -72,7 +72,7 @@ for (const backend of testBackends()) {
           ['DELETE', `/eventmatch/${given}`, undefined],
           ['POST', `/eventmatch/${given}/test`, '{}'],
         ] as const) {
-          const message = assertErrorShape(await send(method, path, JSON_TYPE, body), 404);
+          const message = assertErrorShape(await send(method, path, JSON_TYPE, body), 404, undefined, 'SUBSCRIPTION_NOT_FOUND');
           assert.equal(message, `subscription ${shown} not found`, `${method} ${given.slice(0, 20)}…`);
         }
       }
@@ -91,9 +91,10 @@ for (const backend of testBackends()) {
         await exchangeOne(served.port, request('POST', '/eventmatch', { ...JSON_TYPE, 'content-length': String(body.length + 20) }, body), { end: true }),
         400,
         /^body: the connection ended before the body was complete/,
+        'BODY_INCOMPLETE',
       );
       for (const length of ['abc', '-1', '10, 20']) {
-        assertErrorShape(await send('POST', '/eventmatch', { ...JSON_TYPE, 'content-length': length }, body), 400, /^request: not valid HTTP\/1\.1 \(/);
+        assertErrorShape(await send('POST', '/eventmatch', { ...JSON_TYPE, 'content-length': length }, body), 400, /^request: not valid HTTP\/1\.1 \(/, 'REQUEST_INVALID');
       }
       assert.equal(await state(), before);
     });
@@ -101,16 +102,16 @@ for (const backend of testBackends()) {
     it('answers 413 to a body over the limit, announced or not', async () => {
       const big = JSON.stringify({ ...valid, name: 'x'.repeat(MAX_BODY) });
       const limit = new RegExp(`^body: larger than the limit of ${MAX_BODY} bytes \\(NOTIFICATIONS_MAX_BODY\\)$`);
-      assertErrorShape(await send('POST', '/eventmatch', JSON_TYPE, big), 413, limit);
+      assertErrorShape(await send('POST', '/eventmatch', JSON_TYPE, big), 413, limit, 'BODY_TOO_LARGE');
       const chunked = `${big.length.toString(16)}\r\n${big}\r\n0\r\n\r\n`;
-      assertErrorShape(await send('PUT', `/eventmatch/${served.uuid}`, { ...JSON_TYPE, 'transfer-encoding': 'chunked' }, chunked), 413, limit);
+      assertErrorShape(await send('PUT', `/eventmatch/${served.uuid}`, { ...JSON_TYPE, 'transfer-encoding': 'chunked' }, chunked), 413, limit, 'BODY_TOO_LARGE');
     });
 
     it('answers what is not HTTP at all, or has too large a head, in the same shape', async () => {
-      assertErrorShape(await exchangeOne(served.port, Buffer.from('HELLO\r\n\r\n')), 400, /^request: not valid HTTP\/1\.1 \(/);
-      assertErrorShape(await exchangeOne(served.port, request('GET', '/eventmatch', { ...USER, 'x-filler': 'x'.repeat(20_000) })), 431, /^headers: /);
+      assertErrorShape(await exchangeOne(served.port, Buffer.from('HELLO\r\n\r\n')), 400, /^request: not valid HTTP\/1\.1 \(/, 'REQUEST_INVALID');
+      assertErrorShape(await exchangeOne(served.port, request('GET', '/eventmatch', { ...USER, 'x-filler': 'x'.repeat(20_000) })), 431, /^headers: /, 'HEADERS_TOO_LARGE');
       const both = { ...JSON_TYPE, 'content-length': '2', 'transfer-encoding': 'chunked' };
-      assertErrorShape(await exchangeOne(served.port, request('POST', '/eventmatch', both, '2\r\n{}\r\n0\r\n\r\n')), 400, /^request: not valid HTTP\/1\.1 \(/);
+      assertErrorShape(await exchangeOne(served.port, request('POST', '/eventmatch', both, '2\r\n{}\r\n0\r\n\r\n')), 400, /^request: not valid HTTP\/1\.1 \(/, 'REQUEST_INVALID');
     });
   });
 }

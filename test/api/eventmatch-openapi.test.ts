@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
+import { ERRORS, type ErrorCode } from '../../src/errors.js';
 import { startEventmatchApp } from '../support/app.js';
 import { openTestDatabase, testBackends } from '../support/database.js';
 
@@ -16,16 +17,36 @@ interface Operation {
   >;
 }
 
-/** Each route's documented answers: 401 and 400 (an identity header twice) everywhere, 404 with a uuid, 413 and 415 with a body. */
+/**
+ * Each route's documented answers: 401 and 400 (an identity header twice) everywhere, 404 with a
+ * uuid, 413 and 415 with a body, 500 and 503 (the database not answering) everywhere.
+ */
 const STATUSES: Record<string, string[]> = {
-  'POST /eventmatch': ['200', '400', '401', '413', '415', '500'],
-  'GET /eventmatch': ['200', '400', '401', '500'],
-  'GET /eventmatch/{uuid}': ['200', '400', '401', '404', '500'],
-  'PUT /eventmatch/{uuid}': ['200', '400', '401', '404', '413', '415', '500'],
-  'DELETE /eventmatch/{uuid}': ['200', '400', '401', '404', '413', '415', '500'],
-  'POST /eventmatch/test': ['200', '400', '401', '413', '415', '500'],
-  'POST /eventmatch/{uuid}/test': ['200', '400', '401', '404', '413', '415', '500'],
+  'POST /eventmatch': ['200', '400', '401', '413', '415', '500', '503'],
+  'GET /eventmatch': ['200', '400', '401', '500', '503'],
+  'GET /eventmatch/{uuid}': ['200', '400', '401', '404', '500', '503'],
+  'PUT /eventmatch/{uuid}': ['200', '400', '401', '404', '413', '415', '500', '503'],
+  'DELETE /eventmatch/{uuid}': ['200', '400', '401', '404', '413', '415', '500', '503'],
+  'POST /eventmatch/test': ['200', '400', '401', '413', '415', '500', '503'],
+  'POST /eventmatch/{uuid}/test': ['200', '400', '401', '404', '413', '415', '500', '503'],
 };
+
+const BODY_400 = ['BODY_NOT_JSON', 'BODY_TOO_DEEP', 'BODY_INCOMPLETE'];
+const FIELDS_400 = ['FIELD_REQUIRED', 'FIELD_UNKNOWN', 'FIELD_TYPE', 'FIELD_INVALID', 'TARGET_URL_INVALID', 'TARGET_DENIED', 'JSONPATH_SYNTAX'];
+/** The 400 codes each route documents: beside these, every route can answer IDENTITY_HEADER_REPEATED. */
+const CODES_400: Record<string, string[]> = {
+  'POST /eventmatch': [...BODY_400, ...FIELDS_400],
+  'GET /eventmatch': ['QUERY_PARAMETER_INVALID'],
+  'GET /eventmatch/{uuid}': [],
+  'PUT /eventmatch/{uuid}': [...BODY_400, ...FIELDS_400],
+  'DELETE /eventmatch/{uuid}': BODY_400,
+  'POST /eventmatch/test': [...BODY_400, 'FIELD_REQUIRED', 'FIELD_UNKNOWN', 'FIELD_TYPE', 'FIELD_INVALID', 'JSONPATH_SYNTAX'],
+  'POST /eventmatch/{uuid}/test': [...BODY_400, 'FIELD_TYPE'],
+};
+
+type ErrorSchema = { properties?: Record<string, { enum?: string[] }> };
+const codesOf = (operation: Operation, status: string): string[] =>
+  (operation.responses[status]?.content?.['application/json']?.schema as ErrorSchema | undefined)?.properties?.['code']?.enum ?? [];
 const MAX_BODY = 1024;
 
 interface Limited {
@@ -129,8 +150,31 @@ for (const backend of testBackends()) {
         const responses = paths[path]![method.toLowerCase()]!.responses;
         assert.deepEqual(Object.keys(responses).sort(), statuses, route);
         for (const status of statuses.filter((s) => s !== '200')) {
-          assert.deepEqual(Object.keys(responses[status]!.content!['application/json']!.schema.properties ?? {}), ['statusCode', 'error', 'message'], `${route} ${status}`);
+          assert.deepEqual(Object.keys(responses[status]!.content!['application/json']!.schema.properties ?? {}), ['statusCode', 'error', 'code', 'message'], `${route} ${status}`);
         }
+      }
+    });
+
+    it("names each error answer's codes, each of the catalogue with the response's status", () => {
+      for (const [route, expected] of Object.entries(CODES_400)) {
+        const [method, path] = route.split(' ') as [string, string];
+        const operation = paths[path]![method.toLowerCase()]!;
+        assert.deepEqual([...codesOf(operation, '400')].sort(), ['IDENTITY_HEADER_REPEATED', ...expected].sort(), route);
+        assert.deepEqual(codesOf(operation, '401'), ['UNAUTHENTICATED'], route);
+        assert.deepEqual(codesOf(operation, '503'), ['DATABASE_UNAVAILABLE'], route);
+        if (path.includes('{uuid}')) assert.deepEqual(codesOf(operation, '404'), ['SUBSCRIPTION_NOT_FOUND'], route);
+        for (const [status, response] of Object.entries(operation.responses)) {
+          if (status === '200') continue;
+          const codes = codesOf(operation, status);
+          assert.ok(codes.length > 0, `${route} ${status} names its codes`);
+          for (const code of codes) assert.equal(ERRORS[code as ErrorCode]?.status, Number(status), `${route}: ${code} is a ${status} of the catalogue`);
+          assert.match((response as { description?: string }).description ?? '', new RegExp(`code: ${codes.join(', ')}$`), `${route} ${status}`);
+        }
+      }
+      const ofRecords = ['GET /eventmatch', 'GET /eventmatch/{uuid}', 'PUT /eventmatch/{uuid}', 'DELETE /eventmatch/{uuid}'];
+      for (const route of ofRecords) {
+        const [method, path] = route.split(' ') as [string, string];
+        assert.deepEqual([...codesOf(paths[path]![method.toLowerCase()]!, '500')].sort(), ['CREDENTIALS_UNREADABLE', 'INTERNAL'], route);
       }
     });
 
@@ -157,9 +201,12 @@ for (const backend of testBackends()) {
         const answered = new Set<string>();
         for (const probe of probes) {
           const response = await app.inject({ method, ...probe });
-          if (response.statusCode >= 400) answered.add(String(response.statusCode));
+          if (response.statusCode < 400) continue;
+          answered.add(String(response.statusCode));
+          const { code } = response.json<{ code: string }>();
+          assert.ok(codesOf(paths[path]![method.toLowerCase()]!, String(response.statusCode)).includes(code), `${route}: ${code} is documented`);
         }
-        assert.deepEqual([...answered].sort(), documented.filter((s) => s !== '200' && s !== '500'), route);
+        assert.deepEqual([...answered].sort(), documented.filter((s) => s !== '200' && s !== '500' && s !== '503'), route);
       }
     });
   });

@@ -61,6 +61,7 @@ for (const backend of testBackends()) {
             assert.deepEqual(response.json(), {
               statusCode: 500,
               error: 'Internal Server Error',
+              code: 'CREDENTIALS_UNREADABLE',
               message: 'stored target credentials are encrypted; start the service with the NOTIFICATIONS_SECRET_KEY they were written with',
             });
             assert.ok(!response.body.includes(TOKEN));
@@ -139,7 +140,7 @@ for (const backend of testBackends()) {
             if (payload !== undefined && 'auth' in payload) continue;
             const response = await app.inject({ method, url: `/eventmatch/${id}`, headers: USER, ...(payload === undefined ? {} : { payload }) });
             assert.equal(response.statusCode, 500, `${label}: ${method} ${JSON.stringify(payload)}: ${response.body}`);
-            assert.deepEqual(response.json(), { statusCode: 500, error: 'Internal Server Error', message });
+            assert.deepEqual(response.json(), { statusCode: 500, error: 'Internal Server Error', code: 'CREDENTIALS_UNREADABLE', message });
             assert.ok(!response.body.includes(PASSWORD));
           }
           assert.deepEqual(await rowOf(id), row, `${label}: the subscription is as it was`);

@@ -275,7 +275,7 @@ for (const backend of testBackends()) {
           ]) {
             const response = await request();
             assert.equal(response.statusCode, 404, `${reason}: ${response.body}`);
-            assert.deepEqual(response.json(), { statusCode: 404, error: 'Not Found', message: `subscription ${uuid} not found` });
+            assert.deepEqual(response.json(), { statusCode: 404, error: 'Not Found', code: 'SUBSCRIPTION_NOT_FOUND', message: `subscription ${uuid} not found` });
           }
         }
         assert.deepEqual((await get('bob', foreign.uuid)).json(), foreign, "the foreign subscription is untouched");
@@ -289,7 +289,7 @@ for (const backend of testBackends()) {
           for (const [method, url] of [['GET', '/eventmatch'], ['POST', '/eventmatch'], ['GET', `/eventmatch/${randomUUID()}`], ['DELETE', `/eventmatch/${randomUUID()}`], ['POST', '/eventmatch/test']] as const) {
             const response = await app.inject({ method, url, headers, ...(method === 'POST' ? { payload: sample() } : {}) });
             assert.equal(response.statusCode, 401, `${method} ${url} ${JSON.stringify(headers)}`);
-            assert.deepEqual(response.json(), { statusCode: 401, error: 'Unauthorized', message: 'missing identity: the Http-Remote-User header is required' });
+            assert.deepEqual(response.json(), { statusCode: 401, error: 'Unauthorized', code: 'UNAUTHENTICATED', message: 'missing identity: the Http-Remote-User header is required' });
           }
         }
       });
@@ -356,7 +356,7 @@ for (const backend of testBackends()) {
         const stored = (await list('carol')).length;
         for (const [url, why] of REFUSED) {
           const response = await app.inject({ method: 'POST', url: '/eventmatch', headers: as('carol'), payload: sample({ target_url: url }) });
-          assert.deepEqual(message(response), { statusCode: 400, error: 'Bad Request', message: `body.target_url: ${why}` }, url);
+          assert.deepEqual(message(response), { statusCode: 400, error: 'Bad Request', code: 'TARGET_DENIED', message: `body.target_url: ${why}` }, url);
         }
         assert.equal((await list('carol')).length, stored);
       });
@@ -365,7 +365,7 @@ for (const backend of testBackends()) {
         const record = await create('carol');
         for (const [url, why] of REFUSED) {
           const response = await put('carol', record.uuid, { name: 'moved', target_url: url });
-          assert.deepEqual(message(response), { statusCode: 400, error: 'Bad Request', message: `body.target_url: ${why}` }, url);
+          assert.deepEqual(message(response), { statusCode: 400, error: 'Bad Request', code: 'TARGET_DENIED', message: `body.target_url: ${why}` }, url);
         }
         assert.deepEqual((await get('carol', record.uuid)).json(), record);
       });

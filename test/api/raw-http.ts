@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { STATUS_CODES } from 'node:http';
 import { connect } from 'node:net';
+import { ERRORS, type ErrorCode } from '../../src/errors.js';
 
 export interface RawResponse {
   status: number;
@@ -73,14 +74,20 @@ function parseResponses(bytes: Buffer): RawResponse[] {
   return responses;
 }
 
-/** `{"statusCode": status, "error": <its reason phrase>, "message": "…"}`, as JSON, and nothing else. */
-export function assertErrorShape(response: RawResponse, status: number, message?: RegExp): string {
+/**
+ * `{"statusCode": status, "error": <its reason phrase>, "code": "…", "message": "…"}`, as JSON, and
+ * nothing else; the code one of the catalogue's of that status (`code`, when given).
+ */
+export function assertErrorShape(response: RawResponse, status: number, message?: RegExp, code?: ErrorCode): string {
   assert.equal(response.status, status, response.body);
   assert.match(response.headers['content-type'] ?? '', /^application\/json/);
   const body = JSON.parse(response.body) as Record<string, unknown>;
-  assert.deepEqual(Object.keys(body), ['statusCode', 'error', 'message'], response.body);
+  assert.deepEqual(Object.keys(body), ['statusCode', 'error', 'code', 'message'], response.body);
   assert.equal(body['statusCode'], status);
   assert.equal(body['error'], STATUS_CODES[status]);
+  assert.ok(Object.hasOwn(ERRORS, body['code'] as string), `${String(body['code'])} is in the catalogue`);
+  assert.equal(ERRORS[body['code'] as ErrorCode].status, status, `${String(body['code'])} is a ${status}`);
+  if (code) assert.equal(body['code'], code, response.body);
   assert.equal(typeof body['message'], 'string');
   assert.notEqual(body['message'], '');
   if (message) assert.match(body['message'] as string, message);

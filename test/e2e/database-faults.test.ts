@@ -43,10 +43,11 @@ async function assertUnavailable(request: () => Promise<Response>, timeoutMs: nu
   const started = performance.now();
   const response = await request();
   const elapsed = performance.now() - started;
-  const body = (await response.json()) as { statusCode: number; message: string };
+  const body = (await response.json()) as { statusCode: number; code: string; message: string };
   assert.equal(response.status, 503, `${what}: ${JSON.stringify(body)}`);
   assert.ok(Number(response.headers.get('retry-after')) >= 1, `${what}: Retry-After ${response.headers.get('retry-after')}`);
   assert.match(body.message, /^database: unavailable, or no answer within/);
+  assert.equal(body.code, 'DATABASE_UNAVAILABLE', what);
   assert.ok(elapsed < timeoutMs + 1_500, `${what}: answered after ${elapsed.toFixed(0)} ms`);
 }
 

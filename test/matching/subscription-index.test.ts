@@ -36,8 +36,9 @@ describe('subscription index', () => {
     assert.equal(evaluations, 4);
   });
 
-  it('takes an expression whose evaluation fails as no match, and still answers for the others', () => {
-    const index = new SubscriptionIndex<string>();
+  it('takes an expression whose evaluation fails as no match, tells of it, and still answers for the others', () => {
+    const told: Array<[string[], unknown]> = [];
+    const index = new SubscriptionIndex<string>((subscribers, error) => told.push([[...subscribers], error]));
     // json-p3 refuses to descend more than 200 levels (events are refused beyond 100).
     index.set('descends', compileJsonPath('$[?@..x]', 'rfc9535'));
     index.set('top', compileJsonPath('$.a', 'rfc9535'));
@@ -45,6 +46,8 @@ describe('subscription index', () => {
     for (let i = 0; i < 250; i++) deep = { a: deep };
     assert.deepEqual(index.match(deep as Parameters<SubscriptionIndex<string>['match']>[0]), ['top']);
     assert.equal(index.stats().failures, 1);
+    assert.deepEqual(told.map(([subscribers]) => subscribers), [['descends']]);
+    assert.match(String(told[0]![1]), /recursion limit/);
   });
 
   it('evaluates an expression shared by many subscriptions once, and answers for all of them', () => {

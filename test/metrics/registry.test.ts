@@ -16,6 +16,7 @@ describe('metrics registry', () => {
     assert.deepEqual(byOutcome(samples, 'notifications_policy_answers_total', POLICY_OUTCOMES), { allowed: 0, denied: 0, retry: 0 });
     assert.deepEqual(byOutcome(samples, 'notifications_deliveries_total', DELIVERY_OUTCOMES), { delivered: 0, retry: 0, failed: 0, cancelled: 0 });
     assert.deepEqual([sample(samples, 'notifications_events_purged_total'), sample(samples, 'notifications_matches_purged_total')], [0, 0]);
+    assert.equal(sample(samples, 'notifications_match_evaluation_errors_total'), 0);
 
     metrics.eventReceived(false);
     metrics.eventReceived(false);
@@ -32,6 +33,8 @@ describe('metrics registry', () => {
     metrics.deliverySettled('cancelled');
     metrics.eventsPurged(200, 450);
     metrics.eventsPurged(3, 0);
+    metrics.matchEvaluationFailed(2);
+    metrics.matchEvaluationFailed(1);
     samples = await scrape(metrics);
     assert.deepEqual(byOutcome(samples, 'notifications_events_received_total', ['logged', 'duplicate']), { logged: 2, duplicate: 1 });
     assert.equal(sample(samples, 'notifications_matches_total'), 3);
@@ -40,6 +43,7 @@ describe('metrics registry', () => {
     assert.equal(sample(samples, 'notifications_delivery_duration_seconds_count'), 3, 'a cancelled row had no HTTP exchange');
     assert.equal(sample(samples, 'notifications_delivery_latency_seconds_count'), 1, 'only a delivery has a latency');
     assert.deepEqual([sample(samples, 'notifications_events_purged_total'), sample(samples, 'notifications_matches_purged_total')], [203, 450]);
+    assert.equal(sample(samples, 'notifications_match_evaluation_errors_total'), 3);
   });
 
   it('puts attempt durations and latencies in buckets from milliseconds to minutes and beyond', async () => {

@@ -1,0 +1,43 @@
+/**
+ * The error answers of a route in its schema, for /openapi.json: one response per status, its
+ * `code` an enum of the catalogue's codes of that status the route can answer. The schema also
+ * serializes the answer, so it must name every member errorBody() sends.
+ */
+import { ERRORS, type ErrorCode } from '../errors.js';
+
+export interface ErrorResponse {
+  description: string;
+  type: 'object';
+  properties: {
+    statusCode: { type: 'integer' };
+    error: { type: 'string' };
+    code: { type: 'string'; enum: ErrorCode[]; description: string };
+    message: { type: 'string' };
+  };
+  required: ['statusCode', 'error', 'code', 'message'];
+}
+
+/** `describe`: what the status means on this route; the codes are added to it. */
+export function errorResponses(codes: readonly ErrorCode[], describe: (status: number) => string): Record<number, ErrorResponse> {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of new Set(codes)) {
+    const status = ERRORS[code].status;
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  return Object.fromEntries(
+    [...byStatus].map(([status, ofStatus]) => [
+      status,
+      {
+        description: `${describe(status)}. code: ${ofStatus.join(', ')}`,
+        type: 'object',
+        properties: {
+          statusCode: { type: 'integer' },
+          error: { type: 'string' },
+          code: { type: 'string', enum: ofStatus, description: 'stable: branch on it, not on the message (docs/errors.md)' },
+          message: { type: 'string' },
+        },
+        required: ['statusCode', 'error', 'code', 'message'],
+      } satisfies ErrorResponse,
+    ]),
+  );
+}
