@@ -5,9 +5,6 @@ import { describe, it } from 'node:test';
 // Tests run from dist/test/docs/, three levels below the project root.
 const ROOT = new URL('../../../', import.meta.url);
 
-/** Pages linked to that another branch adds (docs/errors.md: the error catalogue). Remove an entry once it is merged. */
-const FROM_OTHER_BRANCHES = new Set(['docs/errors.md']);
-
 /** What a user of the project does not have: files beside it, or documents kept elsewhere. */
 const OUTSIDE = ['../shared', 'PRODUCT.md', 'DESIGN.md', 'service-spec'];
 
@@ -81,7 +78,6 @@ describe('documentation', () => {
       for (const link of relativeLinks(read(path))) {
         const [file = '', anchor] = link.split('#');
         const target = file === '' ? path : resolve(path, decodeURIComponent(file));
-        if (FROM_OTHER_BRANCHES.has(target)) continue;
         const url = new URL(target, ROOT);
         if (!existsSync(url)) {
           broken.push(`${path}: ${link} (no such file)`);
