@@ -2,7 +2,7 @@ import { eventsByUuid, insertMatches, pendingMatch } from '../db/events.js';
 import { subscriptionsWithUnfinishedMatch } from '../db/event-log.js';
 import { liveSubscriptionPages } from '../db/subscriptions.js';
 import type { MatchesTable } from '../db/tables.js';
-import type { JsonValue } from '../jsonpath/index.js';
+import type { JsonValue } from '../json.js';
 import { LiveMatcher } from '../matching/live-matcher.js';
 import { systemClock } from '../time/clock.js';
 import { EXIT, type Command } from './command.js';

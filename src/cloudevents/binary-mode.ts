@@ -4,7 +4,7 @@
  * one document every later stage works on.
  */
 import { badRequest } from '../errors.js';
-import type { JsonValue } from '../jsonpath/index.js';
+import type { JsonValue } from '../json.js';
 import { decodeUtf8, parseJsonBody } from './json-body.js';
 import { declaresUtf8OrNothing, isJsonMediaType, requireUtf8Json, type MediaType } from './media-type.js';
 import type { JsonObject, ReceivedEvent, ReceivedMessage } from './types.js';

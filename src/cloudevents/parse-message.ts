@@ -4,7 +4,7 @@
  * an event object is taken as structured, which is how many producers post events.
  */
 import { badRequest, ServiceError } from '../errors.js';
-import type { JsonValue } from '../jsonpath/index.js';
+import type { JsonValue } from '../json.js';
 import { binarySpecversion, parseBinary } from './binary-mode.js';
 import { parseJsonBody } from './json-body.js';
 import { parseMediaType, requireUtf8Json, type MediaType } from './media-type.js';

@@ -11,7 +11,7 @@
  * on its main thread, and the rows in flight go back to the queue when their leases expire.
  */
 import { Worker } from 'node:worker_threads';
-import type { JsonValue } from '../jsonpath/index.js';
+import type { JsonValue } from '../json.js';
 import type { PolicyAnswer, PolicyClient, PolicyClientOptions } from '../policy/policy-client.js';
 import type { AddressRules } from './address-guard.js';
 import type { TargetClient, TargetClientOptions, TargetRequest, TargetResponse } from './target-client.js';

@@ -11,7 +11,7 @@ import type { MatchQueue, Settled } from '../db/match-queue.js';
 import type { MatchChange } from '../db/matches.js';
 import type { MatchesTable } from '../db/tables.js';
 import type { RetrySchedule } from '../delivery/decision.js';
-import type { JsonValue } from '../jsonpath/index.js';
+import type { JsonValue } from '../json.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { ClaimPacer } from '../routing/claim-pacer.js';
 import type { HandedMatch, Handoff } from '../routing/handoff.js';

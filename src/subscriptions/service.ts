@@ -18,7 +18,8 @@ import { cancelPendingMatches } from '../db/matches.js';
 import type { AddressGuard } from '../delivery/address-guard.js';
 import { badRequest, ServiceError, subscriptionNotFound } from '../errors.js';
 import { canonicalUuid } from '../uuid.js';
-import { compileJsonPath, type Dialect, type DialectMode, type JsonValue, type Selection } from '../jsonpath/index.js';
+import { compileJsonPath, type Dialect, type DialectMode, type Selection } from '../jsonpath/index.js';
+import type { JsonValue } from '../json.js';
 import type { Clock } from '../time/clock.js';
 import {
   evaluableDocument,
