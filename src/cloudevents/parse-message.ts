@@ -6,8 +6,8 @@
 import { badRequest, ServiceError } from '../errors.js';
 import type { JsonValue } from '../json.js';
 import { binarySpecversion, parseBinary } from './binary-mode.js';
-import { parseJsonBody } from './json-body.js';
-import { parseMediaType, requireUtf8Json, type MediaType } from './media-type.js';
+import { parseJsonBody } from '../request-body/json-body.js';
+import { parseMediaType, requireUtf8Json, type MediaType } from '../request-body/media-type.js';
 import { isJsonObject, type ParsedMessage, type ReceivedEvent, type ReceivedMessage } from './types.js';
 import { validateEvent } from './validate-event.js';
 

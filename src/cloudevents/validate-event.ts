@@ -10,7 +10,7 @@
 import { badRequest } from '../errors.js';
 import type { JsonValue } from '../json.js';
 import { isAbsoluteUri, isBase64, isCloudEventsString, isInt32, isRfc3339, isUriReference } from './attribute-types.js';
-import { isMediaType } from './media-type.js';
+import { isMediaType } from '../request-body/media-type.js';
 import { isJsonObject, type JsonObject, type ReceivedEvent } from './types.js';
 
 export type Label = (attribute: string) => string;
