@@ -21,7 +21,7 @@ import { releaseAllLeases, releaseLeasesOf } from './db/matches.js';
 import { schemaStatus, syncSchema } from './db/migrate.js';
 import { queueReader } from './db/queue-stats.js';
 import { liveSubscriptionPages, type SubscriptionChange } from './db/subscriptions.js';
-import { addressGuard } from './delivery/address-guard.js';
+import { addressGuard } from './net/address-guard.js';
 import { startOutboundThread } from './delivery/outbound-thread.js';
 import { deliveryRunner } from './delivery/runner.js';
 import { EventLogBatch } from './events/event-log-batch.js';

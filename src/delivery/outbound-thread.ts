@@ -13,7 +13,7 @@
 import { Worker } from 'node:worker_threads';
 import type { JsonValue } from '../json.js';
 import type { PolicyAnswer, PolicyClient, PolicyClientOptions } from '../policy/policy-client.js';
-import type { AddressRules } from './address-guard.js';
+import type { AddressRules } from '../net/address-guard.js';
 import type { TargetClient, TargetClientOptions, TargetRequest, TargetResponse } from './target-client.js';
 import { sendPerTurn } from './turn-batch.js';
 

@@ -4,7 +4,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { createPolicyClient } from '../policy/policy-client.js';
-import { addressGuard } from './address-guard.js';
+import { addressGuard } from '../net/address-guard.js';
 import type { OutboundAnswer, OutboundOptions, OutboundRequest, ToWorker } from './outbound-thread.js';
 import { createTargetClient } from './target-client.js';
 import { sendPerTurn } from './turn-batch.js';

@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import { Pool } from 'undici';
-import { describeNetworkError, ExchangeTimeoutError } from '../delivery/network-error.js';
+import { describeNetworkError, ExchangeTimeoutError } from '../net/network-error.js';
 import type { JsonValue } from '../json.js';
 
 /**

@@ -15,7 +15,7 @@ import {
   type SubscriptionRow,
 } from '../db/subscriptions.js';
 import { cancelPendingMatches } from '../db/matches.js';
-import type { AddressGuard } from '../delivery/address-guard.js';
+import type { AddressGuard } from '../net/address-guard.js';
 import { badRequest, ServiceError, subscriptionNotFound } from '../errors.js';
 import { canonicalUuid } from '../uuid.js';
 import { compileJsonPath, type Dialect, type DialectMode, type Selection } from '../jsonpath/index.js';

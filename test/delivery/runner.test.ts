@@ -15,7 +15,7 @@ import { Handoff } from '../../src/routing/handoff.js';
 import { logEvent, pendingMatch } from '../../src/db/events.js';
 import { insertSubscription, type SubscriptionRow } from '../../src/db/subscriptions.js';
 import type { MatchesTable } from '../../src/db/tables.js';
-import { addressGuard } from '../../src/delivery/address-guard.js';
+import { addressGuard } from '../../src/net/address-guard.js';
 import { DOWN_AFTER } from '../../src/delivery/origin-health.js';
 import { createTargetClient, type TargetClient } from '../../src/delivery/target-client.js';
 import { sealSecret } from '../../src/subscriptions/secret-box.js';
