@@ -3,7 +3,7 @@ import { Pool, type Dispatcher } from 'undici';
 import { TargetDeniedError, type AddressGuard } from '../net/address-guard.js';
 import { authorizationHeader, type Auth } from './auth.js';
 import { describeNetworkError, ExchangeTimeoutError, TargetUrlError } from '../net/network-error.js';
-import { parseRetryAfter } from './retry-schedule.js';
+import { parseRetryAfter } from '../routing/retry-schedule.js';
 
 export type { Auth } from './auth.js';
 
