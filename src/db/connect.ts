@@ -7,7 +7,7 @@ import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, sql, SqliteDialect, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import pg from 'pg';
-import { maskUrlPassword } from '../config/values.js';
+import { maskUrlPassword } from '../url-password.js';
 import { GroupCommit, type TransactionRunner } from './group-commit.js';
 import { WalSync } from './wal-sync.js';
 import { withStatementCache } from './sqlite-statement-cache.js';
