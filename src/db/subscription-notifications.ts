@@ -10,7 +10,8 @@
  */
 import { sql, type Kysely } from 'kysely';
 import pg from 'pg';
-import { postgresTarget, type Capabilities } from './connect.js';
+import type { Capabilities } from './connect.js';
+import { postgresTarget } from './postgres-target.js';
 import type { Database } from './tables.js';
 
 const PREFIX = 'notifications_subscriptions_';
@@ -157,14 +158,14 @@ export function startSubscriptionListener(options: SubscriptionListenerOptions):
   };
 }
 
-/** The pool's connection settings (see connect.ts): `?schema=` becomes the search_path. */
+/** The pool's connection settings (see postgres-target.ts): `?schema=` becomes the search_path. */
 function clientConfig(url: string, applicationName: string, probeMs: number): pg.ClientConfig {
-  const { connectionString, schema } = postgresTarget(url);
+  const { connectionString, options } = postgresTarget(url);
   return {
     connectionString,
     application_name: applicationName,
     connectionTimeoutMillis: probeMs,
     keepAlive: true,
-    ...(schema ? { options: `-c search_path=${schema}` } : {}),
+    ...(options !== undefined ? { options } : {}),
   };
 }
