@@ -13,6 +13,7 @@ import pg from 'pg';
 import type { Capabilities } from './connect.js';
 import { postgresTarget } from './postgres-target.js';
 import type { Database } from './tables.js';
+import { Pause } from '../time/pause.js';
 
 const PREFIX = 'notifications_subscriptions_';
 /** Channel names are identifiers: 63 bytes at most. A longer schema name is hashed (md5: 32). */
@@ -63,17 +64,9 @@ export function startSubscriptionListener(options: SubscriptionListenerOptions):
   let client: pg.Client | undefined;
   let listening = false;
   let backendPid: number | undefined;
-  let cancelWait: (() => void) | undefined;
   let drop: ((reason: unknown) => void) | undefined;
 
-  const wait = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      cancelWait = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    }).finally(() => (cancelWait = undefined));
+  const backoffWait = new Pause();
 
   /** Connects and listens; resolves with the reason once the connection is lost. */
   async function listenOnce(): Promise<unknown> {
@@ -133,7 +126,7 @@ export function startSubscriptionListener(options: SubscriptionListenerOptions):
       if (wasListening) delay = backoff.first;
       const retryInMs = Math.round(delay * (0.8 + 0.4 * Math.random()));
       options.onLost(reason, retryInMs);
-      await wait(retryInMs);
+      await backoffWait.for(retryInMs);
       delay = Math.min(backoff.max, delay * 2);
     }
   })();
@@ -147,7 +140,7 @@ export function startSubscriptionListener(options: SubscriptionListenerOptions):
     },
     close: async () => {
       closed = true;
-      cancelWait?.();
+      backoffWait.end();
       const timeUp = () => new Promise((resolve) => setTimeout(resolve, CLOSE_WAIT_MS).unref());
       const current = client;
       if (current) await Promise.race([current.end().catch(() => undefined), timeUp()]);
