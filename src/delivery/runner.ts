@@ -15,8 +15,8 @@
  * Rows of subscriptions deleted or disabled meanwhile are cancelled instead of sent.
  */
 import type { EventRow } from '../db/events.js';
-import type { SubscriptionChange, SubscriptionRow } from '../db/subscriptions.js';
-import type { MatchesTable } from '../db/tables.js';
+import type { SubscriptionChange } from '../db/subscriptions.js';
+import type { MatchesTable, SubscriptionRow } from '../db/tables.js';
 import { Lanes } from '../routing/lanes.js';
 import { nextBatch } from '../routing/next-batch.js';
 import type { RunnerOptions } from '../routing/runner-options.js';

@@ -12,8 +12,8 @@ import {
   updateSubscription,
   type SubscriptionChange,
   type SubscriptionChanges,
-  type SubscriptionRow,
 } from '../db/subscriptions.js';
+import type { SubscriptionRow } from '../db/tables.js';
 import { cancelPendingMatches } from '../db/matches.js';
 import type { AddressGuard } from '../net/address-guard.js';
 import { badRequest, ServiceError, subscriptionNotFound } from '../errors.js';
