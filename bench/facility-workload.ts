@@ -5,7 +5,7 @@
  * a file type anywhere, files without a checksum, names matching a pattern; the last two can
  * only be filed under keys every event has, so they are evaluated for every event.
  */
-import type { JsonValue } from '../src/jsonpath/index.js';
+import type { JsonValue } from '../src/json.js';
 import type { Random } from '../test/support/random.js';
 
 const PROJECTS = 20_000;

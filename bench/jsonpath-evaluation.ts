@@ -4,7 +4,8 @@
  */
 import { jsonpath as jsonP3, type JSONValue } from 'json-p3';
 import { JSONPath } from 'jsonpath-plus';
-import { compileJsonPath, type JsonValue } from '../src/jsonpath/index.js';
+import { compileJsonPath } from '../src/jsonpath/index.js';
+import type { JsonValue } from '../src/json.js';
 import { opsPerSecond } from './measure.js';
 import type { Row } from './table.js';
 

@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
+import type { FastifyBaseLogger } from 'fastify';
 import { buildApp } from './api/app.js';
 import { deliveriesRoutes } from './api/deliveries-routes.js';
 import { eventmatchRoutes } from './api/eventmatch-routes.js';
@@ -21,9 +22,9 @@ import { releaseAllLeases, releaseLeasesOf } from './db/matches.js';
 import { schemaStatus, syncSchema } from './db/migrate.js';
 import { queueReader } from './db/queue-stats.js';
 import { liveSubscriptionPages, type SubscriptionChange } from './db/subscriptions.js';
-import { addressGuard } from './delivery/address-guard.js';
+import { addressGuard } from './net/address-guard.js';
 import { startOutboundThread } from './delivery/outbound-thread.js';
-import { deliveryRunner } from './delivery/runner.js';
+import { deliveryRunner, type DeliveryRunner } from './delivery/runner.js';
 import { EventLogBatch } from './events/event-log-batch.js';
 import { startRetentionPurge } from './events/retention.js';
 import { evaluationErrorReporter } from './matching/evaluation-errors.js';
@@ -98,26 +99,15 @@ async function main(argv: string[]): Promise<number> {
   return serve(config);
 }
 
+/**
+ * The parts are built in dependency order, each from what it uses, and only then started; no
+ * callback refers to a part built after it. Passing a part itself (not a closure over it) lets
+ * the compiler reject an order in which it would be used before it exists.
+ */
 async function serve(config: Config): Promise<number> {
   const log = createLogger(config.logLevel);
-  let database: DatabaseHandle;
-  try {
-    database = openDatabase(config.databaseUrl, {
-      create: false,
-      timeoutMs: config.databaseTimeoutMs,
-      boundStatements: true,
-      applicationName: `${PROGRAM} ${process.pid}`,
-      // Only the message and code: pg hangs the whole client (its settings included) on the error.
-      onConnectionError: (error) => log.warn({ error: error.message, code: (error as { code?: unknown }).code }, 'a database connection failed; it is replaced when next needed'),
-    });
-  } catch (error) {
-    if (error instanceof DatabaseMissing) {
-      console.error(`${PROGRAM}: the database schema is out of date (${error.message}): run \`svc-notifications-cmd dbsync\` to create it`);
-      return 1;
-    }
-    console.error(`${PROGRAM}: cannot open the database: ${error instanceof Error ? error.message : String(error)}`);
-    return 1;
-  }
+  const database = openServerDatabase(config, log);
+  if (database === undefined) return 1;
   const clock = systemClock();
   const metrics = createMetrics({
     queue: { reader: queueReader(database.db), clock, onError: (error) => log.warn({ err: error }, 'metrics: cannot read the queue from the database') },
@@ -129,23 +119,7 @@ async function serve(config: Config): Promise<number> {
       log: (uuid, error) => log.warn({ subscription: uuid, error: String(error) }, 'subscription expression failed while matching an event: taken as no match (logged once per subscription)'),
     }),
   });
-  try {
-    // Nothing but this process can reach an in-memory database, so no dbsync could prepare it.
-    if (database.inMemory) await syncSchema(database);
-    const status = await schemaStatus(database);
-    if (status.pending.length > 0) {
-      console.error(`${PROGRAM}: the database schema is out of date (${database.description} lacks ${status.pending.join(', ')}): run \`svc-notifications-cmd dbsync\``);
-      await database.close();
-      return 1;
-    }
-    // One database serves one SQLite instance: any lease in it belonged to this instance's previous life.
-    if (!database.capabilities.sharedByInstances) await releaseAllLeases(database.db);
-    for await (const page of liveSubscriptionPages(database.db)) matcher.load(page);
-  } catch (error) {
-    console.error(`${PROGRAM}: cannot use the database ${database.description}: ${error instanceof Error ? error.message : String(error)}`);
-    await database.close();
-    return 1;
-  }
+  if (!(await prepareDatabase(database, matcher))) return 1;
 
   const policyMode = config.policyUrl ? 'policy-service' : 'allow-all';
   const holder = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
@@ -197,17 +171,11 @@ async function serve(config: Config): Promise<number> {
     inbox: toPolicy,
     next: toDelivery,
     pacer: new ClaimPacer(QUIET_CLAIM_MS, BUSY_CLAIM_MS),
-    onAllowed: () => deliveries.wake(),
+    onAllowed: deliveries.wake,
     onError: (error) => log.error({ err: error }, 'policy runner: a step failed; retrying'),
   });
   metrics.trackDownOrigins(() => deliveries.downOrigins().length);
-  deliveries.start();
-  policy.start();
-  /** Every subscription write, from this instance or another: the copies kept in memory follow. */
-  const subscriptionChanged = (change: SubscriptionChange) => {
-    matcher.apply(change);
-    deliveries.subscriptionChanged(change);
-  };
+  const subscriptionChanged = followSubscriptionWrites(matcher, deliveries);
   const sync = database.capabilities.sharedByInstances
     ? startSubscriptionSync({
         database,
@@ -243,43 +211,28 @@ async function serve(config: Config): Promise<number> {
       clock,
       handoff: { to: toPolicy, holder, leaseUs },
       receiveToken: config.receiveToken,
-      onReceived: () => policy.wake(),
+      onReceived: policy.wake,
       metrics,
     }),
   ]);
   const retention = startRetentionPurge({ database, clock, retentionMs: config.retentionMs, metrics, maxErrorPauseMs: MAX_ERROR_PAUSE_MS, onError: (error) => log.error({ err: error }, 'retention purge failed; retrying') });
+  deliveries.start();
+  policy.start();
   log.info({ config: redactedConfig(config) }, 'configuration');
   if (policyMode === 'allow-all') {
     log.warn('allow-all mode: NOTIFICATIONS_POLICY_URL is not set, so every subscriber receives every event its subscriptions match');
   }
 
-  let stopping = false;
-  const stopped = new Promise<number>((resolve) => {
-    const stop = (signal: string) => {
-      if (stopping) return;
-      stopping = true;
-      log.info({ signal }, 'shutting down: no new requests, finishing those in flight');
-      const force = setTimeout(() => {
-        log.error(`shutdown took longer than ${config.shutdownGraceMs} ms; exiting anyway`);
-        resolve(1);
-      }, config.shutdownGraceMs);
-      force.unref();
-      app
-        .close()
-        .then(() => Promise.all([policy.stop(), deliveries.stop(), sync?.stop(), retention.stop()]))
-        .then(() => settler.close())
-        .then(() => releaseLeasesOf(database.db, holder))
-        .then(() => outbound.close())
-        .then(() => database.close())
-        .then(() => resolve(0), (error: unknown) => {
-          log.error({ err: error }, 'shutdown failed');
-          resolve(1);
-        });
-    };
-    process.once('SIGTERM', () => stop('SIGTERM'));
-    process.once('SIGINT', () => stop('SIGINT'));
-  });
-
+  // In the reverse order of the start: no new requests, then no new work, then what is left recorded.
+  const shutdown = async () => {
+    await app.close();
+    await Promise.all([policy.stop(), deliveries.stop(), sync?.stop(), retention.stop()]);
+    await settler.close();
+    await releaseLeasesOf(database.db, holder);
+    await outbound.close();
+    await database.close();
+  };
+  const stopped = stopOnSignals(log, config.shutdownGraceMs, shutdown);
   try {
     await app.listen({ host: config.address, port: config.port });
   } catch (error) {
@@ -288,6 +241,90 @@ async function serve(config: Config): Promise<number> {
     return 1;
   }
   return stopped;
+}
+
+/** The database, opened as the server uses it; undefined (and said why) when it cannot be. */
+function openServerDatabase(config: Config, log: FastifyBaseLogger): DatabaseHandle | undefined {
+  try {
+    return openDatabase(config.databaseUrl, {
+      create: false,
+      timeoutMs: config.databaseTimeoutMs,
+      boundStatements: true,
+      applicationName: `${PROGRAM} ${process.pid}`,
+      // Only the message and code: pg hangs the whole client (its settings included) on the error.
+      onConnectionError: (error) => log.warn({ error: error.message, code: (error as { code?: unknown }).code }, 'a database connection failed; it is replaced when next needed'),
+    });
+  } catch (error) {
+    if (error instanceof DatabaseMissing) {
+      console.error(`${PROGRAM}: the database schema is out of date (${error.message}): run \`svc-notifications-cmd dbsync\` to create it`);
+      return undefined;
+    }
+    console.error(`${PROGRAM}: cannot open the database: ${error instanceof Error ? error.message : String(error)}`);
+    return undefined;
+  }
+}
+
+/**
+ * Checks that the schema is current, takes back this instance's earlier leases where it is the
+ * only one, and loads the live subscriptions into the matcher. False (said why, database
+ * closed) when the database cannot be used.
+ */
+async function prepareDatabase(database: DatabaseHandle, matcher: LiveMatcher): Promise<boolean> {
+  try {
+    // Nothing but this process can reach an in-memory database, so no dbsync could prepare it.
+    if (database.inMemory) await syncSchema(database);
+    const status = await schemaStatus(database);
+    if (status.pending.length > 0) {
+      console.error(`${PROGRAM}: the database schema is out of date (${database.description} lacks ${status.pending.join(', ')}): run \`svc-notifications-cmd dbsync\``);
+      await database.close();
+      return false;
+    }
+    // One database serves one SQLite instance: any lease in it belonged to this instance's previous life.
+    if (!database.capabilities.sharedByInstances) await releaseAllLeases(database.db);
+    for await (const page of liveSubscriptionPages(database.db)) matcher.load(page);
+    return true;
+  } catch (error) {
+    console.error(`${PROGRAM}: cannot use the database ${database.description}: ${error instanceof Error ? error.message : String(error)}`);
+    await database.close();
+    return false;
+  }
+}
+
+/** Every subscription write, from this instance or another: the copies kept in memory follow. */
+function followSubscriptionWrites(matcher: LiveMatcher, deliveries: DeliveryRunner): (change: SubscriptionChange) => void {
+  return (change) => {
+    matcher.apply(change);
+    deliveries.subscriptionChanged(change);
+  };
+}
+
+/**
+ * Resolves with the exit code once SIGTERM or SIGINT has been handled: `shutdown` run, or given
+ * up on after `graceMs`.
+ */
+function stopOnSignals(log: FastifyBaseLogger, graceMs: number, shutdown: () => Promise<void>): Promise<number> {
+  let stopping = false;
+  return new Promise<number>((resolve) => {
+    const stop = (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      log.info({ signal }, 'shutting down: no new requests, finishing those in flight');
+      const force = setTimeout(() => {
+        log.error(`shutdown took longer than ${graceMs} ms; exiting anyway`);
+        resolve(1);
+      }, graceMs);
+      force.unref();
+      shutdown().then(
+        () => resolve(0),
+        (error: unknown) => {
+          log.error({ err: error }, 'shutdown failed');
+          resolve(1);
+        },
+      );
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+  });
 }
 
 main(process.argv.slice(2)).then(

@@ -6,10 +6,10 @@
  * member name keeps its last value, as JSON.parse does at /receive.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { parseJsonBody } from '../cloudevents/json-body.js';
-import { parseMediaType, requireUtf8Json } from '../cloudevents/media-type.js';
+import { parseJsonBody } from '../request-body/json-body.js';
+import { parseMediaType, requireUtf8Json } from '../request-body/media-type.js';
 import { unsupportedJsonBody } from '../errors.js';
-import { MAX_DOCUMENT_DEPTH, type JsonValue } from '../jsonpath/index.js';
+import { MAX_DOCUMENT_DEPTH, type JsonValue } from '../json.js';
 import { parsePage, type Body } from '../subscriptions/input.js';
 import type { SubscriptionRecord } from '../subscriptions/record.js';
 import { subscriptionService, type SubscriptionServiceDependencies } from '../subscriptions/service.js';

@@ -1,8 +1,5 @@
-import { eventsByUuid, insertMatches, pendingMatch } from '../db/events.js';
-import { subscriptionsWithUnfinishedMatch } from '../db/event-log.js';
 import { liveSubscriptionPages } from '../db/subscriptions.js';
-import type { MatchesTable } from '../db/tables.js';
-import type { JsonValue } from '../jsonpath/index.js';
+import { routeAgain } from '../events/receive.js';
 import { LiveMatcher } from '../matching/live-matcher.js';
 import { systemClock } from '../time/clock.js';
 import { EXIT, type Command } from './command.js';
@@ -36,28 +33,18 @@ export const eventretry: Command = {
     const clock = systemClock();
     let missing = 0;
     for (const uuid of uuids) {
-      const event = (await eventsByUuid(db, [uuid])).get(uuid);
-      if (!event) {
+      // Matched and queued in one transaction, as /receive queues a new event's matches.
+      const routed = await routeAgain(database, matcher, uuid, clock);
+      if (routed === undefined) {
         err(`eventretry: no event ${uuid} in the log`);
         missing++;
         continue;
       }
-      // Its pending match will deliver it anyway: another would only deliver it twice.
-      const inProgress = await subscriptionsWithUnfinishedMatch(db, uuid);
-      const now = clock();
-      const rows: MatchesTable[] = [];
-      let skipped = 0;
-      for (const subscription of matcher.match(JSON.parse(event.body) as JsonValue)) {
-        if (inProgress.has(subscription.uuid)) {
-          err(`eventretry: event ${uuid}: subscription ${subscription.uuid} still has a match in progress; not routed again`);
-          skipped++;
-          continue;
-        }
-        rows.push(pendingMatch(uuid, subscription, now));
+      for (const subscription of routed.inProgress) {
+        err(`eventretry: event ${uuid}: subscription ${subscription} still has a match in progress; not routed again`);
       }
-      await insertMatches(db, rows);
-      if (rows.length === 0 && skipped === 0) err(`eventretry: event ${uuid} matches no live subscription`);
-      for (const row of rows) out(row.uuid);
+      if (routed.matches.length === 0 && routed.inProgress.length === 0) err(`eventretry: event ${uuid} matches no live subscription`);
+      for (const row of routed.matches) out(row.uuid);
       await stdoutFlushed();
     }
     return missing > 0 ? EXIT.failure : EXIT.ok;

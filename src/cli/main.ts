@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { ConfigError, loadConfig } from '../config/load.js';
 import { SETTINGS } from '../config/settings.js';
-import { maskUrlPassword } from '../config/values.js';
+import { maskUrlPassword } from '../url-password.js';
 import { DatabaseMissing, openDatabase, type DatabaseHandle } from '../db/connect.js';
 import { packageInfo } from '../package-info.js';
 import { EXIT, type Command } from './command.js';

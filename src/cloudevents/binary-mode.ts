@@ -4,9 +4,9 @@
  * one document every later stage works on.
  */
 import { serviceError } from '../errors.js';
-import type { JsonValue } from '../jsonpath/index.js';
-import { decodeUtf8, parseJsonBody } from './json-body.js';
-import { declaresUtf8OrNothing, isJsonMediaType, requireUtf8Json, type MediaType } from './media-type.js';
+import type { JsonValue } from '../json.js';
+import { decodeUtf8, parseJsonBody } from '../request-body/json-body.js';
+import { declaresUtf8OrNothing, isJsonMediaType, requireUtf8Json, type MediaType } from '../request-body/media-type.js';
 import type { JsonObject, ReceivedEvent, ReceivedMessage } from './types.js';
 import { unsupportedSpecversion, validateEvent, type Label } from './validate-event.js';
 

@@ -4,10 +4,10 @@
  * an event object is taken as structured, which is how many producers post events.
  */
 import { serviceError, type ServiceError } from '../errors.js';
-import type { JsonValue } from '../jsonpath/index.js';
+import type { JsonValue } from '../json.js';
 import { binarySpecversion, parseBinary } from './binary-mode.js';
-import { parseJsonBody } from './json-body.js';
-import { parseMediaType, requireUtf8Json, type MediaType } from './media-type.js';
+import { parseJsonBody } from '../request-body/json-body.js';
+import { parseMediaType, requireUtf8Json, type MediaType } from '../request-body/media-type.js';
 import { isJsonObject, type ParsedMessage, type ReceivedEvent, type ReceivedMessage } from './types.js';
 import { validateEvent } from './validate-event.js';
 

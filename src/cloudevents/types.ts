@@ -8,7 +8,7 @@
  *   member (0.1: its own attribute names and an `extensions` object). Subscriptions are
  *   matched against it, and it is what is stored and delivered.
  */
-import type { JsonValue } from '../jsonpath/index.js';
+import type { JsonValue } from '../json.js';
 
 export type SpecVersion = '1.0' | '0.3' | '0.1';
 

@@ -8,9 +8,9 @@
  * and no more, so that events the original service accepted are not refused now.
  */
 import { serviceError, type ServiceError } from '../errors.js';
-import type { JsonValue } from '../jsonpath/index.js';
+import type { JsonValue } from '../json.js';
 import { isAbsoluteUri, isBase64, isCloudEventsString, isInt32, isRfc3339, isUriReference } from './attribute-types.js';
-import { isMediaType } from './media-type.js';
+import { isMediaType } from '../request-body/media-type.js';
 import { isJsonObject, type JsonObject, type ReceivedEvent } from './types.js';
 
 export type Label = (attribute: string) => string;

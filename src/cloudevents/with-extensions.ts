@@ -4,7 +4,7 @@
  * event itself sets wins, so a subscriber always sees what the producer sent; a `null` member
  * is unset (JSON format 2.2) and is filled in.
  */
-import type { JsonValue } from '../jsonpath/index.js';
+import type { JsonValue } from '../json.js';
 import { isJsonObject, type JsonObject, type ReceivedEvent } from './types.js';
 
 export type ExtensionValues = Record<string, string | number | boolean>;

@@ -2,7 +2,8 @@
 // default. Every problem is a ConfigError with a one-line message; the caller
 // passes argv, env and readFile, so this module never touches `process`.
 import { type Config, SETTINGS, SETTING_KEYS, type Setting, type SettingInfo } from './settings.js';
-import { InvalidValue, maskUrlPassword } from './values.js';
+import { InvalidValue } from './values.js';
+import { maskUrlPassword } from '../url-password.js';
 
 export class ConfigError extends Error {
   /** `setting` names what is wrong: a variable, a flag or the command line. */

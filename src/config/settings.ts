@@ -5,7 +5,6 @@ import {
   durationMs,
   integerFrom,
   listOf,
-  maskUrlPassword,
   oneOf,
   parseBearerToken,
   parseCidr,
@@ -20,6 +19,7 @@ import {
   parseSizeBytes,
   type ParseValue,
 } from './values.js';
+import { maskUrlPassword } from '../url-password.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];

@@ -7,8 +7,9 @@ import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, sql, SqliteDialect, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import pg from 'pg';
-import { maskUrlPassword } from '../config/values.js';
+import { maskUrlPassword } from '../url-password.js';
 import { GroupCommit, type TransactionRunner } from './group-commit.js';
+import { postgresTarget } from './postgres-target.js';
 import { WalSync } from './wal-sync.js';
 import { withStatementCache } from './sqlite-statement-cache.js';
 import { within } from '../time/within.js';
@@ -140,9 +141,8 @@ function openSqlite(path: string, options: OpenOptions): DatabaseHandle {
 }
 
 function openPostgres(url: string, options: OpenOptions): DatabaseHandle {
-  const { connectionString, schema } = postgresTarget(url);
   const timeoutMs = options.timeoutMs ?? DEFAULT_DATABASE_TIMEOUT_MS;
-  const settings = [...(schema ? [`search_path=${schema}`] : []), ...(options.boundStatements ? [`statement_timeout=${timeoutMs}`] : [])];
+  const { connectionString, schema, options: settings } = postgresTarget(url, options.boundStatements ? [`statement_timeout=${timeoutMs}`] : []);
   const pool = new pg.Pool({
     connectionString,
     max: POSTGRES_POOL_SIZE,
@@ -150,7 +150,7 @@ function openPostgres(url: string, options: OpenOptions): DatabaseHandle {
     application_name: options.applicationName ?? 'svc-notifications',
     // A peer that vanished (a failover, a dropped route) is noticed by the kernel on idle connections too.
     keepAlive: true,
-    ...(settings.length > 0 ? { options: settings.map((setting) => `-c ${setting}`).join(' ') } : {}),
+    ...(settings !== undefined ? { options: settings } : {}),
     // Timestamps are bigint microseconds: well inside the exact range of a JS number.
     types: { getTypeParser: (oid, format) => (oid === PG_INT8 ? Number : pg.types.getTypeParser(oid, format)) },
   });
@@ -212,21 +212,6 @@ function immediateTransaction(db: Kysely<Database>, timeoutMs: number): Transact
       }
     }
   };
-}
-
-/**
- * A `postgres://` URL as pg takes it, and its `?schema=name`: our own parameter (pg does not
- * know it), so that one database can hold several deployments, or one test each. The name is
- * checked here because it becomes part of the search_path setting.
- */
-export function postgresTarget(url: string): { connectionString: string; schema: string | undefined } {
-  const parsed = new URL(url);
-  const schema = parsed.searchParams.get('schema') ?? undefined;
-  parsed.searchParams.delete('schema');
-  if (schema !== undefined && !/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(schema)) {
-    throw new Error(`invalid schema name in the database URL: ${schema}`);
-  }
-  return { connectionString: parsed.toString(), schema };
 }
 
 function seconds(ms: number): string {

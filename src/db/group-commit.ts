@@ -16,6 +16,7 @@
  * 1,900 creates/s against 4,600 without grouping).
  */
 import { sql, type Kysely } from 'kysely';
+import { batchPerTurn } from '../turn-batch.js';
 import type { Database } from './tables.js';
 
 type Write<T> = (tx: Kysely<Database>) => Promise<T>;
@@ -33,51 +34,42 @@ interface Pending {
 const MAX_WRITES_PER_COMMIT = 500;
 
 export class GroupCommit {
-  private queue: Pending[] = [];
-  private lanes = 0;
+  private readonly add: (pending: Pending) => void;
 
   constructor(
     private readonly transaction: TransactionRunner,
-    private readonly concurrency: number,
+    concurrency: number,
     private readonly durable?: () => Promise<void>,
-  ) {}
-
-  run<T>(write: Write<T>): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      this.queue.push({ write, resolve: resolve as (value: unknown) => void, reject });
-      if (this.lanes < this.concurrency) {
-        this.lanes++;
-        // Let the writes of requests already read off the sockets join this commit.
-        setImmediate(() => void this.flush());
-      }
-    });
+  ) {
+    // Let the writes of requests already read off the sockets join this commit.
+    this.add = batchPerTurn((batch) => this.commit(batch), { lanes: concurrency, maxBatch: MAX_WRITES_PER_COMMIT });
   }
 
-  private async flush(): Promise<void> {
-    while (this.queue.length > 0) {
-      const batch = this.queue.splice(0, MAX_WRITES_PER_COMMIT);
-      const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
-      try {
-        await this.transaction(async (tx) => {
-          // Alone in its transaction, a write needs no savepoint: its failure aborts only itself.
-          if (batch.length === 1) outcomes.push({ ok: true, value: await batch[0]!.write(tx) });
-          else for (const pending of batch) outcomes.push(await inSavepoint(tx, pending.write));
-        });
-      } catch (error) {
-        // The commit failed (or the lone write did): none of the batch is durable.
-        for (const pending of batch) pending.reject(error);
-        continue;
-      }
-      const settle = () =>
-        batch.forEach((pending, i) => {
-          const outcome = outcomes[i]!;
-          if (outcome.ok) pending.resolve(outcome.value);
-          else pending.reject(outcome.error);
-        });
-      if (this.durable) this.durable().then(settle, (error: unknown) => batch.forEach((pending) => pending.reject(error)));
-      else settle();
+  run<T>(write: Write<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => this.add({ write, resolve: resolve as (value: unknown) => void, reject }));
+  }
+
+  private async commit(batch: Pending[]): Promise<void> {
+    const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
+    try {
+      await this.transaction(async (tx) => {
+        // Alone in its transaction, a write needs no savepoint: its failure aborts only itself.
+        if (batch.length === 1) outcomes.push({ ok: true, value: await batch[0]!.write(tx) });
+        else for (const pending of batch) outcomes.push(await inSavepoint(tx, pending.write));
+      });
+    } catch (error) {
+      // The commit failed (or the lone write did): none of the batch is durable.
+      for (const pending of batch) pending.reject(error);
+      return;
     }
-    this.lanes--;
+    const settle = () =>
+      batch.forEach((pending, i) => {
+        const outcome = outcomes[i]!;
+        if (outcome.ok) pending.resolve(outcome.value);
+        else pending.reject(outcome.error);
+      });
+    if (this.durable) this.durable().then(settle, (error: unknown) => batch.forEach((pending) => pending.reject(error)));
+    else settle();
   }
 }
 

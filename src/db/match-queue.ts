@@ -18,8 +18,8 @@ import {
   type MatchChange,
   type Stage,
 } from './matches.js';
-import { disableSubscription, subscriptionsByUuid, type SubscriptionRow } from './subscriptions.js';
-import type { MatchesTable } from './tables.js';
+import { disableSubscription, subscriptionsByUuid } from './subscriptions.js';
+import type { MatchesTable, SubscriptionRow } from './tables.js';
 
 export interface RowChange {
   uuid: string;

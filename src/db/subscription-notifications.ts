@@ -10,8 +10,10 @@
  */
 import { sql, type Kysely } from 'kysely';
 import pg from 'pg';
-import { postgresTarget, type Capabilities } from './connect.js';
+import type { Capabilities } from './connect.js';
+import { postgresTarget } from './postgres-target.js';
 import type { Database } from './tables.js';
+import { Pause } from '../time/pause.js';
 
 const PREFIX = 'notifications_subscriptions_';
 /** Channel names are identifiers: 63 bytes at most. A longer schema name is hashed (md5: 32). */
@@ -62,17 +64,9 @@ export function startSubscriptionListener(options: SubscriptionListenerOptions):
   let client: pg.Client | undefined;
   let listening = false;
   let backendPid: number | undefined;
-  let cancelWait: (() => void) | undefined;
   let drop: ((reason: unknown) => void) | undefined;
 
-  const wait = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      cancelWait = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    }).finally(() => (cancelWait = undefined));
+  const backoffWait = new Pause();
 
   /** Connects and listens; resolves with the reason once the connection is lost. */
   async function listenOnce(): Promise<unknown> {
@@ -132,7 +126,7 @@ export function startSubscriptionListener(options: SubscriptionListenerOptions):
       if (wasListening) delay = backoff.first;
       const retryInMs = Math.round(delay * (0.8 + 0.4 * Math.random()));
       options.onLost(reason, retryInMs);
-      await wait(retryInMs);
+      await backoffWait.for(retryInMs);
       delay = Math.min(backoff.max, delay * 2);
     }
   })();
@@ -146,7 +140,7 @@ export function startSubscriptionListener(options: SubscriptionListenerOptions):
     },
     close: async () => {
       closed = true;
-      cancelWait?.();
+      backoffWait.end();
       const timeUp = () => new Promise((resolve) => setTimeout(resolve, CLOSE_WAIT_MS).unref());
       const current = client;
       if (current) await Promise.race([current.end().catch(() => undefined), timeUp()]);
@@ -157,14 +151,14 @@ export function startSubscriptionListener(options: SubscriptionListenerOptions):
   };
 }
 
-/** The pool's connection settings (see connect.ts): `?schema=` becomes the search_path. */
+/** The pool's connection settings (see postgres-target.ts): `?schema=` becomes the search_path. */
 function clientConfig(url: string, applicationName: string, probeMs: number): pg.ClientConfig {
-  const { connectionString, schema } = postgresTarget(url);
+  const { connectionString, options } = postgresTarget(url);
   return {
     connectionString,
     application_name: applicationName,
     connectionTimeoutMillis: probeMs,
     keepAlive: true,
-    ...(schema ? { options: `-c search_path=${schema}` } : {}),
+    ...(options !== undefined ? { options } : {}),
   };
 }

@@ -4,9 +4,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Capabilities } from './connect.js';
 import { notifySubscriptionWritten } from './subscription-notifications.js';
-import type { Database, SubscriptionsTable } from './tables.js';
-
-export type SubscriptionRow = SubscriptionsTable;
+import type { Database, SubscriptionRow } from './tables.js';
 
 /** A committed write, as those who keep copies of subscriptions (the matcher) hear of it. */
 export type SubscriptionChange = { kind: 'upsert'; row: SubscriptionRow } | { kind: 'delete'; uuid: string };

@@ -11,7 +11,8 @@
  * - lease: a claim on a match row until `locked_until`; an expired lease returns the row.
  */
 
-export interface SubscriptionsTable {
+/** A row of the subscriptions table. */
+export interface SubscriptionRow {
   uuid: string;
   owner: string;
   name: string;
@@ -74,7 +75,7 @@ export interface AttemptsTable {
 }
 
 export interface Database {
-  subscriptions: SubscriptionsTable;
+  subscriptions: SubscriptionRow;
   events: EventsTable;
   matches: MatchesTable;
   attempts: AttemptsTable;

@@ -12,7 +12,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { MatchChange } from '../db/matches.js';
 import type { MatchesTable } from '../db/tables.js';
-import { nextDelayMs } from './retry-schedule.js';
+import { nextDelayMs, type RetrySchedule } from '../routing/retry-schedule.js';
 import type { TargetResponse } from './target-client.js';
 
 /** What the subscription's `error` field keeps of a target's answer. */
@@ -23,13 +23,6 @@ export type Verdict =
   | { kind: 'delivered' }
   | { kind: 'retry'; retryAfterMs?: number; reason: string }
   | { kind: 'permanent'; reason: string };
-
-export interface RetrySchedule {
-  /** One delay per retry; after the last one the delivery fails. */
-  readonly delaysMs: readonly number[];
-  /** Jitter (see retry-schedule.ts). */
-  readonly random: () => number;
-}
 
 /** A try that ended at `at` (µs). */
 export type Try = TargetResponse & { at: number };

@@ -11,11 +11,11 @@
  * on its main thread, and the rows in flight go back to the queue when their leases expire.
  */
 import { Worker } from 'node:worker_threads';
-import type { JsonValue } from '../jsonpath/index.js';
+import type { JsonValue } from '../json.js';
 import type { PolicyAnswer, PolicyClient, PolicyClientOptions } from '../policy/policy-client.js';
-import type { AddressRules } from './address-guard.js';
+import type { AddressRules } from '../net/address-guard.js';
 import type { TargetClient, TargetClientOptions, TargetRequest, TargetResponse } from './target-client.js';
-import { sendPerTurn } from './turn-batch.js';
+import { batchPerTurn } from '../turn-batch.js';
 
 export interface OutboundOptions {
   /** The target client's options; its address guard is built in the worker from `rules`. */
@@ -44,7 +44,7 @@ export interface OutboundThread {
 export function startOutboundThread(options: OutboundOptions, onFailure: (error: Error) => void): OutboundThread {
   const worker = new Worker(new URL('./outbound-worker.js', import.meta.url), { workerData: options });
   const waiting = new Map<number, (result: OutboundAnswer['result']) => void>();
-  const handOver = sendPerTurn<OutboundRequest>((requests) => worker.postMessage(requests satisfies ToWorker));
+  const handOver = batchPerTurn<OutboundRequest>((requests) => worker.postMessage(requests satisfies ToWorker));
   let nextId = 0;
   let closing: Promise<void> | undefined;
   let closed: (() => void) | undefined;

@@ -4,17 +4,17 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { createPolicyClient } from '../policy/policy-client.js';
-import { addressGuard } from './address-guard.js';
+import { addressGuard } from '../net/address-guard.js';
 import type { OutboundAnswer, OutboundOptions, OutboundRequest, ToWorker } from './outbound-thread.js';
 import { createTargetClient } from './target-client.js';
-import { sendPerTurn } from './turn-batch.js';
+import { batchPerTurn } from '../turn-batch.js';
 
 const options = workerData as OutboundOptions;
 const port = parentPort!;
 const target = createTargetClient({ ...options.target, guard: addressGuard(options.target.rules) });
 const policy = options.policy && createPolicyClient(options.policy);
 
-const answer = sendPerTurn<OutboundAnswer>((answers) => port.postMessage(answers));
+const answer = batchPerTurn<OutboundAnswer>((answers) => port.postMessage(answers));
 
 async function run(request: OutboundRequest): Promise<OutboundAnswer['result']> {
   if (request.kind === 'post') return target.post(request.target);

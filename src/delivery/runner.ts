@@ -15,51 +15,27 @@
  * Rows of subscriptions deleted or disabled meanwhile are cancelled instead of sent.
  */
 import type { EventRow } from '../db/events.js';
-import type { MatchQueue } from '../db/match-queue.js';
-import type { SubscriptionChange, SubscriptionRow } from '../db/subscriptions.js';
-import type { MatchesTable } from '../db/tables.js';
-import type { Metrics } from '../metrics/metrics.js';
-import type { ClaimPacer } from '../routing/claim-pacer.js';
-import type { Handoff } from '../routing/handoff.js';
+import type { SubscriptionChange } from '../db/subscriptions.js';
+import type { MatchesTable, SubscriptionRow } from '../db/tables.js';
 import { Lanes } from '../routing/lanes.js';
 import { nextBatch } from '../routing/next-batch.js';
-import type { Settler } from '../routing/settler.js';
+import type { RunnerOptions } from '../routing/runner-options.js';
 import { LeaseRoom, RunnerLoop, type Runner } from '../routing/runner-loop.js';
 import { openAuth } from '../subscriptions/secret-box.js';
-import type { Clock } from '../time/clock.js';
-import { decideDelivery, type RetrySchedule } from './decision.js';
+import { decideDelivery } from './decision.js';
 import { EventBodies } from './event-body.js';
 import { OriginHealth } from './origin-health.js';
 import type { TargetClient, TargetResponse } from './target-client.js';
 
-export interface DeliveryRunnerOptions {
-  queue: MatchQueue;
-  settler: Settler;
+export interface DeliveryRunnerOptions extends RunnerOptions {
   target: Pick<TargetClient, 'post'>;
-  clock: Clock;
-  /** Names this instance's leases. */
-  holder: string;
-  leaseUs: number;
   /** NOTIFICATIONS_TARGET_TIMEOUT: one exchange takes at most this long. */
   targetTimeoutMs: number;
   /** NOTIFICATIONS_TARGET_CONCURRENCY: the sender's connections per origin. */
   connectionsPerOrigin: number;
-  /** Rows held in memory (waiting or in flight) at most. */
-  capacity: number;
-  /** Rows taken in per claim at most. */
-  batchSize: number;
-  schedule: RetrySchedule;
   secretKey: Buffer | null;
-  /** Rows handed over by the policy runner. */
-  inbox?: Handoff;
-  pacer?: ClaimPacer;
-  metrics?: Metrics;
-  /** How often the queue is looked at when nothing wakes the runner (ms). */
-  pollMs: number;
-  maxErrorPauseMs: number;
   /** A subscription was disabled by a failure: whoever keeps copies must hear of it. */
   onSubscriptionChange: (change: SubscriptionChange) => void;
-  onError: (error: unknown) => void;
 }
 
 /** Its rounds also take a probe for each down origin with nothing to probe with. */

@@ -1,9 +1,9 @@
 import { isIP } from 'node:net';
 import { Pool, type Dispatcher } from 'undici';
-import { TargetDeniedError, type AddressGuard } from './address-guard.js';
+import { TargetDeniedError, type AddressGuard } from '../net/address-guard.js';
 import { authorizationHeader, type Auth } from './auth.js';
-import { describeNetworkError, ExchangeTimeoutError, TargetUrlError } from './network-error.js';
-import { parseRetryAfter } from './retry-schedule.js';
+import { describeNetworkError, ExchangeTimeoutError, TargetUrlError } from '../net/network-error.js';
+import { parseRetryAfter } from '../routing/retry-schedule.js';
 
 export type { Auth } from './auth.js';
 

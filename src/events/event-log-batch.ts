@@ -7,6 +7,7 @@
  */
 import type { DatabaseHandle } from '../db/connect.js';
 import { logEvents, type EventToLog, type LoggedEvent } from '../db/events.js';
+import { batchPerTurn } from '../turn-batch.js';
 
 interface Waiting {
   entry: EventToLog;
@@ -15,22 +16,17 @@ interface Waiting {
 }
 
 export class EventLogBatch {
-  private waiting: Waiting[] = [];
+  // Let the other requests already read off the sockets join this batch.
+  private readonly add = batchPerTurn<Waiting>((batch) => this.flush(batch));
 
   constructor(private readonly database: DatabaseHandle) {}
 
   /** Settles after the commit that made the event (or its duplicate's answer) durable. */
   log(entry: EventToLog): Promise<LoggedEvent> {
-    return new Promise((resolve, reject) => {
-      this.waiting.push({ entry, resolve, reject });
-      // Let the other requests already read off the sockets join this batch.
-      if (this.waiting.length === 1) setImmediate(() => void this.flush());
-    });
+    return new Promise((resolve, reject) => this.add({ entry, resolve, reject }));
   }
 
-  private async flush(): Promise<void> {
-    const batch = this.waiting;
-    this.waiting = [];
+  private async flush(batch: Waiting[]): Promise<void> {
     try {
       const logged = await this.database.write((tx) => logEvents(tx, batch.map((w) => w.entry)));
       batch.forEach((w, i) => w.resolve(logged[i]!));

@@ -3,9 +3,16 @@
  * one match row per matching subscription is written with the events that arrived with it,
  * in one group-committed transaction. The answer waits for that commit: what was answered 200
  * survives a crash, and so does the work of routing it (the match rows are the queue).
+ *
+ * Routing again (eventretry): a logged event is matched the same way, and its new match rows
+ * are written the same way, in one transaction with the check that leaves out subscriptions
+ * whose match of it is still in progress.
  */
 import type { ReceivedEvent } from '../cloudevents/index.js';
-import { pendingMatch, type EventRow, type LoggedEvent } from '../db/events.js';
+import type { DatabaseHandle } from '../db/connect.js';
+import { subscriptionsWithUnfinishedMatch } from '../db/event-log.js';
+import { eventsByUuid, insertMatches, pendingMatch, type EventRow, type LoggedEvent, type MatchRow } from '../db/events.js';
+import type { JsonValue } from '../json.js';
 import type { LiveMatcher } from '../matching/live-matcher.js';
 import type { Handoff } from '../routing/handoff.js';
 import type { Clock } from '../time/clock.js';
@@ -32,7 +39,7 @@ export async function receiveEvent(deps: ReceiveDependencies, event: ReceivedEve
     body: JSON.stringify(event.document),
     received: now,
   };
-  const matches = deps.matcher.match(event.document).map((subscription) => pendingMatch(eventUuid, subscription, now));
+  const matches = newMatches(deps.matcher, eventUuid, event.document, now);
   const { handoff } = deps;
   const handing = handoff !== undefined && matches.length > 0 && handoff.to.reserve(matches.length);
   if (handing) {
@@ -53,4 +60,30 @@ export async function receiveEvent(deps: ReceiveDependencies, event: ReceivedEve
     else handoff.to.put(matches.map((match) => ({ row: match, event: row, document: event.document })));
   }
   return logged;
+}
+
+export interface RoutedAgain {
+  /** The match rows written, waiting for the policy stage now. */
+  matches: MatchRow[];
+  /** Subscriptions the event matches that were left out: their match of it is still in progress. */
+  inProgress: string[];
+}
+
+/** Routes a logged event again; undefined when there is no such event in the log. */
+export async function routeAgain(database: DatabaseHandle, matcher: LiveMatcher, eventUuid: string, clock: Clock): Promise<RoutedAgain | undefined> {
+  return database.write(async (tx) => {
+    const event = (await eventsByUuid(tx, [eventUuid])).get(eventUuid);
+    if (event === undefined) return undefined;
+    // Its pending match will deliver it anyway: another would only deliver it twice.
+    const unfinished = await subscriptionsWithUnfinishedMatch(tx, eventUuid);
+    const matched = newMatches(matcher, eventUuid, JSON.parse(event.body) as JsonValue, clock());
+    const matches = matched.filter((row) => !unfinished.has(row.subscription_uuid));
+    await insertMatches(tx, matches);
+    return { matches, inProgress: matched.filter((row) => unfinished.has(row.subscription_uuid)).map((row) => row.subscription_uuid) };
+  });
+}
+
+/** One match row per live subscription the document matches, waiting for the policy stage now. */
+function newMatches(matcher: LiveMatcher, eventUuid: string, document: JsonValue, now: number): MatchRow[] {
+  return matcher.match(document).map((subscription) => pendingMatch(eventUuid, subscription, now));
 }

@@ -1,5 +1,4 @@
 export { compileJsonPath, type CompiledJsonPath } from './compile.js';
-export { MAX_DOCUMENT_DEPTH, nestedDeeperThan } from './document-depth.js';
 export { JsonPathSyntaxError } from './errors.js';
 export type { Ordering, PathStep, Requirement, Scalar } from './requirement.js';
-export { DIALECT_MODES, type Dialect, type DialectMode, type JsonValue, type Selection } from './types.js';
+export { DIALECT_MODES, type Dialect, type DialectMode, type Selection } from './types.js';

@@ -6,7 +6,7 @@
  * requirement holds for that document. A requirement may be weaker than the expression
  * (`always` is weakest and always correct); it must never be stronger.
  */
-import type { JsonValue } from './types.js';
+import type { JsonValue } from '../json.js';
 
 /**
  * One step of a path from the root:

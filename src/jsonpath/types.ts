@@ -6,7 +6,7 @@
  *   array indices that lead to it from the root).
  * - normalized path: a location written as RFC 9535 section 2.7 prescribes, e.g. `$['data'][0]`.
  */
-export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+import type { JsonValue } from '../json.js';
 
 export type Dialect = 'rfc9535' | 'jsonpath2';
 

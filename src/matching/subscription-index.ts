@@ -10,7 +10,8 @@
  * The result is exactly what evaluating every subscription would give; the index only skips
  * expressions whose necessary condition the event does not meet.
  */
-import type { CompiledJsonPath, Dialect, JsonValue } from '../jsonpath/index.js';
+import type { CompiledJsonPath, Dialect } from '../jsonpath/index.js';
+import type { JsonValue } from '../json.js';
 import { cheapest, clausesOf, keysOf, type Clause, type IndexKey } from './index-keys.js';
 import { KeyTrie } from './key-trie.js';
 

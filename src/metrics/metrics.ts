@@ -2,8 +2,8 @@
  * What the request handlers and the stages report as it happens. They depend on this small
  * interface only; the Prometheus objects behind it live in registry.ts.
  */
-import type { PolicyAnswer } from '../policy/policy-client.js';
-
+/** The kinds of a policy answer (policy-client.ts): allowed, denied, or no decision yet. */
+export type PolicyOutcome = 'allow' | 'deny' | 'retry';
 export type DeliveryOutcome = 'delivered' | 'retry' | 'failed' | 'cancelled';
 
 export interface Metrics {
@@ -12,7 +12,7 @@ export interface Metrics {
   /** Match rows created for a newly logged event. */
   matched(count: number): void;
   /** The policy service answered for one (event, user) and the answer was recorded. */
-  policyAnswered(kind: PolicyAnswer['kind']): void;
+  policyAnswered(kind: PolicyOutcome): void;
   /**
    * A delivery row was settled: `attemptSeconds` is the HTTP exchange (none when cancelled
    * without one), `latencySeconds` the time from the match's creation to its delivery.

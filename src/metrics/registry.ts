@@ -4,8 +4,7 @@
  * global one), so several apps can live in one process, as they do in the tests.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { PolicyAnswer } from '../policy/policy-client.js';
-import type { DeliveryOutcome, Metrics } from './metrics.js';
+import type { DeliveryOutcome, Metrics, PolicyOutcome } from './metrics.js';
 import { registerQueueGauges, type QueueGaugeOptions } from './queue-gauges.js';
 
 export interface ServiceMetrics extends Metrics {
@@ -19,7 +18,7 @@ export interface MetricsOptions {
   queue?: QueueGaugeOptions;
 }
 
-const POLICY_LABELS: Record<PolicyAnswer['kind'], string> = { allow: 'allowed', deny: 'denied', retry: 'retry' };
+const POLICY_LABELS: Record<PolicyOutcome, string> = { allow: 'allowed', deny: 'denied', retry: 'retry' };
 const DELIVERY_OUTCOMES: readonly DeliveryOutcome[] = ['delivered', 'retry', 'failed', 'cancelled'];
 /** One HTTP exchange: a millisecond up to the longest sensible NOTIFICATIONS_TARGET_TIMEOUT. */
 const ATTEMPT_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];

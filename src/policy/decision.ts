@@ -10,8 +10,7 @@
  */
 import type { MatchChange } from '../db/matches.js';
 import type { MatchesTable } from '../db/tables.js';
-import type { RetrySchedule } from '../delivery/decision.js';
-import { nextDelayMs } from '../delivery/retry-schedule.js';
+import { nextDelayMs, type RetrySchedule } from '../routing/retry-schedule.js';
 import type { PolicyAnswer } from './policy-client.js';
 
 export interface PolicyDecision {

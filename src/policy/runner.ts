@@ -7,19 +7,15 @@
  * leave out a user with as much again waiting. A row waits in memory only while its lease still
  * has room for a whole exchange; then it is given back to the queue untried, keeping its place.
  */
-import type { MatchQueue, Settled } from '../db/match-queue.js';
+import type { Settled } from '../db/match-queue.js';
 import type { MatchChange } from '../db/matches.js';
 import type { MatchesTable } from '../db/tables.js';
-import type { RetrySchedule } from '../delivery/decision.js';
-import type { JsonValue } from '../jsonpath/index.js';
-import type { Metrics } from '../metrics/metrics.js';
-import type { ClaimPacer } from '../routing/claim-pacer.js';
+import type { JsonValue } from '../json.js';
 import type { HandedMatch, Handoff } from '../routing/handoff.js';
 import { Lanes } from '../routing/lanes.js';
 import { nextBatch } from '../routing/next-batch.js';
-import type { Settler } from '../routing/settler.js';
+import type { RunnerOptions } from '../routing/runner-options.js';
 import { LeaseRoom, RunnerLoop, type Runner } from '../routing/runner-loop.js';
-import type { Clock } from '../time/clock.js';
 import { decidePolicy } from './decision.js';
 import type { PolicyAnswer } from './policy-client.js';
 
@@ -27,32 +23,16 @@ export interface PolicySource {
   ask(user: string, event: JsonValue): Promise<PolicyAnswer>;
 }
 
-export interface PolicyRunnerOptions {
-  queue: MatchQueue;
-  settler: Settler;
+export interface PolicyRunnerOptions extends RunnerOptions {
   policy: PolicySource;
-  clock: Clock;
-  holder: string;
-  leaseUs: number;
   /** NOTIFICATIONS_TARGET_TIMEOUT, which bounds each policy call too. */
   timeoutMs: number;
   /** Questions in flight at once for one user. */
   slotsPerUser: number;
-  /** Questions held in memory (waiting or in flight) at most. */
-  capacity: number;
-  batchSize: number;
-  schedule: RetrySchedule;
-  /** Rows handed over by /receive. */
-  inbox?: Handoff;
   /** Where allowed rows are handed on to the delivery runner; without it they are left to its claims. */
   next?: Handoff;
-  pacer?: ClaimPacer;
-  metrics?: Metrics;
-  pollMs: number;
-  maxErrorPauseMs: number;
   /** Rows were allowed: the delivery runner has work. */
   onAllowed: () => void;
-  onError: (error: unknown) => void;
 }
 
 export type PolicyRunner = Runner;

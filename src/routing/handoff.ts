@@ -17,7 +17,7 @@
  */
 import type { EventRow } from '../db/events.js';
 import type { MatchesTable } from '../db/tables.js';
-import type { JsonValue } from '../jsonpath/index.js';
+import type { JsonValue } from '../json.js';
 
 export interface HandedMatch {
   /** As in the database, leased to this instance (locked_until set). */

@@ -4,6 +4,8 @@
  * is down) is logged and retried after a growing pause, never in a hot loop. `stop` lets the
  * step in flight finish.
  */
+import { Pause } from '../time/pause.js';
+
 export interface WorkerLoop {
   /** New work may be due: skip the rest of the idle wait. */
   wake(): void;
@@ -21,20 +23,9 @@ export interface WorkerLoopOptions {
 
 export function startWorkerLoop(options: WorkerLoopOptions): WorkerLoop {
   let running = true;
-  let wakeUp: (() => void) | undefined;
+  const pause = new Pause();
   /** Woken while a step ran: the work may have come too late for it, so no pause follows. */
   let wokenDuringStep = false;
-
-  const pause = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        wakeUp = undefined;
-        resolve();
-      }
-      wakeUp = done;
-    });
 
   const done = (async () => {
     let errors = 0;
@@ -43,23 +34,22 @@ export function startWorkerLoop(options: WorkerLoopOptions): WorkerLoop {
         wokenDuringStep = false;
         const taken = await options.step();
         errors = 0;
-        if (taken === 0 && running && !wokenDuringStep) await pause(options.idleMs);
+        if (taken === 0 && running && !wokenDuringStep) await pause.for(options.idleMs);
       } catch (error) {
         options.onError(error);
         errors++;
-        if (running) await pause(Math.min(options.maxErrorPauseMs, options.idleMs * 2 ** errors));
+        if (running) await pause.for(Math.min(options.maxErrorPauseMs, options.idleMs * 2 ** errors));
       }
     }
   })();
 
   return {
     wake: () => {
-      if (wakeUp) wakeUp();
-      else wokenDuringStep = true;
+      if (!pause.end()) wokenDuringStep = true;
     },
     stop: async () => {
       running = false;
-      wakeUp?.();
+      pause.end();
       await done;
     },
   };

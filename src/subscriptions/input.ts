@@ -6,7 +6,8 @@
  */
 import { characterCount } from '../characters.js';
 import { serviceError } from '../errors.js';
-import { compileJsonPath, JsonPathSyntaxError, MAX_DOCUMENT_DEPTH, nestedDeeperThan, type CompiledJsonPath, type DialectMode, type JsonValue } from '../jsonpath/index.js';
+import { compileJsonPath, JsonPathSyntaxError, type CompiledJsonPath, type DialectMode } from '../jsonpath/index.js';
+import { MAX_DOCUMENT_DEPTH, nestedDeeperThan, type JsonValue } from '../json.js';
 
 export type Auth =
   | Record<string, never>

@@ -2,7 +2,7 @@
  * A subscription as the API shows it to its owner: exactly the fields of the specification, in
  * its order, timestamps formatted, and `auth` opened and echoed as supplied.
  */
-import type { SubscriptionRow } from '../db/subscriptions.js';
+import type { SubscriptionRow } from '../db/tables.js';
 import { formatTimestamp } from '../time/clock.js';
 import type { Auth, Extensions } from './input.js';
 import { openAuth } from './secret-box.js';

@@ -12,13 +12,14 @@ import {
   updateSubscription,
   type SubscriptionChange,
   type SubscriptionChanges,
-  type SubscriptionRow,
 } from '../db/subscriptions.js';
+import type { SubscriptionRow } from '../db/tables.js';
 import { cancelPendingMatches } from '../db/matches.js';
-import type { AddressGuard } from '../delivery/address-guard.js';
+import type { AddressGuard } from '../net/address-guard.js';
 import { serviceError, subscriptionNotFound } from '../errors.js';
 import { canonicalUuid } from '../uuid.js';
-import { compileJsonPath, type Dialect, type DialectMode, type JsonValue, type Selection } from '../jsonpath/index.js';
+import { compileJsonPath, type Dialect, type DialectMode, type Selection } from '../jsonpath/index.js';
+import type { JsonValue } from '../json.js';
 import type { Clock } from '../time/clock.js';
 import {
   evaluableDocument,

@@ -1,5 +1,5 @@
 /**
- * /eventmatch reads request bodies as /receive reads JSON (cloudevents/json-body.ts and
+ * /eventmatch reads request bodies as /receive reads JSON (request-body/json-body.ts and
  * media-type.ts): the media type and its charset, UTF-8, nesting, `__proto__` and repeated
  * members; and it refuses content codings instead of decoding them. Real HTTP requests.
  */

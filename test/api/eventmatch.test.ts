@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import type { EventmatchDependencies } from '../../src/api/eventmatch-routes.js';
 import type { DatabaseHandle } from '../../src/db/connect.js';
 import { loadConfig } from '../../src/config/load.js';
-import { addressGuard } from '../../src/delivery/address-guard.js';
+import { addressGuard } from '../../src/net/address-guard.js';
 import { startEventmatchApp } from '../support/app.js';
 import { openTestDatabase, testBackends } from '../support/database.js';
 import { DEFAULT_TARGET_RULES } from '../support/target-guard.js';

@@ -11,7 +11,7 @@ import { eventmatchRoutes } from '../../src/api/eventmatch-routes.js';
 import { metricsRoutes } from '../../src/api/metrics-routes.js';
 import { receiveRoutes } from '../../src/api/receive-routes.js';
 import { queueReader } from '../../src/db/queue-stats.js';
-import { addressGuard } from '../../src/delivery/address-guard.js';
+import { addressGuard } from '../../src/net/address-guard.js';
 import { createTargetClient, type TargetClient } from '../../src/delivery/target-client.js';
 import { EventLogBatch } from '../../src/events/event-log-batch.js';
 import { LiveMatcher } from '../../src/matching/live-matcher.js';

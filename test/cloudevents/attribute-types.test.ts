@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { isAbsoluteUri, isBase64, isRfc3339, isUriReference } from '../../src/cloudevents/attribute-types.js';
-import { isMediaType, parseMediaType } from '../../src/cloudevents/media-type.js';
+import { isMediaType, parseMediaType } from '../../src/request-body/media-type.js';
 
 function table(name: string, predicate: (value: string) => boolean, valid: string[], invalid: string[]) {
   describe(name, () => {

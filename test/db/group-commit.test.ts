@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Kysely } from 'kysely';
 import { GroupCommit } from '../../src/db/group-commit.js';
-import { insertSubscription, type SubscriptionRow } from '../../src/db/subscriptions.js';
-import type { Database } from '../../src/db/tables.js';
+import { insertSubscription } from '../../src/db/subscriptions.js';
+import type { Database, SubscriptionRow } from '../../src/db/tables.js';
 import { openTestDatabase, testBackends } from '../support/database.js';
 
 function row(uuid: string): SubscriptionRow {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { insertSubscription, liveSubscriptionPages, type SubscriptionRow } from '../../src/db/subscriptions.js';
+import { insertSubscription, liveSubscriptionPages } from '../../src/db/subscriptions.js';
+import type { SubscriptionRow } from '../../src/db/tables.js';
 import { openTestDatabase, testBackends } from '../support/database.js';
 
 function subscription(n: number, deleted: number | null = null): SubscriptionRow {

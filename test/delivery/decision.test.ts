@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { TargetDeniedError } from '../../src/delivery/address-guard.js';
-import { ExchangeTimeoutError, TargetUrlError } from '../../src/delivery/network-error.js';
+import { TargetDeniedError } from '../../src/net/address-guard.js';
+import { ExchangeTimeoutError, TargetUrlError } from '../../src/net/network-error.js';
 import { classifyNoAnswer, classifyResponse, decideDelivery, ERROR_LIMIT, type Try } from '../../src/delivery/decision.js';
-import { describeNetworkError } from '../../src/delivery/network-error.js';
+import { describeNetworkError } from '../../src/net/network-error.js';
 
 const errno = (code: string, message = code) => Object.assign(new Error(message), { code });
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
 import { describe, it, type TestContext } from 'node:test';
-import { addressGuard, type AddressRules } from '../../src/delivery/address-guard.js';
+import { addressGuard, type AddressRules } from '../../src/net/address-guard.js';
 import { classifyNoAnswer, classifyResponse } from '../../src/delivery/decision.js';
 import { createTargetClient, type TargetClientOptions } from '../../src/delivery/target-client.js';
 import { startStubServer, unusedPort, type ReceivedRequest, type StubServer } from './stub-server.js';

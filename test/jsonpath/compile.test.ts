@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { compileJsonPath, JsonPathSyntaxError, type DialectMode, type JsonValue } from '../../src/jsonpath/index.js';
+import { compileJsonPath, JsonPathSyntaxError, type DialectMode } from '../../src/jsonpath/index.js';
+import type { JsonValue } from '../../src/json.js';
 import { facilityEvent } from '../support/shared.js';
 
 const event = facilityEvent();

@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import { compileJsonPath, type JsonValue } from '../../src/jsonpath/index.js';
+import { compileJsonPath } from '../../src/jsonpath/index.js';
+import type { JsonValue } from '../../src/json.js';
 import { MAX_PATTERN_SIZE } from '../../src/jsonpath/rfc9535/i-regexp.js';
 
 /** The strings among `strings` that `fn(@, pattern)` selects. */

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { compileJsonPath2 } from '../../src/jsonpath/jsonpath2/index.js';
 import { ALWAYS, compares, exists, holds, step, type PathStep, type Requirement } from '../../src/jsonpath/requirement.js';
-import type { JsonValue } from '../../src/jsonpath/types.js';
+import type { JsonValue } from '../../src/json.js';
 
 const FIXTURE_URL = new URL('../../../../shared/fixtures/pacifica-ingest-event-v0.1.json', import.meta.url);
 const EVENT = JSON.parse(readFileSync(FIXTURE_URL, 'utf8')) as JsonValue;

@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { SubscriptionRow } from '../../src/db/subscriptions.js';
+import type { SubscriptionRow } from '../../src/db/tables.js';
 import { evaluationErrorReporter } from '../../src/matching/evaluation-errors.js';
 import { LiveMatcher } from '../../src/matching/live-matcher.js';
 import { createMetrics } from '../../src/metrics/registry.js';

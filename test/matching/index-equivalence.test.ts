@@ -4,7 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { compileJsonPath, JsonPathSyntaxError, type CompiledJsonPath, type JsonValue } from '../../src/jsonpath/index.js';
+import { compileJsonPath, JsonPathSyntaxError, type CompiledJsonPath } from '../../src/jsonpath/index.js';
+import type { JsonValue } from '../../src/json.js';
 import { holds } from '../../src/jsonpath/requirement.js';
 import { SubscriptionIndex } from '../../src/matching/subscription-index.js';
 import { facilityEvent } from '../support/shared.js';

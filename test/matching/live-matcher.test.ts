@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { SubscriptionRow } from '../../src/db/subscriptions.js';
+import type { SubscriptionRow } from '../../src/db/tables.js';
 import { LiveMatcher } from '../../src/matching/live-matcher.js';
 import { facilityEvent } from '../support/shared.js';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
 import { describe, it, type TestContext } from 'node:test';
-import type { JsonValue } from '../../src/jsonpath/index.js';
+import type { JsonValue } from '../../src/json.js';
 import { allowAll, createPolicyClient } from '../../src/policy/policy-client.js';
 import { startStubServer, unusedPort, type ReceivedRequest, type StubServer } from '../delivery/stub-server.js';
 

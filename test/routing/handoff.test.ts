@@ -5,8 +5,9 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { insertSubscription, type SubscriptionRow } from '../../src/db/subscriptions.js';
-import { addressGuard } from '../../src/delivery/address-guard.js';
+import { insertSubscription } from '../../src/db/subscriptions.js';
+import type { SubscriptionRow } from '../../src/db/tables.js';
+import { addressGuard } from '../../src/net/address-guard.js';
 import { createTargetClient } from '../../src/delivery/target-client.js';
 import { EventLogBatch } from '../../src/events/event-log-batch.js';
 import { receiveEvent } from '../../src/events/receive.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
-import type { SubscriptionRow } from '../../src/db/subscriptions.js';
+import type { SubscriptionRow } from '../../src/db/tables.js';
 import { RECORD_FIELDS, RECORD_VERSION, toRecord } from '../../src/subscriptions/record.js';
 import { sealSecret } from '../../src/subscriptions/secret-box.js';
 

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import type { SubscriptionRow } from '../../src/db/subscriptions.js';
-import type { MatchState } from '../../src/db/tables.js';
-import { addressGuard } from '../../src/delivery/address-guard.js';
+import type { MatchState, SubscriptionRow } from '../../src/db/tables.js';
+import { addressGuard } from '../../src/net/address-guard.js';
 import { ServiceError } from '../../src/errors.js';
 import { subscriptionService, type SubscriptionChange, type SubscriptionServiceDependencies } from '../../src/subscriptions/service.js';
 import { openTestDatabase, testBackends } from '../support/database.js';

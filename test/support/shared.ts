@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import type { JsonValue } from '../../src/jsonpath/index.js';
+import type { JsonValue } from '../../src/json.js';
 
 /** `../shared/` beside the project root; tests run from dist/test/, three levels below the root. */
 const SHARED = new URL('../../../../shared/', import.meta.url);

@@ -4,7 +4,8 @@
  * worker is terminated instead once `deadlineMs` has passed, and the promise rejects.
  */
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
-import { compileJsonPath, type JsonValue } from '../../src/jsonpath/index.js';
+import { compileJsonPath } from '../../src/jsonpath/index.js';
+import type { JsonValue } from '../../src/json.js';
 
 interface Job {
   expression: string;

@@ -2,7 +2,7 @@
  * The tree of a Pacifica jsonpath2 expression, as the parser builds it and the evaluator and
  * the requirement derivation read it.
  */
-import type { JsonValue } from '../types.js';
+import type { JsonValue } from '../../json.js';
 import type { FunctionName } from './functions.js';
 
 /** `$…` (from the document root) or `@…` (from the node under test). */

@@ -5,7 +5,7 @@
  * at the first node: a callback returns `true` to stop, and every walker passes that on.
  */
 import { normalizedPath } from '../normalized-path.js';
-import type { JsonValue } from '../types.js';
+import type { JsonValue } from '../../json.js';
 import type { ComparisonOperator, FilterExpression, FunctionCall, Operand, PathExpression, Segment, Selector } from './ast.js';
 import { applyFunction, isInteger, isObject, sliceBound } from './functions.js';
 

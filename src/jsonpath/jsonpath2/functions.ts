@@ -5,7 +5,7 @@
  *
  * Strings are measured and indexed in code points, as Python does.
  */
-import type { JsonValue } from '../types.js';
+import type { JsonValue } from '../../json.js';
 
 export type FunctionName = 'length' | 'keys' | 'values' | 'entries' | 'charAt' | 'substring';
 

@@ -1,7 +1,8 @@
 /**
  * The Pacifica jsonpath2 dialect (python-jsonpath2), compiled once into a `DialectQuery`.
  */
-import type { DialectQuery, JsonValue, Selection } from '../types.js';
+import type { DialectQuery, Selection } from '../types.js';
+import type { JsonValue } from '../../json.js';
 import { evaluate, renderTrail } from './evaluator.js';
 import { parseJsonPath2 } from './parser.js';
 import { deriveRequirement, exactRequirement } from './requirement.js';

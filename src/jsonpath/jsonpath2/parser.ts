@@ -6,7 +6,7 @@
  * Note the grammar's precedence, kept on purpose: `or` binds tighter than `and`
  * (`a and b or c` is `a and (b or c)`).
  */
-import type { JsonValue } from '../types.js';
+import type { JsonValue } from '../../json.js';
 import type {
   ComparisonOperator,
   FilterExpression,

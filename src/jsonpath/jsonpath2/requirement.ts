@@ -19,7 +19,7 @@ import {
   type PathStep,
   type Requirement,
 } from '../requirement.js';
-import type { JsonValue } from '../types.js';
+import type { JsonValue } from '../../json.js';
 import type { ComparisonOperator, FilterExpression, Operand, PathExpression, Segment, Selector } from './ast.js';
 
 /** Unions multiply the branches; past this many the walk stops at the union instead. */

@@ -20,7 +20,7 @@ import {
   type PathStep,
   type Requirement,
 } from '../requirement.js';
-import type { JsonValue } from '../types.js';
+import type { JsonValue } from '../../json.js';
 
 const { expressions, selectors } = jsonpath;
 type FilterExpression = jsonpath.expressions.FilterExpression;

@@ -3,7 +3,7 @@
  * rather than a U+FFFD silently stored and delivered.
  */
 import { serviceError } from '../errors.js';
-import { MAX_DOCUMENT_DEPTH, nestedDeeperThan, type JsonValue } from '../jsonpath/index.js';
+import { MAX_DOCUMENT_DEPTH, nestedDeeperThan, type JsonValue } from '../json.js';
 
 // JSON may drop a leading byte order mark (RFC 8259 8.1); text data keeps every character.
 const withoutBom = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });

@@ -4,6 +4,14 @@
  */
 export const MAX_RETRY_AFTER_MS = 24 * 60 * 60 * 1000;
 
+/** NOTIFICATIONS_RETRY_DELAYS with its jitter: how the policy and delivery runners space their retries. */
+export interface RetrySchedule {
+  /** One delay per retry; after the last one the delivery fails. */
+  readonly delaysMs: readonly number[];
+  /** Jitter (see nextDelayMs). */
+  readonly random: () => number;
+}
+
 /** ±20 %: spreads the retries of many deliveries that failed together (a target restart). */
 const JITTER = 0.2;
 

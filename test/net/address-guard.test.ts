@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { LookupAddress } from 'node:dns';
 import { describe, it } from 'node:test';
 import { SETTINGS } from '../../src/config/settings.js';
-import { addressGuard, MAX_PENDING_LOOKUPS, type AddressGuard, type ResolveAll } from '../../src/delivery/address-guard.js';
+import { addressGuard, MAX_PENDING_LOOKUPS, type AddressGuard, type ResolveAll } from '../../src/net/address-guard.js';
 
 const DEFAULT_DENY = SETTINGS.targetDeny.parse(SETTINGS.targetDeny.default);
 const METADATA_DENIED = 'address 169.254.169.254 is denied by NOTIFICATIONS_TARGET_DENY';

@@ -1,4 +1,10 @@
 /**
+ * JSON documents as the whole service sees them (events, tried documents, policy bodies), and
+ * how deeply one may nest.
+ */
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+
+/**
  * How deeply nested a document the service evaluates expressions on may be. Events and
  * tried documents deeper than this are refused when they arrive, so that evaluation (which
  * recurses for `..`) never runs out of stack or into json-p3's recursion limit.

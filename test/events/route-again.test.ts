@@ -1,0 +1,44 @@
+/**
+ * Routing a logged event again (eventretry) writes its new matches in one transaction: all of
+ * them, or none. The CLI's own behaviour is tested in test/cli/event-retry.test.ts.
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { describe, it } from 'node:test';
+import { logEvent } from '../../src/db/events.js';
+import type { SubscriptionRow } from '../../src/db/tables.js';
+import { routeAgain } from '../../src/events/receive.js';
+import { LiveMatcher } from '../../src/matching/live-matcher.js';
+import { systemClock } from '../../src/time/clock.js';
+import { openTestDatabase, testBackends } from '../support/database.js';
+
+const subscription = (owner: string): SubscriptionRow => ({
+  uuid: randomUUID(), owner, name: 'n', jsonpath: '$.data', dialect: 'rfc9535', target_url: 'http://127.0.0.1:9/', auth: '{}', extensions: '{}',
+  version: 'v0.1', created: 1, updated: 1, deleted: null, disabled: null, error: null,
+});
+
+for (const backend of testBackends()) {
+  describe(`routing a logged event again (${backend.name})`, () => {
+    it('writes none of its matches when one of them cannot be written, however many there are', async () => {
+      const t = await openTestDatabase(backend);
+      try {
+        const { db } = t.handle;
+        const eventUuid = randomUUID();
+        const body = JSON.stringify({ specversion: '1.0', id: eventUuid, source: '/s', type: 't', data: {} });
+        await logEvent(db, { uuid: eventUuid, source: '/s', event_id: eventUuid, type: 't', spec_version: '1.0', body, received: 1 }, []);
+        // More matches than one insert statement takes, the last for a subscription the table lacks.
+        const stored = Array.from({ length: 1_200 }, (_, i) => subscription(`user-${String(i).padStart(4, '0')}`));
+        await db.insertInto('subscriptions').values(stored).execute();
+        const matcher = new LiveMatcher();
+        matcher.load([...stored, subscription('user-9999')]);
+        await assert.rejects(routeAgain(t.handle, matcher, eventUuid, systemClock()));
+        const written = await db.selectFrom('matches').select('uuid').where('event_uuid', '=', eventUuid).execute();
+        assert.equal(written.length, 0);
+        const routed = await routeAgain(t.handle, new LiveMatcher(), randomUUID(), systemClock());
+        assert.equal(routed, undefined, 'an event not in the log');
+      } finally {
+        await t.close();
+      }
+    });
+  });
+}
