@@ -16,7 +16,7 @@ function testFiles(dir) {
 if (process.env.NOTIFICATIONS_TEST_DATABASE_URL) {
   console.log('# databases: SQLite and PostgreSQL (NOTIFICATIONS_TEST_DATABASE_URL)');
 } else {
-  console.log('# databases: SQLite only; set NOTIFICATIONS_TEST_DATABASE_URL=postgres://… to run every test on PostgreSQL too');
+  console.log('# databases: SQLite only; the PostgreSQL suites are reported as skipped (set NOTIFICATIONS_TEST_DATABASE_URL=postgres://… to run them)');
 }
 const files = testFiles('dist/test').sort();
 const result = spawnSync(process.execPath, ['--test', ...process.argv.slice(2), ...files], { stdio: 'inherit' });

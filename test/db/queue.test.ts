@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { describe, it } from 'node:test';
+import { it } from 'node:test';
 import { logEvent, logEvents, type EventRow, type MatchRow } from '../../src/db/events.js';
 import { EventLogBatch } from '../../src/events/event-log-batch.js';
 import { claimDueMatches, recordAttempts, settleMatches } from '../../src/db/matches.js';
 import { insertSubscription } from '../../src/db/subscriptions.js';
-import { openTestDatabase, testBackends } from '../support/database.js';
+import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
 
 const SUBSCRIPTION = '00000000-0000-0000-0000-00000000000a';
 const LEASE_US = 30_000_000;
@@ -22,7 +22,7 @@ function match(eventUuid: string, due: number, state: MatchRow['state'] = 'polic
 }
 
 for (const backend of testBackends()) {
-  describe(`event log and work queue (${backend.name})`, () => {
+  describeOn(backend, `event log and work queue (${backend.name})`, () => {
     async function withQueue(body: (t: Awaited<ReturnType<typeof openTestDatabase>>) => Promise<void>): Promise<void> {
       const t = await openTestDatabase(backend);
       try {

@@ -6,9 +6,9 @@
  */
 import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
-import { after, before, describe, it } from 'node:test';
+import { after, before, it } from 'node:test';
 import { openDatabase, type DatabaseHandle } from '../../src/db/connect.js';
-import { testBackends, type TestDatabase } from '../support/database.js';
+import { describeOn, testBackends, type TestDatabase } from '../support/database.js';
 import { eventually, reply, startStub, type HttpStub, type StubAnswer, type StubRequest } from '../support/http-stub.js';
 import { freePort, runCli, startServer, type RunningServer } from '../support/processes.js';
 
@@ -80,7 +80,7 @@ const slowly = (ms: number): StubAnswer => (_request: StubRequest, response: Ser
 const micros = (stamp: string) => Date.parse(`${stamp.slice(0, 19)}Z`) * 1000 + Number(stamp.slice(20));
 
 for (const backend of testBackends()) {
-  describe(`delivery failures end to end (${backend.name})`, () => {
+  describeOn(backend, `delivery failures end to end (${backend.name})`, () => {
     let database: TestDatabase;
     let db: DatabaseHandle;
     let policy: HttpStub;
@@ -258,7 +258,7 @@ for (const backend of testBackends()) {
     });
   });
 
-  describe(`receiving guards end to end (${backend.name})`, () => {
+  describeOn(backend, `receiving guards end to end (${backend.name})`, () => {
     const TOKEN = 'e2e-receive-token-0123456789';
     const MAX_BODY = 2048;
     let database: TestDatabase;

@@ -5,16 +5,16 @@
  */
 import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
-import { describe, it } from 'node:test';
+import { it } from 'node:test';
 import { openDatabase } from '../../src/db/connect.js';
-import { testBackends } from '../support/database.js';
+import { describeOn, testBackends } from '../support/database.js';
 import { eventually, reply, startStub } from '../support/http-stub.js';
 import { runCli, startServer } from '../support/processes.js';
 
 const EVENTS = 1_500;
 
 for (const backend of testBackends()) {
-  describe(`graceful shutdown (${backend.name})`, () => {
+  describeOn(backend, `graceful shutdown (${backend.name})`, () => {
     it('finishes the deliveries in flight and releases the leases of the rows waiting in memory', async (t) => {
       const database = await backend.create();
       // The target holds every request until told: deliveries stay in flight, the rest queue up.

@@ -6,9 +6,9 @@
  */
 import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
-import { after, before, describe, it } from 'node:test';
+import { after, before, it } from 'node:test';
 import { openDatabase, type DatabaseHandle } from '../../src/db/connect.js';
-import { testBackends, type TestDatabase } from '../support/database.js';
+import { describeOn, testBackends, type TestDatabase } from '../support/database.js';
 import { eventually, reply, startStub, type HttpStub, type StubAnswer } from '../support/http-stub.js';
 import { runCli, startServer, type RunningServer } from '../support/processes.js';
 
@@ -35,7 +35,7 @@ function errorLines(logs: string): string[] {
 }
 
 for (const backend of testBackends()) {
-  describe(`changes while deliveries are in flight (${backend.name})`, () => {
+  describeOn(backend, `changes while deliveries are in flight (${backend.name})`, () => {
     let database: TestDatabase;
     let db: DatabaseHandle;
     let server: RunningServer;

@@ -4,9 +4,9 @@
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { after, before, describe, it } from 'node:test';
+import { after, before, it } from 'node:test';
 import { openDatabase, type DatabaseHandle } from '../../src/db/connect.js';
-import { testBackends, type TestDatabase } from '../support/database.js';
+import { describeOn, testBackends, type TestDatabase } from '../support/database.js';
 import { eventually, reply, startStub, type HttpStub } from '../support/http-stub.js';
 import { runCli, startServer, type RunningServer } from '../support/processes.js';
 
@@ -34,7 +34,7 @@ function event(id: string, data: unknown = { destinationTable: 'Files' }): strin
 }
 
 for (const backend of testBackends()) {
-  describe(`routing end to end (${backend.name})`, () => {
+  describeOn(backend, `routing end to end (${backend.name})`, () => {
     let database: TestDatabase;
     let db: DatabaseHandle;
     let policy: HttpStub;

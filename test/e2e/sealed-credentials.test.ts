@@ -5,9 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { describe, it } from 'node:test';
+import { it } from 'node:test';
 import { openDatabase } from '../../src/db/connect.js';
-import { testBackends } from '../support/database.js';
+import { describeOn, testBackends } from '../support/database.js';
 import { eventually, startStub } from '../support/http-stub.js';
 import { runCli, startServer, type RunningServer } from '../support/processes.js';
 
@@ -29,7 +29,7 @@ async function subscribe(server: RunningServer, targetUrl: string, token: string
 }
 
 for (const backend of testBackends()) {
-  describe(`credentials sealed with another key (${backend.name})`, () => {
+  describeOn(backend, `credentials sealed with another key (${backend.name})`, () => {
     it('fails that delivery alone, naming the credentials, and delivers the rest of the batch once', async () => {
       const database = await backend.create();
       const sealedTarget = await startStub();

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { POSTGRES_TEST_URL, createPostgres } from '../support/database.js';
+import { describeOn, POSTGRES, POSTGRES_TEST_URL, createPostgres } from '../support/database.js';
 import { run, runCli, SERVER_BIN, startServer } from '../support/processes.js';
 import { startDatabaseProxy, startSilentListener } from '../support/database-proxy.js';
 
@@ -50,7 +50,7 @@ describe('a database that accepts connections and never answers', { concurrency:
   }
 });
 
-describe('a running server whose PostgreSQL stops answering', { skip: POSTGRES_TEST_URL ? false : 'NOTIFICATIONS_TEST_DATABASE_URL is not set' }, () => {
+describeOn(POSTGRES, 'a running server whose PostgreSQL stops answering', () => {
   it('answers /readyz with 503 within about 2 s', async () => {
     const database = await createPostgres(POSTGRES_TEST_URL!);
     const proxy = await startDatabaseProxy(database.url);
