@@ -33,7 +33,7 @@ describe('leak guard', { timeout: 60_000 }, () => {
     const { code, output } = await runWithGuard('leaked-server');
     assert.equal(code, 1, output);
     assert.match(output, /left running after the tests: 1 TCPServerWrap/);
-    assert.match(output, /TCPSERVERWRAP created at .*leaked-server\.js/);
+    assert.match(output, /TCPSERVERWRAP \(127\.0\.0\.1:\d+\) created at .*leaked-server\.js/);
   });
 
   it('fails a file that leaves a timer running', async () => {

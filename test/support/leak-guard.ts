@@ -97,9 +97,20 @@ function site(chain: Created['chain']): string {
   return '(created by node itself)';
 }
 
+/** A socket's ends, e.g. " (127.0.0.1:41234 -> 127.0.0.1:5432)". */
+function ends(resource: object): string {
+  const socket = resource as { getsockname?: (out: object) => unknown; getpeername?: (out: object) => unknown };
+  if (typeof socket.getsockname !== 'function') return '';
+  const local: { address?: string; port?: number } = {};
+  const peer: { address?: string; port?: number } = {};
+  socket.getsockname(local);
+  socket.getpeername?.(peer);
+  return ` (${local.address}:${local.port}${peer.port ? ` -> ${peer.address}:${peer.port}` : ''})`;
+}
+
 function described(): string {
   const live = [...created.values()].filter((c) => c.resource.hasRef?.() ?? true);
-  return live.map((c) => `\n  ${c.type} created at ${site(c.chain)}`).join('');
+  return live.map((c) => `\n  ${c.type}${ends(c.resource)} created at ${site(c.chain)}`).join('');
 }
 
 function own<T>(make: () => T): T {
@@ -120,7 +131,7 @@ async function check(): Promise<void> {
   const left = leftOver();
   if (left === '') {
     timeout(() => {
-      process.stderr.write(`leak guard: the process is still running ${WATCHDOG_MS} ms after its tests ended; active: ${process.getActiveResourcesInfo().join(', ')}${described()}\n`);
+      process.stderr.write(`leak guard: ${process.argv[1]}: the process is still running ${WATCHDOG_MS} ms after its tests ended; active: ${process.getActiveResourcesInfo().join(', ')}${described()}\n`);
       process.exit(1);
     }, WATCHDOG_MS).unref();
     return;
@@ -129,7 +140,7 @@ async function check(): Promise<void> {
   // is ended, since what was left would keep it alive.
   process.exitCode = 1;
   timeout(() => process.exit(), 2_000).unref();
-  throw new Error(`left running after the tests: ${left}${described()}`);
+  throw new Error(`${process.argv[1]}: left running after the tests: ${left}${described()}`);
 }
 
 // Registered from the first `after` hook of the file (this module's, registered before the
