@@ -36,14 +36,14 @@ for (const backend of testBackends()) {
           headers: { 'content-type': 'application/json', 'http-remote-user': 'alice' },
           body: JSON.stringify({ name: 'all', jsonpath: "$[?$.source == '/shutdown']", target_url: stub.url }),
         });
-        assert.equal(created.status, 200);
+        assert.equal(created.status, 200, await created.text());
         const batch = Array.from({ length: EVENTS }, (_, i) => ({ specversion: '1.0', id: `shutdown-${i}`, source: '/shutdown', type: 'org.example' }));
         const received = await fetch(`${first.url}/receive`, {
           method: 'POST',
           headers: { 'content-type': 'application/cloudevents-batch+json' },
           body: JSON.stringify(batch),
         });
-        assert.equal(received.status, 200);
+        assert.equal(received.status, 200, await received.text());
         await eventually(() => held.length > 0, 'some deliveries are in flight');
 
         const leasedBefore = await db.db.selectFrom('matches').select('uuid').where('locked_by', 'is not', null).execute();
