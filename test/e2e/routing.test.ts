@@ -108,6 +108,8 @@ for (const backend of testBackends()) {
       assert.equal(bobs[0]!.policy_code, 403);
       assert.equal(denied.requests.length, 0);
       await eventually(async () => (await matchesOf(a.uuid))[0]?.state === 'delivered', 'alice’s match is delivered');
+      // Called is not recorded yet: wait for the other one's outcome too before reading it.
+      await eventually(async () => (await matchesOf(b.uuid))[0]?.state === 'delivered', 'alice’s other match is delivered');
       const alices = await matchesOf(b.uuid);
       assert.deepEqual([alices[0]!.policy_code, alices[0]!.target_code], [200, 200]);
       assert.equal(policy.requests.filter((r) => r.url === '/events/alice').length, 1, 'one policy call per (event, user), not per subscription');
