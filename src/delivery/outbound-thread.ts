@@ -49,6 +49,7 @@ export function startOutboundThread(options: OutboundOptions, onFailure: (error:
   let closing: Promise<void> | undefined;
   let closed: (() => void) | undefined;
   let failure: Error | undefined;
+  let exited = false;
 
   worker.on('message', (message: OutboundAnswer[] | 'closed') => {
     if (message === 'closed') return closed?.();
@@ -65,6 +66,7 @@ export function startOutboundThread(options: OutboundOptions, onFailure: (error:
   };
   worker.on('error', (error) => failed(new Error(`the outbound HTTP thread failed: ${error.message}`, { cause: error })));
   worker.on('exit', (code) => {
+    exited = true;
     closed?.();
     if (waiting.size > 0 || !closing) failed(new Error(`the outbound HTTP thread exited with ${code}`));
   });
@@ -80,6 +82,8 @@ export function startOutboundThread(options: OutboundOptions, onFailure: (error:
 
   function close(): Promise<void> {
     closing ??= new Promise<void>((resolve) => {
+      // A thread that has already ended (it failed) will answer no 'close'.
+      if (exited) return resolve();
       closed = resolve;
       // After the exchanges already handed over: setImmediate runs in order.
       setImmediate(() => worker.postMessage('close' satisfies ToWorker));

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, before, describe, it } from 'node:test';
+import { after, before, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs } from 'kysely';
 import { buildApp } from '../../src/api/app.js';
@@ -11,7 +11,7 @@ import { logEvent } from '../../src/db/events.js';
 import { recordAttempts, type AttemptRecord } from '../../src/db/matches.js';
 import { deleteSubscription, insertSubscription } from '../../src/db/subscriptions.js';
 import type { MatchState } from '../../src/db/tables.js';
-import { openTestDatabase, testBackends } from '../support/database.js';
+import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
 
 /** 2023-11-14T22:13:20 UTC, in microseconds. */
 const T0 = 1_700_000_000_000_000;
@@ -40,7 +40,7 @@ function countingHandle(handle: DatabaseHandle): { handle: DatabaseHandle; state
 }
 
 for (const backend of testBackends()) {
-  describe(`GET /eventmatch/{uuid}/deliveries (${backend.name})`, () => {
+  describeOn(backend, `GET /eventmatch/{uuid}/deliveries (${backend.name})`, () => {
     let test: Awaited<ReturnType<typeof openTestDatabase>>;
     let counted: ReturnType<typeof countingHandle>;
     let app: FastifyInstance;

@@ -4,10 +4,10 @@
  * members; and it refuses content codings instead of decoding them. Real HTTP requests.
  */
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { it } from 'node:test';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { servedEventmatchApp } from '../support/app.js';
-import { testBackends } from '../support/database.js';
+import { describeOn, testBackends } from '../support/database.js';
 import { assertErrorShape, rawSender } from './raw-http.js';
 
 const USER = { 'http-remote-user': 'alice' };
@@ -18,7 +18,7 @@ const event = { specversion: '1.0', id: '1', source: '/s', type: 't', data: { x:
 const nested = (levels: number) => '{"a":'.repeat(levels - 1) + '{"a":1}' + '}'.repeat(levels - 1);
 
 for (const backend of testBackends()) {
-  describe(`/eventmatch request bodies (${backend.name})`, () => {
+  describeOn(backend, `/eventmatch request bodies (${backend.name})`, () => {
     const served = servedEventmatchApp(backend, USER, valid);
 
     const send = rawSender(() => served.port);

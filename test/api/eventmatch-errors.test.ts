@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, before, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import type { DatabaseHandle } from '../../src/db/connect.js';
 import type { ErrorCode } from '../../src/errors.js';
 import { startEventmatchApp } from '../support/app.js';
-import { openTestDatabase, testBackends } from '../support/database.js';
+import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
 import { AT_LIMITS, header, overLimits } from '../support/subscription-limits.js';
 
 const startApp = (database: DatabaseHandle, maxBodyBytes?: number) => startEventmatchApp(database, {}, maxBodyBytes);
@@ -92,7 +92,7 @@ const INVALID: Array<[string, Record<string, unknown>, RegExp, ErrorCode]> = [
 ];
 
 for (const backend of testBackends()) {
-  describe(`/eventmatch errors (${backend.name})`, () => {
+  describeOn(backend, `/eventmatch errors (${backend.name})`, () => {
     let test: Awaited<ReturnType<typeof openTestDatabase>>;
     let app: FastifyInstance;
     let uuid: string;

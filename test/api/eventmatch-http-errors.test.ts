@@ -4,9 +4,9 @@
  * Real HTTP over node:net, since most of these requests no HTTP client would send.
  */
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { it } from 'node:test';
 import { servedEventmatchApp } from '../support/app.js';
-import { testBackends } from '../support/database.js';
+import { describeOn, testBackends } from '../support/database.js';
 import { assertErrorShape, exchange, exchangeOne, rawSender, request } from './raw-http.js';
 
 const USER = { 'http-remote-user': 'alice' };
@@ -15,7 +15,7 @@ const valid = { name: 'n', jsonpath: '$.data', target_url: 'https://example.org/
 const MAX_BODY = 1024;
 
 for (const backend of testBackends()) {
-  describe(`/eventmatch error answers over HTTP (${backend.name})`, () => {
+  describeOn(backend, `/eventmatch error answers over HTTP (${backend.name})`, () => {
     const served = servedEventmatchApp(backend, USER, valid, MAX_BODY);
 
     const send = rawSender(() => served.port);

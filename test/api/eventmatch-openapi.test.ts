@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, before, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { ERRORS, type ErrorCode } from '../../src/errors.js';
 import { startEventmatchApp } from '../support/app.js';
-import { openTestDatabase, testBackends } from '../support/database.js';
+import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
 
 interface Operation {
   parameters?: Array<{ in: string; name: string; schema: Record<string, unknown> }>;
@@ -59,7 +59,7 @@ interface Limited {
 const RECORD_FIELDS = ['user', 'uuid', 'name', 'jsonpath', 'target_url', 'auth', 'extensions', 'created', 'updated', 'deleted', 'disabled', 'version', 'error'];
 
 for (const backend of testBackends()) {
-  describe(`/openapi.json for /eventmatch (${backend.name})`, () => {
+  describeOn(backend, `/openapi.json for /eventmatch (${backend.name})`, () => {
     let test: Awaited<ReturnType<typeof openTestDatabase>>;
     let app: FastifyInstance;
     let paths: Record<string, Record<string, Operation>>;

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { after, before, describe, it } from 'node:test';
+import { after, before, it } from 'node:test';
 import type { DatabaseHandle } from '../../src/db/connect.js';
 import type { SubscriptionChange } from '../../src/subscriptions/service.js';
 import { startEventmatchApp } from '../support/app.js';
-import { openTestDatabase, testBackends } from '../support/database.js';
+import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
 import { startServer } from '../support/processes.js';
 
 const startApp = (database: DatabaseHandle, secretKey: Buffer | null) => startEventmatchApp(database, { secretKey });
@@ -17,7 +17,7 @@ const header = { type: 'header', header: { type: 'Bearer', credentials: TOKEN } 
 const body = (auth: object) => ({ name: 'n', jsonpath: '$.data', target_url: 'https://example.org/hook', auth });
 
 for (const backend of testBackends()) {
-  describe(`/eventmatch credentials at rest (${backend.name})`, () => {
+  describeOn(backend, `/eventmatch credentials at rest (${backend.name})`, () => {
     let test: Awaited<ReturnType<typeof openTestDatabase>>;
     before(async () => {
       test = await openTestDatabase(backend);

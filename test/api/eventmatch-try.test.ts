@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, before, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import type { DatabaseHandle } from '../../src/db/connect.js';
 import type { DialectMode } from '../../src/jsonpath/index.js';
 import { startEventmatchApp } from '../support/app.js';
-import { openTestDatabase, testBackends } from '../support/database.js';
+import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
 
 const startApp = (database: DatabaseHandle, dialectMode: DialectMode = 'auto') => startEventmatchApp(database, { dialectMode });
 
@@ -26,7 +26,7 @@ const deep = (levels: number): object => (levels === 1 ? { x: 1 } : { a: deep(le
 const AMBIGUOUS = '$.data[*][?(@.size > 100)].name';
 
 for (const backend of testBackends()) {
-  describe(`/eventmatch try-it (${backend.name})`, () => {
+  describeOn(backend, `/eventmatch try-it (${backend.name})`, () => {
     let test: Awaited<ReturnType<typeof openTestDatabase>>;
     let app: FastifyInstance;
     before(async () => {

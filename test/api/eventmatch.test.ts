@@ -7,7 +7,7 @@ import type { DatabaseHandle } from '../../src/db/connect.js';
 import { loadConfig } from '../../src/config/load.js';
 import { addressGuard } from '../../src/net/address-guard.js';
 import { startEventmatchApp } from '../support/app.js';
-import { openTestDatabase, testBackends } from '../support/database.js';
+import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
 import { DEFAULT_TARGET_RULES } from '../support/target-guard.js';
 
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}$/;
@@ -26,7 +26,7 @@ const sample = (extra: Record<string, unknown> = {}) => ({
 type Record_ = Record<string, unknown> & { uuid: string; updated: string };
 
 for (const backend of testBackends()) {
-  describe(`/eventmatch (${backend.name})`, () => {
+  describeOn(backend, `/eventmatch (${backend.name})`, () => {
     let test: Awaited<ReturnType<typeof openTestDatabase>>;
     let app: FastifyInstance;
     before(async () => {

@@ -4,11 +4,11 @@ import { buildApp } from '../../src/api/app.js';
 import { healthRoutes, type HealthDependencies } from '../../src/api/health.js';
 import { openDatabase } from '../../src/db/connect.js';
 import { syncSchema } from '../../src/db/migrate.js';
-import { testBackends } from '../support/database.js';
+import { describeOn, testBackends } from '../support/database.js';
 import { startSilentListener } from '../support/database-proxy.js';
 
 for (const backend of testBackends()) {
-  describe(`/readyz (${backend.name})`, () => {
+  describeOn(backend, `/readyz (${backend.name})`, () => {
     async function readyz(policyMode: HealthDependencies['policyMode'], prepare: (database: HealthDependencies['database']) => Promise<void>) {
       const created = await backend.create();
       const database = openDatabase(created.url);

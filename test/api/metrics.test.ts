@@ -4,7 +4,7 @@
  * still between scrapes), and every count is checked exactly.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, before, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/api/app.js';
 import { eventmatchRoutes } from '../../src/api/eventmatch-routes.js';
@@ -19,7 +19,7 @@ import { createMetrics, type ServiceMetrics } from '../../src/metrics/registry.j
 import type { PolicyAnswer } from '../../src/policy/policy-client.js';
 import { systemClock } from '../../src/time/clock.js';
 import { byOutcome, DELIVERY_OUTCOMES, parseExposition, POLICY_OUTCOMES, sample, type Samples } from '../metrics/exposition.js';
-import { openTestDatabase, testBackends } from '../support/database.js';
+import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
 import { startStub, type HttpStub } from '../support/http-stub.js';
 import { round, testDeliveryRunner, testPolicyRunner } from '../support/runners.js';
 import { defaultTargetGuard } from '../support/target-guard.js';
@@ -34,7 +34,7 @@ const POLICY: Record<string, PolicyAnswer> = {
 };
 
 for (const backend of testBackends()) {
-  describe(`GET /metrics (${backend.name})`, () => {
+  describeOn(backend, `GET /metrics (${backend.name})`, () => {
     let t: Awaited<ReturnType<typeof openTestDatabase>>;
     let app: FastifyInstance;
     let metrics: ServiceMetrics;

@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { openDatabase } from '../../src/db/connect.js';
 import { sql } from 'kysely';
-import { testBackends, type TestDatabase } from '../support/database.js';
+import { describeOn, testBackends, type TestDatabase } from '../support/database.js';
 import { runCli } from '../support/processes.js';
 
 for (const backend of testBackends()) {
-  describe(`svc-notifications-cmd dbchk and dbsync (${backend.name})`, () => {
+  describeOn(backend, `svc-notifications-cmd dbchk and dbsync (${backend.name})`, () => {
     let database: TestDatabase;
     const cli = (...args: string[]) => runCli(['--database-url', database.url, ...args]);
     before(async () => {
@@ -51,7 +51,7 @@ for (const backend of testBackends()) {
     });
   });
 
-  describe(`two dbsync at once (${backend.name})`, () => {
+  describeOn(backend, `two dbsync at once (${backend.name})`, () => {
     it('both succeed and the schema is current', async () => {
       const database = await backend.create();
       try {

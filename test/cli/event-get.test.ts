@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { describe, it } from 'node:test';
+import { it } from 'node:test';
 import { logEvent, type EventRow, type MatchRow } from '../../src/db/events.js';
 import { recordAttempts } from '../../src/db/matches.js';
 import { insertSubscription } from '../../src/db/subscriptions.js';
 import { parseCliDate } from '../../src/time/clock.js';
-import { openTestDatabase, testBackends, type TestBackend } from '../support/database.js';
+import { describeOn, openTestDatabase, testBackends, type TestBackend } from '../support/database.js';
 import { runCli } from '../support/processes.js';
 
 const SUBSCRIPTION = '00000000-0000-0000-0000-0000000000a1';
@@ -42,7 +42,7 @@ async function withLog(backend: TestBackend, body: (t: Seeded, cli: (...args: st
 const printedEvents = (stdout: string) => stdout.split('\n').filter((l) => l.startsWith('Event - ')).map((l) => l.slice('Event - '.length));
 
 for (const backend of testBackends()) {
-  describe(`svc-notifications-cmd eventget (${backend.name})`, () => {
+  describeOn(backend, `svc-notifications-cmd eventget (${backend.name})`, () => {
     it('prints the event, its JSON on one line, and one ELM line per match with - for unknown codes', async () => {
       await withLog(backend, async ({ handle }, cli) => {
         const e = event(at('2024-03-01 12:00:00'));

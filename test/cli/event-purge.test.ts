@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { describe, it } from 'node:test';
+import { it } from 'node:test';
 import { logEvent, type EventRow, type MatchRow } from '../../src/db/events.js';
 import { recordAttempts } from '../../src/db/matches.js';
 import { insertSubscription } from '../../src/db/subscriptions.js';
 import type { DatabaseHandle } from '../../src/db/connect.js';
 import { parseCliDate } from '../../src/time/clock.js';
-import { openTestDatabase, testBackends, type TestBackend } from '../support/database.js';
+import { describeOn, openTestDatabase, testBackends, type TestBackend } from '../support/database.js';
 import { runCli } from '../support/processes.js';
 
 const SUBSCRIPTION = '00000000-0000-0000-0000-0000000000b1';
@@ -52,7 +52,7 @@ async function withLog(backend: TestBackend, body: (handle: DatabaseHandle, cli:
 }
 
 for (const backend of testBackends()) {
-  describe(`svc-notifications-cmd eventpurge (${backend.name})`, () => {
+  describeOn(backend, `svc-notifications-cmd eventpurge (${backend.name})`, () => {
     it('deletes events received before the date, oldest first, at most --limit, and says how many', async () => {
       await withLog(backend, async (handle, cli) => {
         const events: EventRow[] = [];

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { describe, it } from 'node:test';
+import { it } from 'node:test';
 import type { DatabaseHandle } from '../../src/db/connect.js';
 import { logEvent, type EventRow, type MatchRow } from '../../src/db/events.js';
 import { insertSubscription } from '../../src/db/subscriptions.js';
 import type { SubscriptionRow } from '../../src/db/tables.js';
-import { openTestDatabase, testBackends, type TestBackend } from '../support/database.js';
+import { describeOn, openTestDatabase, testBackends, type TestBackend } from '../support/database.js';
 import { eventually, startStub } from '../support/http-stub.js';
 import { runCli, startServer } from '../support/processes.js';
 
@@ -44,7 +44,7 @@ const newMatchesOf = (handle: DatabaseHandle, eventUuid: string) =>
   handle.db.selectFrom('matches').selectAll().where('event_uuid', '=', eventUuid).where('created', '>', 2_000_000).orderBy('owner').execute();
 
 for (const backend of testBackends()) {
-  describe(`svc-notifications-cmd eventretry (${backend.name})`, () => {
+  describeOn(backend, `svc-notifications-cmd eventretry (${backend.name})`, () => {
     it("matches the event against today's live subscriptions and queues new matches for the policy, due now", async () => {
       await withLog(backend, async (handle, cli) => {
         const alice = subscription('alice', MATCHING);
@@ -106,7 +106,7 @@ for (const backend of testBackends()) {
     });
   });
 
-  describe(`eventretry with the service running (${backend.name})`, () => {
+  describeOn(backend, `eventretry with the service running (${backend.name})`, () => {
     it('delivers an event to a subscription made after it arrived', async () => {
       const t = await openTestDatabase(backend);
       const target = await startStub();

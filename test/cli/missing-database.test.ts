@@ -6,13 +6,13 @@
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, before, it } from 'node:test';
 import pg from 'pg';
-import { POSTGRES_TEST_URL, testBackends, type TestDatabase } from '../support/database.js';
+import { describeOn, POSTGRES_TEST_URL, testBackends, type TestDatabase } from '../support/database.js';
 import { run, runCli, SERVER_BIN } from '../support/processes.js';
 
 for (const backend of testBackends()) {
-  describe(`only dbsync creates the database (${backend.name})`, () => {
+  describeOn(backend, `only dbsync creates the database (${backend.name})`, () => {
     let database: TestDatabase;
     const cli = (...args: string[]) => runCli(['--database-url', database.url, ...args]);
 

@@ -4,16 +4,16 @@
  * went silent is given up by the client, its connection dropped rather than handed on.
  */
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { it } from 'node:test';
 import { sql } from 'kysely';
 import { openDatabase } from '../../src/db/connect.js';
 import { isDatabaseUnavailable } from '../../src/db/unavailable.js';
-import { POSTGRES_TEST_URL } from '../support/database.js';
+import { describeOn, POSTGRES, POSTGRES_TEST_URL } from '../support/database.js';
 import { startDatabaseProxy } from '../support/database-proxy.js';
 
 const TIMEOUT_MS = 300;
 
-describe('the database time-out on statements (PostgreSQL)', { skip: POSTGRES_TEST_URL ? false : 'NOTIFICATIONS_TEST_DATABASE_URL is not set' }, () => {
+describeOn(POSTGRES, 'the database time-out on statements (PostgreSQL)', () => {
   it('a statement that runs too long is cancelled by the server: unavailable, within about the time-out', async () => {
     const handle = openDatabase(POSTGRES_TEST_URL!, { timeoutMs: TIMEOUT_MS, boundStatements: true });
     try {

@@ -4,13 +4,13 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { describe, it } from 'node:test';
+import { it } from 'node:test';
 import { openDatabase, type DatabaseHandle } from '../../src/db/connect.js';
 import { purgeOldestEventsBefore, type PurgedEvents } from '../../src/db/event-log.js';
 import type { EventRow, MatchRow } from '../../src/db/events.js';
 import { insertSubscription } from '../../src/db/subscriptions.js';
 import type { MatchState } from '../../src/db/tables.js';
-import { openTestDatabase, testBackends, type TestBackend } from '../support/database.js';
+import { POSTGRES, describeOn, openTestDatabase, testBackends, type TestBackend } from '../support/database.js';
 
 const SUBSCRIPTION = '00000000-0000-0000-0000-0000000000c1';
 const CUT_OFF = 1_000_000;
@@ -69,7 +69,7 @@ const purge = (handle: DatabaseHandle, limit: number): Promise<PurgedEvents> =>
   purgeOldestEventsBefore(handle.db, CUT_OFF, limit, { force: false, skipLocked: handle.capabilities.skipLocked });
 
 for (const backend of testBackends()) {
-  describe(`purging finished events (${backend.name})`, () => {
+  describeOn(backend, `purging finished events (${backend.name})`, () => {
     it('deletes the old events whose matches are all finished, or that have none, with their matches and attempts, and counts them', async () => {
       await withLog(backend, async (handle) => {
         const [allFinished, noMatch, waitingForPolicy, delivering, partlyFinished, recent] = await seed(handle, [
@@ -108,11 +108,9 @@ for (const backend of testBackends()) {
   });
 }
 
-const postgres = testBackends().find((backend) => backend.name === 'postgres');
-
-describe('purging with several instances on PostgreSQL', { skip: postgres ? false : 'NOTIFICATIONS_TEST_DATABASE_URL is not set' }, () => {
+describeOn(POSTGRES, 'purging with several instances on PostgreSQL', () => {
   it('skips the events another purge holds instead of waiting for them', async () => {
-    await withLog(postgres!, async (first, url) => {
+    await withLog(POSTGRES, async (first, url) => {
       const second = openDatabase(url);
       try {
         const seeded = await seed(first, Array.from({ length: 8 }, (_, i) => ({ received: 100 + i, states: ['delivered'] as const })));
@@ -145,7 +143,7 @@ describe('purging with several instances on PostgreSQL', { skip: postgres ? fals
   });
 
   it('two purges at once delete each eligible event exactly once, and nothing else', async () => {
-    await withLog(postgres!, async (first, url) => {
+    await withLog(POSTGRES, async (first, url) => {
       const second = openDatabase(url);
       try {
         // Every seventh event still has a delivery to make; the last hundred are too recent.

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { it } from 'node:test';
 import type { Kysely } from 'kysely';
 import { GroupCommit } from '../../src/db/group-commit.js';
 import { insertSubscription } from '../../src/db/subscriptions.js';
 import type { Database, SubscriptionRow } from '../../src/db/tables.js';
-import { openTestDatabase, testBackends } from '../support/database.js';
+import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
 
 function row(uuid: string): SubscriptionRow {
   return {
@@ -35,7 +35,7 @@ async function turnsUntil(done: () => boolean): Promise<void> {
 }
 
 for (const backend of testBackends()) {
-  describe(`group commit (${backend.name})`, () => {
+  describeOn(backend, `group commit (${backend.name})`, () => {
     it('commits concurrent writes together and settles each with its own result', async () => {
       const { handle, close } = await openTestDatabase(backend);
       try {

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { it } from 'node:test';
 import { insertSubscription, liveSubscriptionPages } from '../../src/db/subscriptions.js';
 import type { SubscriptionRow } from '../../src/db/tables.js';
-import { openTestDatabase, testBackends } from '../support/database.js';
+import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
 
 function subscription(n: number, deleted: number | null = null): SubscriptionRow {
   return {
@@ -12,7 +12,7 @@ function subscription(n: number, deleted: number | null = null): SubscriptionRow
 }
 
 for (const backend of testBackends()) {
-  describe(`live subscriptions for the matcher (${backend.name})`, () => {
+  describeOn(backend, `live subscriptions for the matcher (${backend.name})`, () => {
     it('pages through every subscription not deleted, disabled ones included, with only what matching needs', async () => {
       const t = await openTestDatabase(backend);
       try {

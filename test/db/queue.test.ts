@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { describe, it } from 'node:test';
+import { it } from 'node:test';
+import { sql } from 'kysely';
 import { logEvent, logEvents, type EventRow, type MatchRow } from '../../src/db/events.js';
 import { EventLogBatch } from '../../src/events/event-log-batch.js';
 import { claimDueMatches, recordAttempts, settleMatches } from '../../src/db/matches.js';
 import { insertSubscription } from '../../src/db/subscriptions.js';
-import { openTestDatabase, testBackends } from '../support/database.js';
+import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
+import { eventually } from '../support/http-stub.js';
 
 const SUBSCRIPTION = '00000000-0000-0000-0000-00000000000a';
 const LEASE_US = 30_000_000;
@@ -22,7 +24,7 @@ function match(eventUuid: string, due: number, state: MatchRow['state'] = 'polic
 }
 
 for (const backend of testBackends()) {
-  describe(`event log and work queue (${backend.name})`, () => {
+  describeOn(backend, `event log and work queue (${backend.name})`, () => {
     async function withQueue(body: (t: Awaited<ReturnType<typeof openTestDatabase>>) => Promise<void>): Promise<void> {
       const t = await openTestDatabase(backend);
       try {
@@ -187,7 +189,9 @@ for (const backend of testBackends()) {
           const deleted = new Promise<void>((resolve) => (purgeDeleted = resolve));
           let commitPurge!: () => void;
           const mayCommit = new Promise<void>((resolve) => (commitPurge = resolve));
+          let purgePid = 0;
           const purge = handle.db.transaction().execute(async (tx) => {
+            purgePid = (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(tx)).rows[0]!.pid;
             await tx.deleteFrom('events').where('uuid', '=', e.uuid).execute();
             purgeDeleted();
             await mayCommit;
@@ -197,8 +201,11 @@ for (const backend of testBackends()) {
             recordAttempts(tx, handle.capabilities, [{ matchUuid: m.uuid, stage: 'deliver', at: 10, status: 200, error: null, durationMs: 3 }]),
           );
           // Without the row lock, the insert would see the row (not yet deleted for it) and then
-          // fail its foreign key check once the purge commits.
-          await new Promise((r) => setTimeout(r, 200));
+          // fail its foreign key check once the purge commits. The purge commits once the
+          // recording is seen waiting for it, not after a time that hopes it is.
+          const waitingForPurge = async () =>
+            (await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where ${purgePid}::int = any(pg_blocking_pids(pid))`.execute(handle.db)).rows[0]!.n > 0;
+          await eventually(waitingForPurge, 'the recording waits for the purge’s lock', 5_000);
           commitPurge();
           await purge;
           assert.equal(await recording, 0);

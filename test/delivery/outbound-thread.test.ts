@@ -48,19 +48,28 @@ describe('deliveries and policy calls from a worker thread', { timeout: 20_000 }
     }
   });
 
-  it('reports a worker that fails, and answers what was waiting as not sent', async () => {
-    let reportFailure: (error: Error) => void = () => undefined;
-    const reported = new Promise<Error>((resolve) => (reportFailure = resolve));
+  it('reports a worker that fails, once, and answers what was waiting as not sent', async () => {
+    const reports: Error[] = [];
+    let reportFailure: () => void = () => undefined;
+    const reported = new Promise<void>((resolve) => (reportFailure = resolve));
     // An unusable policy URL makes the worker throw as it starts.
-    const outbound = startOutboundThread({ target: TARGET, policy: { baseUrl: 'not a url', timeoutMs: 2_000 } }, (error) => reportFailure(error));
+    const outbound = startOutboundThread({ target: TARGET, policy: { baseUrl: 'not a url', timeoutMs: 2_000 } }, (error) => {
+      reports.push(error);
+      reportFailure();
+    });
     const answer = await outbound.target.post({ url: 'http://127.0.0.1:9/hook', auth: {}, body: '{}' });
     assert.equal(answer.status, null);
     assert.match(answer.error ?? '', /the outbound HTTP thread (failed|exited)/);
-    assert.match((await reported).message, /the outbound HTTP thread (failed|exited)/);
-    // And what is asked afterwards, once the thread is gone for good (its 'exit' follows the
-    // 'error'), is answered at once, not left waiting for a dead thread.
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await reported;
+    assert.match(reports[0]!.message, /the outbound HTTP thread (failed|exited)/);
+    // What is asked once the failure is known is answered at once, not left waiting for a dead thread.
     const later = await outbound.target.post({ url: 'http://127.0.0.1:9/hook', auth: {}, body: '{}' });
     assert.match(later.error ?? '', /the outbound HTTP thread (failed|exited)/);
+    // Closing waits for the thread's end (its 'exit' follows the 'error'); the exit is not
+    // reported as a second failure.
+    await outbound.close();
+    assert.equal(reports.length, 1);
+    const closed = await outbound.target.post({ url: 'http://127.0.0.1:9/hook', auth: {}, body: '{}' });
+    assert.match(closed.error ?? '', /the outbound HTTP thread (failed|exited)/);
   });
 });

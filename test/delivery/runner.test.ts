@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
-import { describe, it, type TestContext } from 'node:test';
+import { it, type TestContext } from 'node:test';
 import { openDatabase, type DatabaseHandle } from '../../src/db/connect.js';
 import { syncSchema } from '../../src/db/migrate.js';
 import { isDatabaseUnavailable } from '../../src/db/unavailable.js';
@@ -19,7 +19,7 @@ import { addressGuard } from '../../src/net/address-guard.js';
 import { DOWN_AFTER } from '../../src/delivery/origin-health.js';
 import { createTargetClient, type TargetClient } from '../../src/delivery/target-client.js';
 import { sealSecret } from '../../src/subscriptions/secret-box.js';
-import { createPostgres, openTestDatabase, POSTGRES_TEST_URL, testBackends, type TestBackend } from '../support/database.js';
+import { POSTGRES, describeOn, createPostgres, openTestDatabase, POSTGRES_TEST_URL, testBackends, type TestBackend } from '../support/database.js';
 import { startDatabaseProxy } from '../support/database-proxy.js';
 import { eventually, startStub, type HttpStub, type StubAnswer } from '../support/http-stub.js';
 import { freePort } from '../support/processes.js';
@@ -98,7 +98,7 @@ async function scene(t: TestContext, backend: TestBackend, { deny = [] as string
 const eventId = (body: string) => (JSON.parse(body) as { id: string }).id;
 
 for (const backend of testBackends()) {
-  describe(`delivery runner (${backend.name})`, () => {
+  describeOn(backend, `delivery runner (${backend.name})`, () => {
     it('a permanent failure disables the subscription and cancels its waiting rows; the rows already answered keep their outcome', async (t) => {
       const s = await scene(t, backend);
       const stub = await s.stub((request, response) => void response.writeHead(eventId(request.body) === 'e1' ? 400 : 200).end('no'));
@@ -335,7 +335,7 @@ for (const backend of testBackends()) {
   });
 }
 
-describe('delivery runner, the database failing mid-round', { skip: POSTGRES_TEST_URL ? false : 'NOTIFICATIONS_TEST_DATABASE_URL is not set' }, () => {
+describeOn(POSTGRES, 'delivery runner, the database failing mid-round', () => {
   it('rows taken out of the handoff but not placed go back to the queue, not left to wait out their leases', async (t) => {
     const database = await createPostgres(POSTGRES_TEST_URL!);
     const direct = openDatabase(database.url);

@@ -4,9 +4,9 @@
  * the target's answer, not the queue.
  */
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { it } from 'node:test';
 import { openDatabase } from '../../src/db/connect.js';
-import { testBackends } from '../support/database.js';
+import { describeOn, testBackends } from '../support/database.js';
 import { eventually, startStub } from '../support/http-stub.js';
 import { runCli, startServer } from '../support/processes.js';
 
@@ -14,7 +14,7 @@ const EVENTS = 100;
 const ANSWER_MS = 1_000;
 
 for (const backend of testBackends()) {
-  describe(`a slow target with more deliveries than connections (${backend.name})`, () => {
+  describeOn(backend, `a slow target with more deliveries than connections (${backend.name})`, () => {
     it(`delivers ${EVENTS} events answered in ${ANSWER_MS} ms each, with a 3 s time-out, once each and without a time-out`, async () => {
       const database = await backend.create();
       let inFlight = 0;

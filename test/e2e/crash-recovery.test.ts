@@ -4,9 +4,9 @@
  * answered for is in the log.
  */
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { it } from 'node:test';
 import { openDatabase } from '../../src/db/connect.js';
-import { testBackends } from '../support/database.js';
+import { describeOn, testBackends } from '../support/database.js';
 import { eventually, startStub } from '../support/http-stub.js';
 import { runCli, startServer } from '../support/processes.js';
 
@@ -16,7 +16,7 @@ const ANSWERS = 300;
 const SENDERS = 32;
 
 for (const backend of testBackends()) {
-  describe(`crash recovery (${backend.name})`, () => {
+  describeOn(backend, `crash recovery (${backend.name})`, () => {
     it(`delivers all ${EVENTS} pending deliveries after kill -9 and a restart`, async () => {
       const database = await backend.create();
       // The target holds every request without answering: deliveries stay in flight.

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
-import { createPostgres, createSqlite, POSTGRES_TEST_URL } from '../support/database.js';
+import { describeOn, POSTGRES, createPostgres, createSqlite, POSTGRES_TEST_URL } from '../support/database.js';
 import { startDatabaseProxy } from '../support/database-proxy.js';
 import { eventually, startStub, type HttpStub } from '../support/http-stub.js';
 import { runCli, startServer, type RunningServer } from '../support/processes.js';
@@ -51,7 +51,7 @@ async function assertUnavailable(request: () => Promise<Response>, timeoutMs: nu
   assert.ok(elapsed < timeoutMs + 1_500, `${what}: answered after ${elapsed.toFixed(0)} ms`);
 }
 
-describe('PostgreSQL connections terminated under a running server', { skip: POSTGRES_TEST_URL ? false : 'NOTIFICATIONS_TEST_DATABASE_URL is not set' }, () => {
+describeOn(POSTGRES, 'PostgreSQL connections terminated under a running server', () => {
   it('lives, answers, listens again and sees a subscription made on another instance meanwhile', async () => {
     const database = await createPostgres(POSTGRES_TEST_URL!);
     const target = await startStub();
@@ -104,7 +104,7 @@ describe('PostgreSQL connections terminated under a running server', { skip: POS
   });
 });
 
-describe('a PostgreSQL database that goes silent for seconds', { skip: POSTGRES_TEST_URL ? false : 'NOTIFICATIONS_TEST_DATABASE_URL is not set' }, () => {
+describeOn(POSTGRES, 'a PostgreSQL database that goes silent for seconds', () => {
   it('answers 503 with Retry-After within the time-out meanwhile, and delivers every event it answered 200', async () => {
     const TIMEOUT_MS = 1_000;
     const database = await createPostgres(POSTGRES_TEST_URL!);

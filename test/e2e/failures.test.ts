@@ -6,9 +6,9 @@
  */
 import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
-import { after, before, describe, it } from 'node:test';
+import { after, before, it } from 'node:test';
 import { openDatabase, type DatabaseHandle } from '../../src/db/connect.js';
-import { testBackends, type TestDatabase } from '../support/database.js';
+import { describeOn, testBackends, type TestDatabase } from '../support/database.js';
 import { eventually, reply, startStub, type HttpStub, type StubAnswer, type StubRequest } from '../support/http-stub.js';
 import { freePort, runCli, startServer, type RunningServer } from '../support/processes.js';
 
@@ -80,7 +80,7 @@ const slowly = (ms: number): StubAnswer => (_request: StubRequest, response: Ser
 const micros = (stamp: string) => Date.parse(`${stamp.slice(0, 19)}Z`) * 1000 + Number(stamp.slice(20));
 
 for (const backend of testBackends()) {
-  describe(`delivery failures end to end (${backend.name})`, () => {
+  describeOn(backend, `delivery failures end to end (${backend.name})`, () => {
     let database: TestDatabase;
     let db: DatabaseHandle;
     let policy: HttpStub;
@@ -250,12 +250,15 @@ for (const backend of testBackends()) {
       assert.equal((await receiveOne(server, '/e2e/toggle', 'after-enable')).matches, 1);
       await eventually(() => hook.requests.length === 1, 'the event after re-enabling is delivered');
       assert.equal((JSON.parse(hook.requests[0]!.body) as { id: string }).id, 'after-enable');
-      await new Promise((r) => setTimeout(r, 300));
+      // The one match there is has finished: the event received while disabled made none, so it
+      // can never be delivered.
+      await eventually(async () => (await matchesOf(sub.uuid)).every((m) => m.state === 'delivered'), 'the delivery is recorded');
+      assert.deepEqual((await matchesOf(sub.uuid)).map((m) => [m.state, m.attempts]), [['delivered', 1]]);
       assert.equal(hook.requests.length, 1, 'the event received while disabled is never delivered');
     });
   });
 
-  describe(`receiving guards end to end (${backend.name})`, () => {
+  describeOn(backend, `receiving guards end to end (${backend.name})`, () => {
     const TOKEN = 'e2e-receive-token-0123456789';
     const MAX_BODY = 2048;
     let database: TestDatabase;
@@ -335,7 +338,7 @@ for (const backend of testBackends()) {
     it('logged nothing for any rejected request: the events table is empty and nothing was delivered', async () => {
       assert.equal(await count('events'), 0);
       assert.equal(await count('matches'), 0);
-      await new Promise((r) => setTimeout(r, 200));
+      // With no match, there is nothing that could be delivered later.
       assert.equal(hook.requests.length, 0);
     });
 

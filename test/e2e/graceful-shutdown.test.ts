@@ -5,16 +5,16 @@
  */
 import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
-import { describe, it } from 'node:test';
+import { it } from 'node:test';
 import { openDatabase } from '../../src/db/connect.js';
-import { testBackends } from '../support/database.js';
+import { describeOn, testBackends } from '../support/database.js';
 import { eventually, reply, startStub } from '../support/http-stub.js';
 import { runCli, startServer } from '../support/processes.js';
 
 const EVENTS = 1_500;
 
 for (const backend of testBackends()) {
-  describe(`graceful shutdown (${backend.name})`, () => {
+  describeOn(backend, `graceful shutdown (${backend.name})`, () => {
     it('finishes the deliveries in flight and releases the leases of the rows waiting in memory', async (t) => {
       const database = await backend.create();
       // The target holds every request until told: deliveries stay in flight, the rest queue up.
@@ -36,14 +36,14 @@ for (const backend of testBackends()) {
           headers: { 'content-type': 'application/json', 'http-remote-user': 'alice' },
           body: JSON.stringify({ name: 'all', jsonpath: "$[?$.source == '/shutdown']", target_url: stub.url }),
         });
-        assert.equal(created.status, 200);
+        assert.equal(created.status, 200, await created.text());
         const batch = Array.from({ length: EVENTS }, (_, i) => ({ specversion: '1.0', id: `shutdown-${i}`, source: '/shutdown', type: 'org.example' }));
         const received = await fetch(`${first.url}/receive`, {
           method: 'POST',
           headers: { 'content-type': 'application/cloudevents-batch+json' },
           body: JSON.stringify(batch),
         });
-        assert.equal(received.status, 200);
+        assert.equal(received.status, 200, await received.text());
         await eventually(() => held.length > 0, 'some deliveries are in flight');
 
         const leasedBefore = await db.db.selectFrom('matches').select('uuid').where('locked_by', 'is not', null).execute();

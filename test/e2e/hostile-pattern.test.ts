@@ -6,8 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { after, before, describe, it } from 'node:test';
-import { testBackends, type TestDatabase } from '../support/database.js';
+import { after, before, it } from 'node:test';
+import { describeOn, testBackends, type TestDatabase } from '../support/database.js';
 import { startStub, type HttpStub } from '../support/http-stub.js';
 import { runCli, startServer, type RunningServer } from '../support/processes.js';
 
@@ -56,7 +56,7 @@ async function timed(url: string, init: RequestInit): Promise<{ status: number; 
 }
 
 for (const backend of testBackends()) {
-  describe(`a catastrophic pattern does not hold the server (${backend.name})`, () => {
+  describeOn(backend, `a catastrophic pattern does not hold the server (${backend.name})`, () => {
     let database: TestDatabase;
     let server: RunningServer;
     let target: HttpStub;

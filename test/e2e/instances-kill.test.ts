@@ -10,7 +10,7 @@ import { performance } from 'node:perf_hooks';
 import { describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { openDatabase } from '../../src/db/connect.js';
-import { createPostgres, POSTGRES_TEST_URL } from '../support/database.js';
+import { describeOn, POSTGRES, createPostgres, POSTGRES_TEST_URL } from '../support/database.js';
 import { eventually } from '../support/http-stub.js';
 import { runCli, startServer, type RunningServer } from '../support/processes.js';
 
@@ -57,9 +57,7 @@ async function countingTarget(): Promise<{ url: string; received: Map<string, nu
 const event = (i: number) => ({ specversion: '1.0', id: `kill-${i}`, source: '/kill', type: 'org.example.kill', data: { group: GROUPS[i % GROUPS.length] } });
 
 if (!POSTGRES_TEST_URL) {
-  describe('three instances, one killed (PostgreSQL)', () => {
-    it('needs NOTIFICATIONS_TEST_DATABASE_URL', (t) => t.skip('PostgreSQL only: NOTIFICATIONS_TEST_DATABASE_URL is not set'));
-  });
+  describeOn(POSTGRES, 'three instances, one killed (PostgreSQL)', () => undefined);
 } else {
   const base = POSTGRES_TEST_URL;
   describe('three instances, one killed (PostgreSQL)', () => {

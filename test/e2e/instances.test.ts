@@ -5,13 +5,14 @@
  */
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
-import { describe, it } from 'node:test';
-import { testBackends } from '../support/database.js';
+import { it } from 'node:test';
+import { describeOn, POSTGRES } from '../support/database.js';
 import { eventually, startStub } from '../support/http-stub.js';
 import { runCli, startServer } from '../support/processes.js';
 
-for (const backend of testBackends().filter((b) => b.name === 'postgres')) {
-  describe('several instances on one PostgreSQL database', () => {
+{
+  const backend = POSTGRES;
+  describeOn(backend, 'several instances on one PostgreSQL database', () => {
     it('subscription writes through one instance reach another within a second', async (t) => {
       const database = await backend.create();
       const target = await startStub();

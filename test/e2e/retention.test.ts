@@ -6,11 +6,11 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, before, describe, it } from 'node:test';
+import { after, before, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { openDatabase, type DatabaseHandle } from '../../src/db/connect.js';
 import { parseExposition, sample } from '../metrics/exposition.js';
-import { testBackends, type TestDatabase } from '../support/database.js';
+import { describeOn, testBackends, type TestDatabase } from '../support/database.js';
 import { eventually, reply, startStub, type HttpStub } from '../support/http-stub.js';
 import { runCli, startServer, type RunningServer } from '../support/processes.js';
 
@@ -41,7 +41,7 @@ const attemptsOf = (handle: DatabaseHandle, matchUuids: string[]) =>
   matchUuids.length === 0 ? Promise.resolve([]) : handle.db.selectFrom('attempts').selectAll().where('match_uuid', 'in', matchUuids).execute();
 
 for (const backend of testBackends()) {
-  describe(`retention in the server (${backend.name})`, () => {
+  describeOn(backend, `retention in the server (${backend.name})`, () => {
     let ok: HttpStub;
     let busy: HttpStub;
     let purging: Instance;

@@ -4,14 +4,16 @@
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { after, before, describe, it } from 'node:test';
+import { after, before, it } from 'node:test';
 import { openDatabase, type DatabaseHandle } from '../../src/db/connect.js';
-import { testBackends, type TestDatabase } from '../support/database.js';
+import { describeOn, testBackends, type TestDatabase } from '../support/database.js';
 import { eventually, reply, startStub, type HttpStub } from '../support/http-stub.js';
 import { runCli, startServer, type RunningServer } from '../support/processes.js';
 
 const FIXTURE = readFileSync(new URL('../../../../shared/fixtures/pacifica-ingest-event-v0.1.json', import.meta.url), 'utf8');
 const FACILITY_TYPE = 'application/cloudevents+json; charset=utf-8';
+/** States a match does not leave: nothing more is sent for it. */
+const FINISHED = new Set(['delivered', 'denied', 'failed', 'cancelled']);
 
 async function subscribe(server: RunningServer, user: string, body: Record<string, unknown>): Promise<{ uuid: string }> {
   const response = await fetch(`${server.url}/eventmatch`, {
@@ -32,7 +34,7 @@ function event(id: string, data: unknown = { destinationTable: 'Files' }): strin
 }
 
 for (const backend of testBackends()) {
-  describe(`routing end to end (${backend.name})`, () => {
+  describeOn(backend, `routing end to end (${backend.name})`, () => {
     let database: TestDatabase;
     let db: DatabaseHandle;
     let policy: HttpStub;
@@ -45,6 +47,12 @@ for (const backend of testBackends()) {
     };
     const matchesOf = (subscription: string) =>
       db.db.selectFrom('matches').selectAll().where('subscription_uuid', '=', subscription).orderBy('created').execute();
+    /** Once every match of `event` is finished (nothing of it is left to send), their states. */
+    const settledMatchesOfEvent = async (event: string) => {
+      const rows = () => db.db.selectFrom('matches').selectAll().where('event_uuid', '=', event).execute();
+      await eventually(async () => (await rows()).every((row) => FINISHED.has(row.state)), `every match of ${event} is finished`);
+      return rows();
+    };
     const subscriptionRow = (uuid: string) => db.db.selectFrom('subscriptions').selectAll().where('uuid', '=', uuid).executeTakeFirstOrThrow();
 
     before(async () => {
@@ -100,13 +108,18 @@ for (const backend of testBackends()) {
       assert.equal(bobs[0]!.policy_code, 403);
       assert.equal(denied.requests.length, 0);
       await eventually(async () => (await matchesOf(a.uuid))[0]?.state === 'delivered', 'alice’s match is delivered');
+      // Called is not recorded yet: wait for the other one's outcome too before reading it.
+      await eventually(async () => (await matchesOf(b.uuid))[0]?.state === 'delivered', 'alice’s other match is delivered');
       const alices = await matchesOf(b.uuid);
       assert.deepEqual([alices[0]!.policy_code, alices[0]!.target_code], [200, 200]);
       assert.equal(policy.requests.filter((r) => r.url === '/events/alice').length, 1, 'one policy call per (event, user), not per subscription');
 
       const again = await receive(server, FIXTURE);
       assert.deepEqual(await again.json(), { ...logged, duplicate: true });
-      await new Promise((r) => setTimeout(r, 500));
+      // The duplicate added no match, and every match there is has finished: nothing is left
+      // that could be sent again, however long one waited.
+      const settled = await settledMatchesOfEvent(logged.uuid);
+      assert.deepEqual(settled.map((m) => `${m.state} after ${m.attempts} deliveries`).sort(), ['delivered after 1 deliveries', 'delivered after 1 deliveries', 'denied after 0 deliveries']);
       assert.equal(basic.requests.length, 1, 'a duplicate event is routed once');
     });
 
@@ -132,7 +145,7 @@ for (const backend of testBackends()) {
 
     it('routes an event once, whether its duplicate comes in the same batch or at the same moment', async () => {
       const hook = await target();
-      await subscribe(server, 'erin', { target_url: hook.url, jsonpath: "$[?$.source == '/dups']" });
+      const erin = await subscribe(server, 'erin', { target_url: hook.url, jsonpath: "$[?$.source == '/dups']" });
       const one = (id: string) => ({ specversion: '1.0', id, source: '/dups', type: 't' });
       const batch = await receive(server, JSON.stringify([one('a'), one('a'), one('b')]), 'application/cloudevents-batch+json');
       const answers = (await batch.json()) as Array<{ uuid: string; matches: number; duplicate?: boolean }>;
@@ -145,8 +158,13 @@ for (const backend of testBackends()) {
       assert.equal(concurrent.filter((c) => !c.duplicate).length, 1, 'one of them is the event, the others duplicates');
       assert.equal(new Set(concurrent.map((c) => c.uuid)).size, 1);
       await eventually(() => hook.requests.length === 3, 'a, b and c delivered');
-      await new Promise((r) => setTimeout(r, 500));
-      assert.equal(hook.requests.length, 3, 'and nothing twice');
+      // One match per event, each delivered with one try and finished: nothing is left to send twice.
+      for (const uuid of [answers[0]!.uuid, answers[2]!.uuid, concurrent[0]!.uuid]) {
+        const settled = await settledMatchesOfEvent(uuid);
+        assert.deepEqual(settled.map((m) => [m.subscription_uuid, m.state, m.attempts]), [[erin.uuid, 'delivered', 1]]);
+      }
+      assert.equal((await matchesOf(erin.uuid)).length, 3);
+      assert.deepEqual(hook.requests.map((r) => (JSON.parse(r.body) as { id: string }).id).sort(), ['a', 'b', 'c'], 'and nothing twice');
     });
 
     it('a deleted subscription never matches again', async () => {
@@ -156,7 +174,8 @@ for (const backend of testBackends()) {
       assert.equal(deleted.status, 200);
       const answer = await receive(server, JSON.stringify({ specversion: '1.0', id: 'after-delete', source: '/deleted', type: 't' }), 'application/cloudevents+json');
       assert.equal(((await answer.json()) as { matches: number }).matches, 0);
-      await new Promise((r) => setTimeout(r, 300));
+      // No match was made, so there is nothing that could be delivered later.
+      assert.deepEqual(await matchesOf(gone.uuid), []);
       assert.equal(hook.requests.length, 0);
     });
 

@@ -5,8 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { createServer, type AddressInfo } from 'node:net';
-import { describe, it } from 'node:test';
-import { testBackends } from '../support/database.js';
+import { it } from 'node:test';
+import { describeOn, testBackends } from '../support/database.js';
 import { eventually, startStub } from '../support/http-stub.js';
 import { runCli, startServer, type RunningServer } from '../support/processes.js';
 
@@ -22,7 +22,7 @@ async function subscribe(server: RunningServer, source: string, targetUrl: strin
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)]!;
 
 for (const backend of testBackends()) {
-  describe(`targets kept apart (${backend.name})`, () => {
+  describeOn(backend, `targets kept apart (${backend.name})`, () => {
     it("a target answering after 5 s does not delay another subscription's healthy target", async () => {
       const EVENTS = 150;
       const database = await backend.create();

@@ -13,7 +13,7 @@ import { roundIntervalMs, startRetentionPurge } from '../../src/events/retention
 import { createMetrics } from '../../src/metrics/registry.js';
 import { systemClock } from '../../src/time/clock.js';
 import { parseExposition, sample } from '../metrics/exposition.js';
-import { openTestDatabase, testBackends } from '../support/database.js';
+import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
 import { eventually } from '../support/http-stub.js';
 
 const SUBSCRIPTION = '00000000-0000-0000-0000-0000000000d1';
@@ -53,7 +53,7 @@ describe('retention purge: time between rounds', () => {
 });
 
 for (const backend of testBackends()) {
-  describe(`retention purge (${backend.name})`, () => {
+  describeOn(backend, `retention purge (${backend.name})`, () => {
     async function withLog(body: (handle: DatabaseHandle) => Promise<void>): Promise<void> {
       const t = await openTestDatabase(backend);
       try {

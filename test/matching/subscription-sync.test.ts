@@ -14,7 +14,7 @@ import { LiveMatcher } from '../../src/matching/live-matcher.js';
 import { startSubscriptionSync, type SubscriptionSync } from '../../src/matching/subscription-sync.js';
 import { subscriptionService, type SubscriptionService } from '../../src/subscriptions/service.js';
 import { systemClock } from '../../src/time/clock.js';
-import { createPostgres, POSTGRES_TEST_URL, type TestDatabase } from '../support/database.js';
+import { describeOn, POSTGRES, createPostgres, POSTGRES_TEST_URL, type TestDatabase } from '../support/database.js';
 import { eventually } from '../support/http-stub.js';
 import { defaultTargetGuard } from '../support/target-guard.js';
 
@@ -77,9 +77,7 @@ async function propagation(matcher: LiveMatcher, uuid: string, expected: boolean
 const create = async (service: SubscriptionService) => (await service.create('alice', { name: 'n', jsonpath: '$.x', target_url: 'http://127.0.0.1:9/' })).uuid;
 
 if (!POSTGRES_TEST_URL) {
-  describe('subscription sync (PostgreSQL LISTEN/NOTIFY)', () => {
-    it('needs NOTIFICATIONS_TEST_DATABASE_URL', (t) => t.skip('PostgreSQL only: NOTIFICATIONS_TEST_DATABASE_URL is not set'));
-  });
+  describeOn(POSTGRES, 'subscription sync (PostgreSQL LISTEN/NOTIFY)', () => undefined);
 } else {
   const base = POSTGRES_TEST_URL;
   describe('subscription sync (PostgreSQL LISTEN/NOTIFY)', () => {

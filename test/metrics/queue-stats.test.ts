@@ -3,16 +3,16 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { describe, it } from 'node:test';
+import { it } from 'node:test';
 import { CompiledQuery, createQueryId, type Kysely, type RootOperationNode } from 'kysely';
 import { logEvent, pendingMatch } from '../../src/db/events.js';
 import { oldestPendingCreated, queueDepth } from '../../src/db/queue-stats.js';
 import { insertSubscription } from '../../src/db/subscriptions.js';
 import type { Database, MatchState } from '../../src/db/tables.js';
-import { openTestDatabase, testBackends } from '../support/database.js';
+import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
 
 for (const backend of testBackends()) {
-  describe(`queue statistics (${backend.name})`, () => {
+  describeOn(backend, `queue statistics (${backend.name})`, () => {
     async function withRows(rows: Array<{ state: MatchState; created: number }>, check: (db: Awaited<ReturnType<typeof openTestDatabase>>['handle']['db']) => Promise<void>) {
       const t = await openTestDatabase(backend);
       try {

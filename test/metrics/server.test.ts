@@ -3,14 +3,14 @@
  * policy (allow-all) and delivery, on every database.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { testBackends, type TestDatabase } from '../support/database.js';
+import { after, before, it } from 'node:test';
+import { describeOn, testBackends, type TestDatabase } from '../support/database.js';
 import { eventually, startStub, type HttpStub } from '../support/http-stub.js';
 import { runCli, startServer, type RunningServer } from '../support/processes.js';
 import { byOutcome, DELIVERY_OUTCOMES, parseExposition, POLICY_OUTCOMES, sample, type Samples } from './exposition.js';
 
 for (const backend of testBackends()) {
-  describe(`the server's /metrics (${backend.name})`, () => {
+  describeOn(backend, `the server's /metrics (${backend.name})`, () => {
     let database: TestDatabase;
     let hook: HttpStub;
     let server: RunningServer;

@@ -5,17 +5,17 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { describe, it } from 'node:test';
+import { it } from 'node:test';
 import { logEvent, pendingMatch } from '../../src/db/events.js';
 import { insertSubscription } from '../../src/db/subscriptions.js';
 import type { MatchesTable, SubscriptionRow } from '../../src/db/tables.js';
 import { createPolicyClient } from '../../src/policy/policy-client.js';
-import { openTestDatabase, testBackends } from '../support/database.js';
+import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
 import { startStub } from '../support/http-stub.js';
 import { round, testPolicyRunner } from '../support/runners.js';
 
 for (const backend of testBackends()) {
-  describe(`policy runner (${backend.name})`, () => {
+  describeOn(backend, `policy runner (${backend.name})`, () => {
     it("asks once per (event, user), and one user's slow answers do not delay another's", async (t) => {
       const test = await openTestDatabase(backend);
       let release: () => void = () => undefined;

@@ -15,7 +15,7 @@ import { LiveMatcher } from '../../src/matching/live-matcher.js';
 import { allowAll, createPolicyClient } from '../../src/policy/policy-client.js';
 import { Handoff, type HandedMatch } from '../../src/routing/handoff.js';
 import { ClaimPacer } from '../../src/routing/claim-pacer.js';
-import { openTestDatabase, testBackends } from '../support/database.js';
+import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
 import { startStub } from '../support/http-stub.js';
 import { round, testDeliveryRunner, testPolicyRunner } from '../support/runners.js';
 
@@ -64,7 +64,7 @@ describe('handoff', () => {
 });
 
 for (const backend of testBackends()) {
-  describe(`runners handing work on in memory (${backend.name})`, () => {
+  describeOn(backend, `runners handing work on in memory (${backend.name})`, () => {
     it('routes a received event to its target without claiming, its rows leased until settled', async (t) => {
       const test = await openTestDatabase(backend);
       const stub = await startStub();

@@ -5,13 +5,11 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { describe, it } from 'node:test';
+import { it } from 'node:test';
 import pg from 'pg';
-import { POSTGRES_TEST_URL } from '../support/database.js';
+import { describeOn, POSTGRES, POSTGRES_TEST_URL } from '../support/database.js';
 import { eventually, reply, startStub } from '../support/http-stub.js';
 import { runCli, startServer } from '../support/processes.js';
-
-const skip = POSTGRES_TEST_URL ? false : 'NOTIFICATIONS_TEST_DATABASE_URL is not set: PostgreSQL only';
 
 async function onServer<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: POSTGRES_TEST_URL });
@@ -23,7 +21,7 @@ async function onServer<T>(work: (client: pg.Client) => Promise<T>): Promise<T> 
   }
 }
 
-describe('a freshly created PostgreSQL database, default public schema', { skip }, () => {
+describeOn(POSTGRES, 'a freshly created PostgreSQL database, default public schema', () => {
   it('dbsync, dbchk, then the server takes a subscription and delivers an event', async () => {
     const name = `notifications_fresh_${randomBytes(6).toString('hex')}`;
     const url = new URL(POSTGRES_TEST_URL!);

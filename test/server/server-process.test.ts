@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { testBackends, type TestDatabase } from '../support/database.js';
+import { describeOn, testBackends, type TestDatabase } from '../support/database.js';
 import { eventually, reply, startStub } from '../support/http-stub.js';
 import { run, runCli, SERVER_BIN, startServer, type RunningServer } from '../support/processes.js';
 
@@ -32,7 +32,7 @@ describe('svc-notifications start-up', () => {
 });
 
 for (const backend of testBackends()) {
-  describe(`svc-notifications as a process (${backend.name})`, () => {
+  describeOn(backend, `svc-notifications as a process (${backend.name})`, () => {
     let database: TestDatabase;
     before(async () => {
       database = await backend.create();

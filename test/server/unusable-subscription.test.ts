@@ -3,15 +3,15 @@
  * by hand) must not keep the server from starting, nor stop the other subscriptions matching.
  */
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { it } from 'node:test';
 import { openDatabase } from '../../src/db/connect.js';
-import { testBackends } from '../support/database.js';
+import { describeOn, testBackends } from '../support/database.js';
 import { runCli, startServer } from '../support/processes.js';
 
 const HEADERS = { 'content-type': 'application/json', 'http-remote-user': 'alice' };
 
 for (const backend of testBackends()) {
-  describe(`a stored expression that no longer compiles (${backend.name})`, () => {
+  describeOn(backend, `a stored expression that no longer compiles (${backend.name})`, () => {
     it('is left out of matching with a warning naming it; the server starts and matches the rest', async () => {
       const database = await backend.create();
       const db = openDatabase(database.url);

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { after, before, describe, it } from 'node:test';
+import { after, before, it } from 'node:test';
 import type { MatchState, SubscriptionRow } from '../../src/db/tables.js';
 import { addressGuard } from '../../src/net/address-guard.js';
 import { ServiceError } from '../../src/errors.js';
 import { subscriptionService, type SubscriptionChange, type SubscriptionServiceDependencies } from '../../src/subscriptions/service.js';
-import { openTestDatabase, testBackends } from '../support/database.js';
+import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
 import { AT_LIMITS, overLimits } from '../support/subscription-limits.js';
 import { defaultTargetGuard } from '../support/target-guard.js';
 
@@ -13,7 +13,7 @@ const valid = { name: 'n', jsonpath: '$.data', target_url: 'https://example.org/
 const AMBIGUOUS = '$.data[*][?(@.size > 100)].name';
 
 for (const backend of testBackends()) {
-  describe(`subscription service (${backend.name})`, () => {
+  describeOn(backend, `subscription service (${backend.name})`, () => {
     let test: Awaited<ReturnType<typeof openTestDatabase>>;
     before(async () => {
       test = await openTestDatabase(backend);

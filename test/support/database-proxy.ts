@@ -11,20 +11,25 @@ export interface SilentListener {
   readonly url: string;
   /** Connections it has accepted so far. */
   readonly accepted: () => number;
+  /** When (Date.now()) it accepted its first connection: the client's connect time-out runs from about then. */
+  readonly firstAcceptedAt: () => number | undefined;
   close(): Promise<void>;
 }
 
 export async function startSilentListener(): Promise<SilentListener> {
   const sockets = new Set<Socket>();
   let accepted = 0;
+  let firstAcceptedAt: number | undefined;
   const server = createServer((socket) => {
     accepted++;
+    firstAcceptedAt ??= Date.now();
     track(sockets, socket);
   });
   const port = await listen(server);
   return {
     url: `postgres://postgres@127.0.0.1:${port}/silent`,
     accepted: () => accepted,
+    firstAcceptedAt: () => firstAcceptedAt,
     close: () => closeAll(server, sockets),
   };
 }

@@ -1,12 +1,14 @@
 /**
  * Real databases for tests, each test isolated: SQLite in a fresh temporary file, PostgreSQL
  * in a fresh schema of the database `NOTIFICATIONS_TEST_DATABASE_URL` names (dropped after).
- * Without that variable only SQLite runs, and the test runner says so.
+ * Without that variable only SQLite runs, and every PostgreSQL suite is reported as a skipped
+ * test with the reason (`describeOn`), so that a run without it does not look complete.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { describe, test } from 'node:test';
 import pg from 'pg';
 import { openDatabase, type DatabaseHandle } from '../../src/db/connect.js';
 import { syncSchema } from '../../src/db/migrate.js';
@@ -20,15 +22,37 @@ export interface TestDatabase {
 
 export interface TestBackend {
   readonly name: 'sqlite' | 'postgres';
+  /** Why this database's tests cannot run here; false when they can. */
+  readonly skip: string | false;
   create(): Promise<TestDatabase>;
 }
 
 export const POSTGRES_TEST_URL = process.env['NOTIFICATIONS_TEST_DATABASE_URL'];
 
+const POSTGRES_SKIP = POSTGRES_TEST_URL ? false : 'PostgreSQL: set NOTIFICATIONS_TEST_DATABASE_URL';
+
+export const POSTGRES: TestBackend = {
+  name: 'postgres',
+  skip: POSTGRES_SKIP,
+  create: async () => {
+    // A suite that forgot `describeOn` fails here, rather than passing without running.
+    if (!POSTGRES_TEST_URL) throw new Error(`${POSTGRES_SKIP}: this suite should have been registered with describeOn`);
+    return createPostgres(POSTGRES_TEST_URL);
+  },
+};
+
+/** Every database, including those that cannot run here (see `skip`): register their suites with `describeOn`. */
 export function testBackends(): TestBackend[] {
-  const backends: TestBackend[] = [{ name: 'sqlite', create: createSqlite }];
-  if (POSTGRES_TEST_URL) backends.push({ name: 'postgres', create: () => createPostgres(POSTGRES_TEST_URL) });
-  return backends;
+  return [{ name: 'sqlite', skip: false, create: createSqlite }, POSTGRES];
+}
+
+/**
+ * `describe(name, body)` on `backend`; where it cannot run, a test reported as skipped with the
+ * reason instead (node's test runner counts a skipped `describe` as no test at all).
+ */
+export function describeOn(backend: Pick<TestBackend, 'skip'>, name: string, body: () => void): void {
+  if (backend.skip) test(name, { skip: backend.skip }, () => undefined);
+  else describe(name, body);
 }
 
 /** A fresh SQLite file in its own temporary directory. */

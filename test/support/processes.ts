@@ -123,7 +123,10 @@ async function startServerOnce(env: Record<string, string>, { timeoutMs = 20_000
       throw new Failure(`the server exited with ${exitCode} before listening:\n${output}`);
     }
     try {
-      if ((await fetch(`${url}/healthz`)).ok) return server;
+      const health = await fetch(`${url}/healthz`);
+      // Read to its end: an unread body keeps its connection open (and the test process alive).
+      await health.arrayBuffer();
+      if (health.ok) return server;
     } catch {
       // not listening yet
     }
