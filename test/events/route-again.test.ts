@@ -4,13 +4,13 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { describe, it } from 'node:test';
+import { it } from 'node:test';
 import { logEvent } from '../../src/db/events.js';
 import type { SubscriptionRow } from '../../src/db/tables.js';
 import { routeAgain } from '../../src/events/receive.js';
 import { LiveMatcher } from '../../src/matching/live-matcher.js';
 import { systemClock } from '../../src/time/clock.js';
-import { openTestDatabase, testBackends } from '../support/database.js';
+import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
 
 const subscription = (owner: string): SubscriptionRow => ({
   uuid: randomUUID(), owner, name: 'n', jsonpath: '$.data', dialect: 'rfc9535', target_url: 'http://127.0.0.1:9/', auth: '{}', extensions: '{}',
@@ -18,7 +18,7 @@ const subscription = (owner: string): SubscriptionRow => ({
 });
 
 for (const backend of testBackends()) {
-  describe(`routing a logged event again (${backend.name})`, () => {
+  describeOn(backend, `routing a logged event again (${backend.name})`, () => {
     it('writes none of its matches when one of them cannot be written, however many there are', async () => {
       const t = await openTestDatabase(backend);
       try {
