@@ -67,6 +67,8 @@ export const ERRORS = {
       : `stored target credentials are damaged (${damage})`,
   ),
   DATABASE_UNAVAILABLE: define(503, (timeoutMs: number) => `database: unavailable, or no answer within ${timeoutMs / 1000} s; try again later`),
+  /** A request on a kept-alive connection after the instance began to stop; another instance, or this one restarted, will answer. */
+  SHUTTING_DOWN: define(503, () => 'server: shutting down; send the request again, on a new connection'),
 } as const;
 
 export type ErrorCode = keyof typeof ERRORS;

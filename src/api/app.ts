@@ -54,7 +54,8 @@ export async function buildApp(options: AppOptions, routes: Array<(app: FastifyI
     genReqId: () => randomUUID(),
     // Unknown fields are errors, not silently dropped; numbers are not coerced from strings.
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
-    return503OnClosing: true,
+    // Fastify's own 503 while closing has no code: the closing hook below answers instead.
+    return503OnClosing: false,
     requestTimeout,
     // Node 20 heeds a request time-out only when the server is created with it, not when set
     // afterwards, as Fastify does with its own option.
@@ -68,6 +69,7 @@ export async function buildApp(options: AppOptions, routes: Array<(app: FastifyI
   app.addHook('onSend', async (request, reply) => {
     void reply.header('x-request-id', request.id);
   });
+  refuseWhileClosing(app);
   app.addHook('onRoute', (route) => {
     if ((route.config as { deadline?: boolean } | undefined)?.deadline === false) return;
     const handler = route.handler;
@@ -105,6 +107,20 @@ export async function buildApp(options: AppOptions, routes: Array<(app: FastifyI
   for (const register of routes) await register(app);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   return app;
+}
+
+/**
+ * Once the instance begins to stop, a request that still arrives (on a connection kept alive
+ * from before) is answered 503 at once, and Fastify closes its connection after the answer.
+ */
+function refuseWhileClosing(app: FastifyInstance): void {
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onRequest', async () => {
+    if (closing) throw serviceError('SHUTTING_DOWN');
+  });
 }
 
 /**

@@ -5,6 +5,8 @@
  * that status. The walk covers every code of the catalogue, so a new code needs a case here.
  */
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { createConnection, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/api/app.js';
@@ -16,7 +18,7 @@ import { ERROR_CODES, type ErrorCode } from '../../src/errors.js';
 import { EventLogBatch } from '../../src/events/event-log-batch.js';
 import { LiveMatcher } from '../../src/matching/live-matcher.js';
 import { systemClock } from '../../src/time/clock.js';
-import { openTestDatabase, testBackends } from '../support/database.js';
+import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
 import { defaultTargetGuard } from '../support/target-guard.js';
 import { assertErrorShape, exchange, exchangeOne, request, type RawResponse } from './raw-http.js';
 
@@ -38,7 +40,7 @@ interface Case {
 }
 
 for (const backend of testBackends()) {
-  describe(`every error answer has a code of the catalogue (${backend.name})`, () => {
+  describeOn(backend, `every error answer has a code of the catalogue (${backend.name})`, () => {
     let test: Awaited<ReturnType<typeof openTestDatabase>>;
     let app: FastifyInstance;
     let port = 0;
@@ -122,8 +124,9 @@ for (const backend of testBackends()) {
         }
         walked.add(code);
       }
-      // The next test answers it, from an app whose database cannot be reached.
+      // The next tests answer these: from an app whose database cannot be reached, and from one that is stopping.
       walked.add('DATABASE_UNAVAILABLE');
+      walked.add('SHUTTING_DOWN');
       assert.deepEqual(ERROR_CODES.filter((code) => !walked.has(code)), [], 'every code of the catalogue is walked');
     });
   });
@@ -145,6 +148,72 @@ describe('an error answer while the database cannot be reached', () => {
     } finally {
       await app.close();
       await database.close();
+    }
+  });
+});
+
+describe('an error answer while the server is stopping', () => {
+  it('is 503 SHUTTING_DOWN for a request on a connection kept alive from before, and the connection is closed', async () => {
+    const entered: Array<() => void> = [];
+    const gates: Array<() => void> = [];
+    const app = await buildApp({ maxBodyBytes: MAX_BODY, logger: 'silent', version: 'test' }, [
+      (routes) => {
+        routes.get('/slow/:n', async () => {
+          await new Promise<void>((release) => {
+            gates.push(release);
+            entered.shift()?.();
+          });
+          return { done: true };
+        });
+      },
+    ]);
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const port = (app.server.address() as { port: number }).port;
+    const connect = async () => {
+      const socket = createConnection({ port, host: '127.0.0.1' });
+      await once(socket, 'connect');
+      return socket;
+    };
+    const answer = (socket: Socket) =>
+      new Promise<string>((resolve) => {
+        let text = '';
+        socket.on('data', (chunk: Buffer) => {
+          text += chunk.toString('latin1');
+          if (/\r\n\r\n[\s\S]*\}$/.test(text)) resolve(text);
+        });
+      });
+    const inFlight = async (socket: Socket, n: number) => {
+      const handled = new Promise<void>((resolve) => entered.push(resolve));
+      socket.write(`GET /slow/${n} HTTP/1.1\r\nHost: x\r\n\r\n`);
+      await handled;
+    };
+    // Two connections busy before the stop: the first holds the close open, the second is kept
+    // alive after its answer and then carries a request the stopping server must refuse.
+    const holding = await connect();
+    const kept = await connect();
+    try {
+      await inFlight(holding, 1);
+      await inFlight(kept, 2);
+      const closed = app.close();
+      await new Promise((resolve) => setImmediate(resolve));
+      const first = answer(kept);
+      gates[1]!();
+      assert.match(await first, /^HTTP\/1\.1 200/);
+      kept.removeAllListeners('data');
+      const refused = answer(kept);
+      kept.write('GET /slow/3 HTTP/1.1\r\nHost: x\r\n\r\n');
+      const text = await refused;
+      const [head = '', body = ''] = text.split('\r\n\r\n');
+      assert.match(head, /^HTTP\/1\.1 503/);
+      assert.match(head, /\r\nconnection: close/i);
+      assert.deepEqual(JSON.parse(body), { statusCode: 503, error: 'Service Unavailable', code: 'SHUTTING_DOWN', message: 'server: shutting down; send the request again, on a new connection' });
+      gates[0]!();
+      await closed;
+    } finally {
+      holding.destroy();
+      kept.destroy();
+      for (const release of gates) release();
+      await app.close();
     }
   });
 });
