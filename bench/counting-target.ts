@@ -44,7 +44,8 @@ export async function startCountingTarget({ timeArrivals = false } = {}): Promis
     arrivals,
     settle: async (quietMs, timeoutMs) => {
       const deadline = performance.now() + timeoutMs;
-      while (performance.now() < deadline && (last === 0 || performance.now() - last < quietMs)) await new Promise((r) => setTimeout(r, 100));
+      while (performance.now() < deadline && (last === 0 || performance.now() - last < quietMs))
+        await new Promise((r) => setTimeout(r, 100));
     },
     close: () =>
       new Promise<void>((resolve) => {

@@ -49,7 +49,11 @@ export async function benchIsolation(label: string, databaseUrl: string): Promis
   }
 }
 
-async function measure(server: RunningServer, healthy: Awaited<ReturnType<typeof startCountingTarget>>, label: string): Promise<{ p50: number; p99: number }> {
+async function measure(
+  server: RunningServer,
+  healthy: Awaited<ReturnType<typeof startCountingTarget>>,
+  label: string,
+): Promise<{ p50: number; p99: number }> {
   healthy.arrivals.clear();
   const sent = new Map<string, number>();
   await pacedLoad(`${server.url}/receive`, label, MEASURE_S, RATE, sent);

@@ -2,10 +2,10 @@
  * Evaluations per second of single compiled expressions: ours next to json-p3 and
  * jsonpath-plus, in the same process, over the facility's own event.
  */
-import { jsonpath as jsonP3, type JSONValue } from 'json-p3';
+import { type JSONValue, jsonpath as jsonP3 } from 'json-p3';
 import { JSONPath } from 'jsonpath-plus';
-import { compileJsonPath } from '../src/jsonpath/index.js';
 import type { JsonValue } from '../src/json.js';
+import { compileJsonPath } from '../src/jsonpath/index.js';
 import { opsPerSecond } from './measure.js';
 import type { Row } from './table.js';
 

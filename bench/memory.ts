@@ -21,12 +21,22 @@ export async function benchMemory(label: string, databaseUrl: string): Promise<R
   await server.stop();
   const database = openDatabase(databaseUrl);
   try {
-    const service = subscriptionService({ database, clock: systemClock(), secretKey: null, dialectMode: 'auto', targetGuard: defaultTargetGuard() });
+    const service = subscriptionService({
+      database,
+      clock: systemClock(),
+      secretKey: null,
+      dialectMode: 'auto',
+      targetGuard: defaultTargetGuard(),
+    });
     const r = new Random(SUBSCRIPTIONS);
     for (let start = 0; start < SUBSCRIPTIONS; start += CONCURRENT_CREATES) {
       await Promise.all(
         Array.from({ length: CONCURRENT_CREATES }, (_, i) =>
-          service.create(`user-${(start + i) % 5_000}`, { name: `subscription ${start + i}`, jsonpath: subscriptionExpression(r), target_url: 'http://127.0.0.1:9/hook' }),
+          service.create(`user-${(start + i) % 5_000}`, {
+            name: `subscription ${start + i}`,
+            jsonpath: subscriptionExpression(r),
+            target_url: 'http://127.0.0.1:9/hook',
+          }),
         ),
       );
     }

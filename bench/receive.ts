@@ -10,14 +10,15 @@
  * The policy service is a stub answering 204 (allow) at once, as fast as the target.
  * The ceiling is a bare Fastify process parsing the same bodies under the same load.
  */
-import autocannon from 'autocannon';
+
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
-import { Pool } from 'undici';
 import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { Pool } from 'undici';
 import type { RunningServer } from '../test/support/processes.js';
-import { startCountingTarget, type CountingTarget } from './counting-target.js';
+import { type CountingTarget, startCountingTarget } from './counting-target.js';
 import { percentile } from './measure.js';
 import { startBenchServer } from './server.js';
 import type { Row } from './table.js';
@@ -38,7 +39,9 @@ const DRAIN_TIMEOUT_MS = 180_000;
 
 /** Events/s a bare Fastify process answers for the same requests: what the machine allows. */
 export async function benchCeiling(): Promise<number> {
-  const child = spawn(process.execPath, [fileURLToPath(new URL('./bare-fastify.js', import.meta.url))], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [fileURLToPath(new URL('./bare-fastify.js', import.meta.url))], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   try {
     const [port] = (await once(createInterface({ input: child.stdout }), 'line')) as [string];
     const result = await load(`http://127.0.0.1:${port}/receive`, 'ceiling', THROUGHPUT_S);
@@ -65,7 +68,8 @@ export async function benchReceive(label: string, databaseUrl: string, ceiling: 
       'p50 ms': result.latency.p50,
       'p99 ms': result.latency.p99,
       'deliveries/s end to end': target.delivered() / ((target.lastDeliveryAt() - started) / 1000),
-      'all delivered': target.delivered() >= received * MATCHES_PER_EVENT ? 'yes' : `${target.delivered()} of ${received * MATCHES_PER_EVENT}`,
+      'all delivered':
+        target.delivered() >= received * MATCHES_PER_EVENT ? 'yes' : `${target.delivered()} of ${received * MATCHES_PER_EVENT}`,
     };
   });
 }
@@ -103,7 +107,13 @@ export async function benchLatency(label: string, databaseUrl: string): Promise<
  * were answered. (autocannon's rate sends each connection's share of a second at once at the
  * start of the second: bursts, not a steady load.)
  */
-export async function pacedLoad(url: string, label: string, seconds: number, rate: number, sent = new Map<string, number>()): Promise<{ ok: number; latencies: number[] }> {
+export async function pacedLoad(
+  url: string,
+  label: string,
+  seconds: number,
+  rate: number,
+  sent = new Map<string, number>(),
+): Promise<{ ok: number; latencies: number[] }> {
   const pool = new Pool(new URL(url).origin, { connections: CONNECTIONS });
   const path = new URL(url).pathname;
   const latencies: number[] = [];
@@ -119,11 +129,13 @@ export async function pacedLoad(url: string, label: string, seconds: number, rat
       const at = performance.now();
       sent.set(id, at);
       requests.push(
-        pool.request({ method: 'POST', path, headers: { 'content-type': 'application/cloudevents+json' }, body: ingestEvent(id) }).then(async (response) => {
-          await response.body.dump();
-          latencies.push(performance.now() - at);
-          if (response.statusCode === 200) ok++;
-        }),
+        pool
+          .request({ method: 'POST', path, headers: { 'content-type': 'application/cloudevents+json' }, body: ingestEvent(id) })
+          .then(async (response) => {
+            await response.body.dump();
+            latencies.push(performance.now() - at);
+            if (response.statusCode === 200) ok++;
+          }),
       );
     }
   }
@@ -148,12 +160,17 @@ export async function benchSustained(label: string, databaseUrl: string): Promis
       'answered events/s': answered.ok / minuteS,
       'deliveries/s over the minute': inTheMinute / minuteS,
       'backlog drained in s': (target.lastDeliveryAt() - started) / 1000 - minuteS,
-      'all delivered': target.delivered() >= answered.ok * MATCHES_PER_EVENT ? 'yes' : `${target.delivered()} of ${answered.ok * MATCHES_PER_EVENT}`,
+      'all delivered':
+        target.delivered() >= answered.ok * MATCHES_PER_EVENT ? 'yes' : `${target.delivered()} of ${answered.ok * MATCHES_PER_EVENT}`,
     };
   });
 }
 
-async function withService<T>(databaseUrl: string, options: { timeArrivals?: boolean }, run: (server: RunningServer, target: CountingTarget) => Promise<T>): Promise<T> {
+async function withService<T>(
+  databaseUrl: string,
+  options: { timeArrivals?: boolean },
+  run: (server: RunningServer, target: CountingTarget) => Promise<T>,
+): Promise<T> {
   const target = await startCountingTarget(options);
   const policy = await startCountingTarget();
   const server = await startBenchServer(databaseUrl, { NOTIFICATIONS_POLICY_URL: policy.url });
@@ -215,7 +232,13 @@ function ingestEvent(id: string): string {
       { destinationTable: 'Transactions._id', value: 1234 },
       { destinationTable: 'Transactions.project', value: String(project) },
       { destinationTable: 'Transactions.submitter', value: 10 },
-      { destinationTable: 'Files', name: 'foo.txt', mimetype: 'text/plain', size: 128, hashsum: 'f1d2d2f924e986ac86fdf7b36c94bcdf32beec15' },
+      {
+        destinationTable: 'Files',
+        name: 'foo.txt',
+        mimetype: 'text/plain',
+        size: 128,
+        hashsum: 'f1d2d2f924e986ac86fdf7b36c94bcdf32beec15',
+      },
     ],
   });
 }

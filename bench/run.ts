@@ -6,13 +6,13 @@
  */
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { benchCreates } from './creates.js';
-import { benchEvaluation } from './jsonpath-evaluation.js';
-import { benchIsolation } from './isolation.js';
-import { benchMemory } from './memory.js';
-import { benchCeiling, benchLatency, benchReceive, benchSustained } from './receive.js';
 import { createPostgres, createSqlite } from '../test/support/database.js';
 import { facilityEvent } from '../test/support/shared.js';
+import { benchCreates } from './creates.js';
+import { benchIsolation } from './isolation.js';
+import { benchEvaluation } from './jsonpath-evaluation.js';
+import { benchMemory } from './memory.js';
+import { benchCeiling, benchLatency, benchReceive, benchSustained } from './receive.js';
 import { benchMatching } from './subscription-matching.js';
 import { printTable, type Row } from './table.js';
 
@@ -31,27 +31,43 @@ async function main(): Promise<void> {
   };
 
   console.log(`svc-notifications benchmark: node ${process.version}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}`);
-  if (!process.env['NOTIFICATIONS_BENCH_DATABASE_URL']) console.log('(SQLite only; set NOTIFICATIONS_BENCH_DATABASE_URL=postgres://… for PostgreSQL too)');
-  await section('jsonpath', 'JSONPath: evaluations per second of one compiled expression (facility event, 2 KB)', () => benchEvaluation(facilityEvent()));
-  await section('matching', 'Matching: one event against all subscriptions (facility-shaped, in this process)', () => benchMatching([1_000, 10_000, 100_000]));
+  if (!process.env.NOTIFICATIONS_BENCH_DATABASE_URL)
+    console.log('(SQLite only; set NOTIFICATIONS_BENCH_DATABASE_URL=postgres://… for PostgreSQL too)');
+  await section('jsonpath', 'JSONPath: evaluations per second of one compiled expression (facility event, 2 KB)', () =>
+    benchEvaluation(facilityEvent()),
+  );
+  await section('matching', 'Matching: one event against all subscriptions (facility-shaped, in this process)', () =>
+    benchMatching([1_000, 10_000, 100_000]),
+  );
   await section('memory', 'The server process with 100,000 facility-shaped subscriptions loaded', () => forEachBenchDatabase(benchMemory));
 
   let ceiling = NaN;
   if (['creates', 'receive'].some(want)) {
     ceiling = await benchCeiling();
-    results['ceiling'] = [{ server: 'bare Fastify, same bodies', 'requests/s': ceiling }];
-    printTable('Ceiling: a bare Fastify process parsing the same /receive bodies (autocannon, 32 connections, 10 s)', results['ceiling']);
+    results.ceiling = [{ server: 'bare Fastify, same bodies', 'requests/s': ceiling }];
+    printTable('Ceiling: a bare Fastify process parsing the same /receive bodies (autocannon, 32 connections, 10 s)', results.ceiling);
   }
-  await section('creates', 'POST /eventmatch (autocannon, 32 connections, 10 s)', () => forEachBenchDatabase((label, url) => benchCreates(label, url, ceiling)));
+  await section('creates', 'POST /eventmatch (autocannon, 32 connections, 10 s)', () =>
+    forEachBenchDatabase((label, url) => benchCreates(label, url, ceiling)),
+  );
   await section('receive', 'POST /receive, 999 subscriptions, 3 matching each event (32 connections, 10 s), then delivery end to end', () =>
     forEachBenchDatabase((label, url) => benchReceive(label, url, ceiling)),
   );
-  await section('latency', 'From receive to delivered at a fixed 1,000 events/s for 10 s (3 deliveries each)', () => forEachBenchDatabase(benchLatency));
-  await section('sustained', 'Deliveries sustained for a minute at 2,000 events/s offered (6,000 deliveries/s)', () => forEachBenchDatabase(benchSustained));
-  await section('isolation', 'Isolation: receive to delivered at a healthy target, 500 events/s for 10 s, alone and beside a target that never answers', () =>
-    forEachBenchDatabase(benchIsolation),
+  await section('latency', 'From receive to delivered at a fixed 1,000 events/s for 10 s (3 deliveries each)', () =>
+    forEachBenchDatabase(benchLatency),
   );
-  writeFileSync(new URL('../../bench/results.json', import.meta.url), JSON.stringify({ date: new Date().toISOString(), node: process.version, cpus: os.cpus().length, results }, null, 2));
+  await section('sustained', 'Deliveries sustained for a minute at 2,000 events/s offered (6,000 deliveries/s)', () =>
+    forEachBenchDatabase(benchSustained),
+  );
+  await section(
+    'isolation',
+    'Isolation: receive to delivered at a healthy target, 500 events/s for 10 s, alone and beside a target that never answers',
+    () => forEachBenchDatabase(benchIsolation),
+  );
+  writeFileSync(
+    new URL('../../bench/results.json', import.meta.url),
+    JSON.stringify({ date: new Date().toISOString(), node: process.version, cpus: os.cpus().length, results }, null, 2),
+  );
 }
 
 /** A fresh SQLite database, and a fresh PostgreSQL schema when NOTIFICATIONS_BENCH_DATABASE_URL names a database. */
@@ -63,7 +79,7 @@ async function forEachBenchDatabase(bench: (label: string, url: string) => Promi
   } finally {
     await sqlite.cleanup();
   }
-  const base = process.env['NOTIFICATIONS_BENCH_DATABASE_URL'];
+  const base = process.env.NOTIFICATIONS_BENCH_DATABASE_URL;
   if (base) {
     const postgres = await createPostgres(base);
     try {

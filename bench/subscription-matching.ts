@@ -2,7 +2,7 @@
  * Matching time per event at 1,000, 10,000 and 100,000 subscriptions of the facility's shapes,
  * with the index and by evaluating every subscription, and the memory both take.
  */
-import { compileJsonPath, type CompiledJsonPath } from '../src/jsonpath/index.js';
+import { type CompiledJsonPath, compileJsonPath } from '../src/jsonpath/index.js';
 import { SubscriptionIndex } from '../src/matching/subscription-index.js';
 import { Random } from '../test/support/random.js';
 import { ingestEvent, subscriptionExpression } from './facility-workload.js';
@@ -30,7 +30,7 @@ function benchSize(size: number): Row {
 
   const indexStart = performance.now();
   const index = new SubscriptionIndex<number>();
-  compiled.forEach((c, id) => index.set(id, c));
+  for (const [id, c] of compiled.entries()) index.set(id, c);
   const indexMs = performance.now() - indexStart;
   const heapIndexed = settledHeapBytes();
 

@@ -18,7 +18,9 @@ function testFiles(dir) {
 if (process.env.NOTIFICATIONS_TEST_DATABASE_URL) {
   console.log('# databases: SQLite and PostgreSQL (NOTIFICATIONS_TEST_DATABASE_URL)');
 } else {
-  console.log('# databases: SQLite only; the PostgreSQL suites are reported as skipped (set NOTIFICATIONS_TEST_DATABASE_URL=postgres://… to run them)');
+  console.log(
+    '# databases: SQLite only; the PostgreSQL suites are reported as skipped (set NOTIFICATIONS_TEST_DATABASE_URL=postgres://… to run them)',
+  );
 }
 const files = testFiles('dist/test').sort();
 // Every file's process preloads the leak guard: a file that leaves a timer, server, socket or

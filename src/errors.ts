@@ -40,7 +40,10 @@ export const ERRORS = {
   /** A CloudEvent that breaks its spec version's rules; `field` is the attribute, header or batch member. */
   CLOUDEVENT_INVALID: define(400, fieldProblem),
   IDENTITY_HEADER_REPEATED: define(400, (header: string) => `the ${header} header is given more than once`),
-  PATH_INVALID: define(400, (path: string) => `path: ${path} is not a valid URL path (a % must start an escape of two hex digits, spelling UTF-8)`),
+  PATH_INVALID: define(
+    400,
+    (path: string) => `path: ${path} is not a valid URL path (a % must start an escape of two hex digits, spelling UTF-8)`,
+  ),
   /** Not HTTP/1.1 as Node's parser reads it, or refused by Fastify for a reason without a code of its own. */
   REQUEST_INVALID: define(400, (problem: string) => `request: ${problem}`),
 
@@ -50,13 +53,25 @@ export const ERRORS = {
   /** Missing, deleted, malformed or someone else's: the same answer, so nothing is revealed. */
   SUBSCRIPTION_NOT_FOUND: define(404, (uuid: string) => `subscription ${uuid} not found`),
   ROUTE_NOT_FOUND: define(404, (method: string, path: string) => `no such route: ${method} ${path}`),
-  METHOD_NOT_ALLOWED: define(405, (method: string, path: string, allowed: readonly string[]) => `method ${method} not allowed on ${path}; use ${allowed.join(', ')}`),
+  METHOD_NOT_ALLOWED: define(
+    405,
+    (method: string, path: string, allowed: readonly string[]) => `method ${method} not allowed on ${path}; use ${allowed.join(', ')}`,
+  ),
   REQUEST_TIMEOUT: define(408, () => 'request: not received in time'),
-  BODY_TOO_LARGE: define(413, (limit: number | undefined) => `body: larger than the limit of ${limit ?? 'the configured'} bytes (NOTIFICATIONS_MAX_BODY)`),
+  BODY_TOO_LARGE: define(
+    413,
+    (limit: number | undefined) => `body: larger than the limit of ${limit ?? 'the configured'} bytes (NOTIFICATIONS_MAX_BODY)`,
+  ),
   /** The Content-Type (or its charset) is not one the route reads. */
   MEDIA_TYPE_UNSUPPORTED: define(415, fieldProblem),
-  CONTENT_ENCODING_UNSUPPORTED: define(415, (coding: string) => `content-encoding: "${coding}" is not supported; send the body without a content coding`),
-  HEADERS_TOO_LARGE: define(431, () => "headers: the request line and headers are larger than the server accepts (Node's limit, 16 KiB by default)"),
+  CONTENT_ENCODING_UNSUPPORTED: define(
+    415,
+    (coding: string) => `content-encoding: "${coding}" is not supported; send the body without a content coding`,
+  ),
+  HEADERS_TOO_LARGE: define(
+    431,
+    () => "headers: the request line and headers are larger than the server accepts (Node's limit, 16 KiB by default)",
+  ),
 
   /** What went wrong is logged with the request id; the answer says no more than that. */
   INTERNAL: define(500, () => 'internal error; the request id in the log tells what happened'),
@@ -66,7 +81,10 @@ export const ERRORS = {
       ? 'stored target credentials are encrypted; start the service with the NOTIFICATIONS_SECRET_KEY they were written with'
       : `stored target credentials are damaged (${damage})`,
   ),
-  DATABASE_UNAVAILABLE: define(503, (timeoutMs: number) => `database: unavailable, or no answer within ${timeoutMs / 1000} s; try again later`),
+  DATABASE_UNAVAILABLE: define(
+    503,
+    (timeoutMs: number) => `database: unavailable, or no answer within ${timeoutMs / 1000} s; try again later`,
+  ),
   /** A request on a kept-alive connection after the instance began to stop; another instance, or this one restarted, will answer. */
   SHUTTING_DOWN: define(503, () => 'server: shutting down; send the request again, on a new connection'),
 } as const;

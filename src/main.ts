@@ -15,22 +15,22 @@ import { createLogger } from './api/logger.js';
 import { metricsRoutes } from './api/metrics-routes.js';
 import { receiveRoutes } from './api/receive-routes.js';
 import { ConfigError, loadConfig } from './config/load.js';
-import { describeSettings, redactedConfig, type Config } from './config/settings.js';
-import { DatabaseMissing, openDatabase, type DatabaseHandle } from './db/connect.js';
+import { type Config, describeSettings, redactedConfig } from './config/settings.js';
+import { type DatabaseHandle, DatabaseMissing, openDatabase } from './db/connect.js';
 import { matchQueue } from './db/match-queue.js';
 import { releaseAllLeases, releaseLeasesOf } from './db/matches.js';
 import { schemaStatus, syncSchema } from './db/migrate.js';
 import { queueReader } from './db/queue-stats.js';
 import { liveSubscriptionPages, type SubscriptionChange } from './db/subscriptions.js';
-import { addressGuard } from './net/address-guard.js';
 import { startOutboundThread } from './delivery/outbound-thread.js';
-import { deliveryRunner, type DeliveryRunner } from './delivery/runner.js';
+import { type DeliveryRunner, deliveryRunner } from './delivery/runner.js';
 import { EventLogBatch } from './events/event-log-batch.js';
 import { startRetentionPurge } from './events/retention.js';
 import { evaluationErrorReporter } from './matching/evaluation-errors.js';
 import { LiveMatcher } from './matching/live-matcher.js';
 import { startSubscriptionSync } from './matching/subscription-sync.js';
 import { createMetrics } from './metrics/registry.js';
+import { addressGuard } from './net/address-guard.js';
 import { packageInfo } from './package-info.js';
 import { allowAll } from './policy/policy-client.js';
 import { policyRunner } from './policy/runner.js';
@@ -73,7 +73,10 @@ function usage(): string {
     '',
   ];
   for (const s of describeSettings()) lines.push(`  ${s.name.padEnd(32)} ${s.default.padEnd(28)} ${s.description}`);
-  lines.push('', `The schema must be current: run \`svc-notifications-cmd dbsync\` first (sqlite::memory: needs none: the server creates it).`);
+  lines.push(
+    '',
+    `The schema must be current: run \`svc-notifications-cmd dbsync\` first (sqlite::memory: needs none: the server creates it).`,
+  );
   return lines.join('\n');
 }
 
@@ -110,13 +113,22 @@ async function serve(config: Config): Promise<number> {
   if (database === undefined) return 1;
   const clock = systemClock();
   const metrics = createMetrics({
-    queue: { reader: queueReader(database.db), clock, onError: (error) => log.warn({ err: error }, 'metrics: cannot read the queue from the database') },
+    queue: {
+      reader: queueReader(database.db),
+      clock,
+      onError: (error) => log.warn({ err: error }, 'metrics: cannot read the queue from the database'),
+    },
   });
   const matcher = new LiveMatcher({
-    onUnusable: (uuid, error) => log.warn({ subscription: uuid, error: String(error) }, 'subscription left out of matching: its stored expression no longer compiles'),
+    onUnusable: (uuid, error) =>
+      log.warn({ subscription: uuid, error: String(error) }, 'subscription left out of matching: its stored expression no longer compiles'),
     onEvaluationError: evaluationErrorReporter({
       count: (subscriptions) => metrics.matchEvaluationFailed(subscriptions),
-      log: (uuid, error) => log.warn({ subscription: uuid, error: String(error) }, 'subscription expression failed while matching an event: taken as no match (logged once per subscription)'),
+      log: (uuid, error) =>
+        log.warn(
+          { subscription: uuid, error: String(error) },
+          'subscription expression failed while matching an event: taken as no match (logged once per subscription)',
+        ),
     }),
   });
   if (!(await prepareDatabase(database, matcher))) return 1;
@@ -126,16 +138,25 @@ async function serve(config: Config): Promise<number> {
   const leaseUs = config.leaseMs * 1000;
   const outbound = startOutboundThread(
     {
-      target: { timeoutMs: config.targetTimeoutMs, connectionsPerOrigin: config.targetConcurrency, rules: { allow: config.targetAllow, deny: config.targetDeny } },
+      target: {
+        timeoutMs: config.targetTimeoutMs,
+        connectionsPerOrigin: config.targetConcurrency,
+        rules: { allow: config.targetAllow, deny: config.targetDeny },
+      },
       ...(config.policyUrl ? { policy: { baseUrl: config.policyUrl, timeoutMs: config.targetTimeoutMs } } : {}),
     },
     (error) => {
-      log.fatal({ err: error }, 'exiting: deliveries and policy calls cannot go on; rows in flight return to the queue when their leases expire');
+      log.fatal(
+        { err: error },
+        'exiting: deliveries and policy calls cannot go on; rows in flight return to the queue when their leases expire',
+      );
       process.exit(1);
     },
   );
   const queue = matchQueue(database);
-  const settler = new Settler(queue, holder, clock, (error) => log.warn({ err: error }, 'the database is not answering: outcomes are kept and recorded once it answers'));
+  const settler = new Settler(queue, holder, clock, (error) =>
+    log.warn({ err: error }, 'the database is not answering: outcomes are kept and recorded once it answers'),
+  );
   // A handed row must have half its lease left: time enough for a policy call or a delivery.
   const toPolicy = new Handoff(HANDOFF_ROWS, leaseUs / 2);
   const toDelivery = new Handoff(HANDOFF_ROWS, leaseUs / 2);
@@ -192,30 +213,40 @@ async function serve(config: Config): Promise<number> {
       })
     : undefined;
   const identity = { header: config.userHeader, defaultUser: config.defaultUser };
-  const app = await buildApp({ maxBodyBytes: config.maxBodyBytes, logger: log, version: packageInfo().version, databaseTimeoutMs: config.databaseTimeoutMs }, [
-    healthRoutes({ database, policyMode }),
-    metricsRoutes({ registry: metrics.registry }),
-    eventmatchRoutes({
-      database,
-      clock,
-      secretKey: config.secretKey,
-      dialectMode: config.jsonpathDialect,
-      targetGuard: addressGuard({ allow: config.targetAllow, deny: config.targetDeny }),
-      identity,
-      onChange: subscriptionChanged,
-    }),
-    deliveriesRoutes({ database, identity }),
-    receiveRoutes({
-      eventLog: new EventLogBatch(database),
-      matcher,
-      clock,
-      handoff: { to: toPolicy, holder, leaseUs },
-      receiveToken: config.receiveToken,
-      onReceived: policy.wake,
-      metrics,
-    }),
-  ]);
-  const retention = startRetentionPurge({ database, clock, retentionMs: config.retentionMs, metrics, maxErrorPauseMs: MAX_ERROR_PAUSE_MS, onError: (error) => log.error({ err: error }, 'retention purge failed; retrying') });
+  const app = await buildApp(
+    { maxBodyBytes: config.maxBodyBytes, logger: log, version: packageInfo().version, databaseTimeoutMs: config.databaseTimeoutMs },
+    [
+      healthRoutes({ database, policyMode }),
+      metricsRoutes({ registry: metrics.registry }),
+      eventmatchRoutes({
+        database,
+        clock,
+        secretKey: config.secretKey,
+        dialectMode: config.jsonpathDialect,
+        targetGuard: addressGuard({ allow: config.targetAllow, deny: config.targetDeny }),
+        identity,
+        onChange: subscriptionChanged,
+      }),
+      deliveriesRoutes({ database, identity }),
+      receiveRoutes({
+        eventLog: new EventLogBatch(database),
+        matcher,
+        clock,
+        handoff: { to: toPolicy, holder, leaseUs },
+        receiveToken: config.receiveToken,
+        onReceived: policy.wake,
+        metrics,
+      }),
+    ],
+  );
+  const retention = startRetentionPurge({
+    database,
+    clock,
+    retentionMs: config.retentionMs,
+    metrics,
+    maxErrorPauseMs: MAX_ERROR_PAUSE_MS,
+    onError: (error) => log.error({ err: error }, 'retention purge failed; retrying'),
+  });
   deliveries.start();
   policy.start();
   log.info({ config: redactedConfig(config) }, 'configuration');
@@ -236,7 +267,9 @@ async function serve(config: Config): Promise<number> {
   try {
     await app.listen({ host: config.address, port: config.port });
   } catch (error) {
-    console.error(`${PROGRAM}: cannot listen on ${config.address}:${config.port}: ${error instanceof Error ? error.message : String(error)}`);
+    console.error(
+      `${PROGRAM}: cannot listen on ${config.address}:${config.port}: ${error instanceof Error ? error.message : String(error)}`,
+    );
     await database.close();
     return 1;
   }
@@ -252,7 +285,11 @@ function openServerDatabase(config: Config, log: FastifyBaseLogger): DatabaseHan
       boundStatements: true,
       applicationName: `${PROGRAM} ${process.pid}`,
       // Only the message and code: pg hangs the whole client (its settings included) on the error.
-      onConnectionError: (error) => log.warn({ error: error.message, code: (error as { code?: unknown }).code }, 'a database connection failed; it is replaced when next needed'),
+      onConnectionError: (error) =>
+        log.warn(
+          { error: error.message, code: (error as { code?: unknown }).code },
+          'a database connection failed; it is replaced when next needed',
+        ),
     });
   } catch (error) {
     if (error instanceof DatabaseMissing) {
@@ -275,7 +312,9 @@ async function prepareDatabase(database: DatabaseHandle, matcher: LiveMatcher): 
     if (database.inMemory) await syncSchema(database);
     const status = await schemaStatus(database);
     if (status.pending.length > 0) {
-      console.error(`${PROGRAM}: the database schema is out of date (${database.description} lacks ${status.pending.join(', ')}): run \`svc-notifications-cmd dbsync\``);
+      console.error(
+        `${PROGRAM}: the database schema is out of date (${database.description} lacks ${status.pending.join(', ')}): run \`svc-notifications-cmd dbsync\``,
+      );
       await database.close();
       return false;
     }
@@ -330,7 +369,7 @@ function stopOnSignals(log: FastifyBaseLogger, graceMs: number, shutdown: () => 
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
-    console.error(`${PROGRAM}: ${error instanceof Error ? error.stack ?? error.message : String(error)}`);
+    console.error(`${PROGRAM}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
     process.exit(1);
   },
 );

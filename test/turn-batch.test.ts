@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import { describe, it } from 'node:test';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { batchPerTurn } from '../src/turn-batch.js';
 
 describe('batchPerTurn', () => {

@@ -43,7 +43,10 @@ const REQUEST_TIMEOUT_CHECK_MS = 1_000;
  */
 const MAX_PARAM_LENGTH = 16 * 1024;
 
-export async function buildApp(options: AppOptions, routes: Array<(app: FastifyInstance) => Promise<void> | void>): Promise<FastifyInstance> {
+export async function buildApp(
+  options: AppOptions,
+  routes: Array<(app: FastifyInstance) => Promise<void> | void>,
+): Promise<FastifyInstance> {
   const requestTimeout = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
   const databaseTimeoutMs = options.databaseTimeoutMs ?? DEFAULT_DATABASE_TIMEOUT_MS;
   const handleError = errorHandler(databaseTimeoutMs);

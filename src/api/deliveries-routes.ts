@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { DatabaseHandle } from '../db/connect.js';
-import { deliveryHistory, type DeliveryRecord } from '../subscriptions/delivery-history.js';
+import { type DeliveryRecord, deliveryHistory } from '../subscriptions/delivery-history.js';
 import { parsePage } from '../subscriptions/input.js';
 import { EVERY_ROUTE, eventmatchErrors, identityHeaders, pageQuerystring, timestamp, uuidParams } from './eventmatch-schemas.js';
 import { actingUser, type IdentityOptions } from './identity.js';
@@ -67,7 +67,8 @@ const deliveryRecord = {
     state: {
       type: 'string',
       enum: ['policy', 'deliver', 'delivered', 'denied', 'failed', 'cancelled'],
-      description: 'policy: waiting for the policy decision; deliver: waiting for (or retrying) delivery; then delivered, denied, failed or cancelled',
+      description:
+        'policy: waiting for the policy decision; deliver: waiting for (or retrying) delivery; then delivered, denied, failed or cancelled',
     },
     policy: { type: ['integer', 'null'], description: "the policy service's HTTP status (200 in allow-all mode); null until decided" },
     target: { type: ['integer', 'null'], description: "the target's latest HTTP status; null until there is one" },
@@ -85,6 +86,9 @@ function deliveriesSchema(userHeader: string) {
     headers: identityHeaders(userHeader),
     params: uuidParams,
     querystring: pageQuerystring(DELIVERIES_PAGE),
-    response: { 200: { type: 'array', items: deliveryRecord }, ...eventmatchErrors(...EVERY_ROUTE, 'QUERY_PARAMETER_INVALID', 'SUBSCRIPTION_NOT_FOUND') },
+    response: {
+      200: { type: 'array', items: deliveryRecord },
+      ...eventmatchErrors(...EVERY_ROUTE, 'QUERY_PARAMETER_INVALID', 'SUBSCRIPTION_NOT_FOUND'),
+    },
   };
 }

@@ -7,7 +7,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyBaseLogger, FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
-import { databaseUnavailable, errorBody, serviceError, ServiceError, unsupportedJsonBody } from '../errors.js';
+import { databaseUnavailable, errorBody, ServiceError, serviceError, unsupportedJsonBody } from '../errors.js';
 import { validationError } from './validation-messages.js';
 
 export type ErrorHandler = (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => void;
@@ -16,7 +16,13 @@ export type ErrorHandler = (error: FastifyError, request: FastifyRequest, reply:
 export function errorHandler(databaseTimeoutMs: number): ErrorHandler {
   return (error, request, reply) => {
     // A database that does not answer, or went away, is a 503 to ask again later, never a 500.
-    handleError(isDatabaseUnavailable(error) && !(error instanceof ServiceError) ? databaseUnavailableError(error, databaseTimeoutMs, request) : error, request, reply);
+    handleError(
+      isDatabaseUnavailable(error) && !(error instanceof ServiceError)
+        ? databaseUnavailableError(error, databaseTimeoutMs, request)
+        : error,
+      request,
+      reply,
+    );
   };
 }
 
@@ -69,7 +75,8 @@ function fromFastify(error: FastifyError, request: FastifyRequest): ServiceError
       return serviceError('ROUTE_NOT_FOUND', request.method, path);
   }
   // Another refusal of the request (a plugin's, a later Fastify's): still the client's to fix.
-  if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) return serviceError('REQUEST_INVALID', error.message);
+  if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500)
+    return serviceError('REQUEST_INVALID', error.message);
   return undefined;
 }
 
@@ -90,7 +97,8 @@ function validatedData(request: FastifyRequest, context: FastifyError['validatio
 const CLIENT_ERRORS: Record<string, () => ServiceError> = {
   HPE_HEADER_OVERFLOW: () => serviceError('HEADERS_TOO_LARGE'),
   ERR_HTTP_REQUEST_TIMEOUT: () => serviceError('REQUEST_TIMEOUT'),
-  HPE_INVALID_EOF_STATE: () => serviceError('BODY_INCOMPLETE', 'the connection ended before the body was complete (shorter than its Content-Length)'),
+  HPE_INVALID_EOF_STATE: () =>
+    serviceError('BODY_INCOMPLETE', 'the connection ended before the body was complete (shorter than its Content-Length)'),
 };
 
 /**
@@ -101,7 +109,9 @@ const CLIENT_ERRORS: Record<string, () => ServiceError> = {
 export function answerClientError(error: Error & { code?: string }, socket: Socket, log: FastifyBaseLogger): void {
   // A reset connection has nobody left to answer.
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
-  const answer = CLIENT_ERRORS[error.code ?? '']?.() ?? serviceError('REQUEST_INVALID', `not valid HTTP/1.1 (${error.message.replace(/^Parse Error: /, '')})`);
+  const answer =
+    CLIENT_ERRORS[error.code ?? '']?.() ??
+    serviceError('REQUEST_INVALID', `not valid HTTP/1.1 (${error.message.replace(/^Parse Error: /, '')})`);
   log.debug({ err: error }, 'client error');
   if (socket.writable) {
     const status = answer.statusCode;

@@ -6,13 +6,13 @@
  * member name keeps its last value, as JSON.parse does at /receive.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { unsupportedJsonBody } from '../errors.js';
+import { type JsonValue, MAX_DOCUMENT_DEPTH } from '../json.js';
 import { parseJsonBody } from '../request-body/json-body.js';
 import { parseMediaType, requireUtf8Json } from '../request-body/media-type.js';
-import { unsupportedJsonBody } from '../errors.js';
-import { MAX_DOCUMENT_DEPTH, type JsonValue } from '../json.js';
-import { parsePage, type Body } from '../subscriptions/input.js';
+import { type Body, parsePage } from '../subscriptions/input.js';
 import type { SubscriptionRecord } from '../subscriptions/record.js';
-import { subscriptionService, type SubscriptionServiceDependencies } from '../subscriptions/service.js';
+import { type SubscriptionServiceDependencies, subscriptionService } from '../subscriptions/service.js';
 import { refuseContentCoding } from './content-coding.js';
 import { eventmatchSchemas } from './eventmatch-schemas.js';
 import { actingUser, type IdentityOptions } from './identity.js';
@@ -83,16 +83,20 @@ function routes(app: FastifyInstance, deps: EventmatchDependencies): void {
     subscriptions.update(user(request), request.params.uuid, request.body).then(logged(request, 'updated')),
   );
 
-  app.delete<{ Params: UuidParams }>('/eventmatch/:uuid', { schema: schemas.remove, onRequest: [authenticated, ignoreEmptyBody, requireJsonBody] }, async (request) =>
-    subscriptions.remove(user(request), request.params.uuid).then(logged(request, 'deleted')),
+  app.delete<{ Params: UuidParams }>(
+    '/eventmatch/:uuid',
+    { schema: schemas.remove, onRequest: [authenticated, ignoreEmptyBody, requireJsonBody] },
+    async (request) => subscriptions.remove(user(request), request.params.uuid).then(logged(request, 'deleted')),
   );
 
   app.post<{ Body: Body }>('/eventmatch/test', { schema: schemas.tryExpression, ...withJsonBody, config: WRAPPED_EVENT }, async (request) =>
     subscriptions.tryExpression(request.body),
   );
 
-  app.post<{ Params: UuidParams; Body: JsonValue }>('/eventmatch/:uuid/test', { schema: schemas.trySubscription, ...withJsonBody }, async (request) =>
-    subscriptions.trySubscription(user(request), request.params.uuid, request.body),
+  app.post<{ Params: UuidParams; Body: JsonValue }>(
+    '/eventmatch/:uuid/test',
+    { schema: schemas.trySubscription, ...withJsonBody },
+    async (request) => subscriptions.trySubscription(user(request), request.params.uuid, request.body),
   );
 }
 

@@ -4,6 +4,8 @@
  * shapes, extension names) is checked in subscriptions/input.ts, with messages naming the field.
  * Lengths (maxLength) are in characters, code points as input.ts counts them.
  */
+
+import type { ErrorCode } from '../errors.js';
 import {
   AUTH_STRING_MAX_CHARACTERS,
   EXTENSION_VALUE_MAX_CHARACTERS,
@@ -13,8 +15,6 @@ import {
   PAGE_LIMIT_MAX,
   TARGET_URL_MAX_CHARACTERS,
 } from '../subscriptions/input.js';
-
-import type { ErrorCode } from '../errors.js';
 import { errorResponses } from './error-responses.js';
 
 const TAGS = ['subscriptions'];
@@ -141,7 +141,21 @@ const subscriptionRecord = {
     version: { type: 'string', description: '"v0.1"' },
     error: { type: ['string', 'null'], description: 'why the service disabled the subscription' },
   },
-  required: ['user', 'uuid', 'name', 'jsonpath', 'target_url', 'auth', 'extensions', 'created', 'updated', 'deleted', 'disabled', 'version', 'error'],
+  required: [
+    'user',
+    'uuid',
+    'name',
+    'jsonpath',
+    'target_url',
+    'auth',
+    'extensions',
+    'created',
+    'updated',
+    'deleted',
+    'disabled',
+    'version',
+    'error',
+  ],
 } as const;
 
 const tryItResult = {
@@ -166,7 +180,6 @@ export const identityHeaders = (userHeader: string) => ({
   properties: { [userHeader]: { type: 'string', description: 'the acting user, set by the front proxy' } },
 });
 
-
 /** `?limit=&offset=` (app.ts turns their digits into numbers before the schema checks them). */
 export const pageQuerystring = (limits: { default: number; max: number }) => ({
   type: 'object',
@@ -184,7 +197,12 @@ export function eventmatchSchemas(userHeader: string) {
       tags: TAGS,
       summary: 'Create a subscription',
       headers,
-      body: { type: 'object', additionalProperties: false, properties: { ...writable, ...ignored }, required: ['name', 'jsonpath', 'target_url'] },
+      body: {
+        type: 'object',
+        additionalProperties: false,
+        properties: { ...writable, ...ignored },
+        required: ['name', 'jsonpath', 'target_url'],
+      },
       response: {
         200: {
           ...subscriptionRecord,
@@ -199,7 +217,10 @@ export function eventmatchSchemas(userHeader: string) {
       summary: "The caller's live subscriptions, oldest first",
       headers,
       querystring: pageQuerystring({ default: PAGE_LIMIT_DEFAULT, max: PAGE_LIMIT_MAX }),
-      response: { 200: { type: 'array', items: subscriptionRecord }, ...eventmatchErrors(...EVERY_ROUTE, ...RECORDS, 'QUERY_PARAMETER_INVALID') },
+      response: {
+        200: { type: 'array', items: subscriptionRecord },
+        ...eventmatchErrors(...EVERY_ROUTE, ...RECORDS, 'QUERY_PARAMETER_INVALID'),
+      },
     },
     get: {
       tags: TAGS,
@@ -214,7 +235,10 @@ export function eventmatchSchemas(userHeader: string) {
       headers,
       params: uuidParams,
       body: { type: 'object', additionalProperties: false, properties: { ...writable, ...ignored } },
-      response: { 200: subscriptionRecord, ...eventmatchErrors(...EVERY_ROUTE, ...RECORDS, ...JSON_BODY, ...SUBSCRIPTION_FIELDS, 'SUBSCRIPTION_NOT_FOUND') },
+      response: {
+        200: subscriptionRecord,
+        ...eventmatchErrors(...EVERY_ROUTE, ...RECORDS, ...JSON_BODY, ...SUBSCRIPTION_FIELDS, 'SUBSCRIPTION_NOT_FOUND'),
+      },
     },
     remove: {
       tags: TAGS,
@@ -222,7 +246,10 @@ export function eventmatchSchemas(userHeader: string) {
       headers,
       params: uuidParams,
       // A body is not needed; one that is sent is read by the same rules as any other.
-      response: { 200: { ...subscriptionRecord, description: 'the final record' }, ...eventmatchErrors(...EVERY_ROUTE, ...RECORDS, ...JSON_BODY, 'SUBSCRIPTION_NOT_FOUND') },
+      response: {
+        200: { ...subscriptionRecord, description: 'the final record' },
+        ...eventmatchErrors(...EVERY_ROUTE, ...RECORDS, ...JSON_BODY, 'SUBSCRIPTION_NOT_FOUND'),
+      },
     },
     tryExpression: {
       tags: TAGS,
@@ -237,7 +264,18 @@ export function eventmatchSchemas(userHeader: string) {
         },
         required: ['jsonpath', 'event'],
       },
-      response: { 200: tryItResult, ...eventmatchErrors(...EVERY_ROUTE, ...JSON_BODY, 'FIELD_REQUIRED', 'FIELD_UNKNOWN', 'FIELD_TYPE', 'FIELD_INVALID', 'JSONPATH_SYNTAX') },
+      response: {
+        200: tryItResult,
+        ...eventmatchErrors(
+          ...EVERY_ROUTE,
+          ...JSON_BODY,
+          'FIELD_REQUIRED',
+          'FIELD_UNKNOWN',
+          'FIELD_TYPE',
+          'FIELD_INVALID',
+          'JSONPATH_SYNTAX',
+        ),
+      },
     },
     trySubscription: {
       tags: TAGS,

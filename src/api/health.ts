@@ -24,23 +24,36 @@ class NoAnswer extends Error {}
 
 export function healthRoutes(deps: HealthDependencies) {
   return (app: FastifyInstance) => {
-    app.get('/healthz', { config: { deadline: false }, schema: { tags: ['operations'], summary: 'The process is alive' } }, async () => ({ status: 'ok' }));
+    app.get('/healthz', { config: { deadline: false }, schema: { tags: ['operations'], summary: 'The process is alive' } }, async () => ({
+      status: 'ok',
+    }));
 
-    app.get('/readyz', { config: { deadline: false }, schema: { tags: ['operations'], summary: 'Database reachable, schema current, policy mode' } }, async (request, reply) => {
-      const report: Record<string, string> = { policy: deps.policyMode };
-      let ready = true;
-      try {
-        // Reading the schema's version is also the reachability check.
-        const status = await within(schemaStatus(deps.database), READINESS_TIMEOUT_MS, () => new NoAnswer(`the database did not answer within ${READINESS_TIMEOUT_MS} ms`));
-        report['database'] = 'ok';
-        report['schema'] = status.pending.length === 0 ? 'current' : `out of date: run svc-notifications-cmd dbsync`;
-        ready = status.pending.length === 0;
-      } catch (error) {
-        request.log.warn({ err: error }, error instanceof NoAnswer ? 'readiness check: database not answering' : 'readiness check: database unreachable');
-        report['database'] = 'unreachable';
-        ready = false;
-      }
-      return reply.status(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready', ...report });
-    });
+    app.get(
+      '/readyz',
+      { config: { deadline: false }, schema: { tags: ['operations'], summary: 'Database reachable, schema current, policy mode' } },
+      async (request, reply) => {
+        const report: Record<string, string> = { policy: deps.policyMode };
+        let ready = true;
+        try {
+          // Reading the schema's version is also the reachability check.
+          const status = await within(
+            schemaStatus(deps.database),
+            READINESS_TIMEOUT_MS,
+            () => new NoAnswer(`the database did not answer within ${READINESS_TIMEOUT_MS} ms`),
+          );
+          report.database = 'ok';
+          report.schema = status.pending.length === 0 ? 'current' : `out of date: run svc-notifications-cmd dbsync`;
+          ready = status.pending.length === 0;
+        } catch (error) {
+          request.log.warn(
+            { err: error },
+            error instanceof NoAnswer ? 'readiness check: database not answering' : 'readiness check: database unreachable',
+          );
+          report.database = 'unreachable';
+          ready = false;
+        }
+        return reply.status(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready', ...report });
+      },
+    );
   };
 }

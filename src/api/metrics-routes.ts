@@ -11,9 +11,13 @@ export interface MetricsRouteDependencies {
 
 export function metricsRoutes(deps: MetricsRouteDependencies) {
   return (app: FastifyInstance) => {
-    app.get('/metrics', { schema: { tags: ['operations'], summary: 'Prometheus metrics (text format 0.0.4)' } }, async (_request, reply) => {
-      const body = await deps.registry.metrics();
-      return reply.header('content-type', deps.registry.contentType).send(body);
-    });
+    app.get(
+      '/metrics',
+      { schema: { tags: ['operations'], summary: 'Prometheus metrics (text format 0.0.4)' } },
+      async (_request, reply) => {
+        const body = await deps.registry.metrics();
+        return reply.header('content-type', deps.registry.contentType).send(body);
+      },
+    );
   };
 }

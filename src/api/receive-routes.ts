@@ -7,10 +7,10 @@ import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { parseReceived } from '../cloudevents/index.js';
 import { serviceError } from '../errors.js';
+import { type ReceiveDependencies, receiveEvent } from '../events/receive.js';
+import type { Metrics } from '../metrics/metrics.js';
 import { refuseContentCoding } from './content-coding.js';
 import { errorResponses } from './error-responses.js';
-import { receiveEvent, type ReceiveDependencies } from '../events/receive.js';
-import type { Metrics } from '../metrics/metrics.js';
 
 export interface ReceiveRouteDependencies extends ReceiveDependencies {
   /** `NOTIFICATIONS_RECEIVE_TOKEN`: when set, `Authorization: Bearer <token>` is required. */
@@ -85,6 +85,10 @@ function checkToken(request: FastifyRequest, expected: Buffer | null): void {
   const given = /^Bearer (.+)$/i.exec(request.headers.authorization ?? '')?.[1] ?? '';
   const actual = Buffer.from(given);
   if (actual.length !== expected.length || !timingSafeEqual(actual, expected)) {
-    throw serviceError('UNAUTHENTICATED', 'missing or wrong bearer token', '/receive requires Authorization: Bearer <NOTIFICATIONS_RECEIVE_TOKEN>');
+    throw serviceError(
+      'UNAUTHENTICATED',
+      'missing or wrong bearer token',
+      '/receive requires Authorization: Bearer <NOTIFICATIONS_RECEIVE_TOKEN>',
+    );
   }
 }

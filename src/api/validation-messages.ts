@@ -7,7 +7,7 @@
 import type { FastifySchema } from 'fastify';
 import type { FastifySchemaValidationError, SchemaErrorDataVar } from 'fastify/types/schema.js';
 import { characterCount } from '../characters.js';
-import { serviceError, ServiceError } from '../errors.js';
+import { ServiceError, serviceError } from '../errors.js';
 
 interface IntegerSchema {
   type?: unknown;
@@ -41,19 +41,23 @@ function describe(error: FastifySchemaValidationError, context: string, schema: 
   if (integer) return serviceError('QUERY_PARAMETER_INVALID', path, `must be ${range(integer)}`);
   switch (error.keyword) {
     case 'additionalProperties':
-      return serviceError('FIELD_UNKNOWN', path, String(params['additionalProperty']));
+      return serviceError('FIELD_UNKNOWN', path, String(params.additionalProperty));
     case 'required':
-      return serviceError('FIELD_REQUIRED', `${path}.${String(params['missingProperty'])}`);
+      return serviceError('FIELD_REQUIRED', `${path}.${String(params.missingProperty)}`);
     case 'type':
-      return serviceError('FIELD_TYPE', path, article(String(params['type'])));
+      return serviceError('FIELD_TYPE', path, article(String(params.type)));
     case 'maxLength': {
       const value = valueAt(data, error.instancePath);
-      return serviceError('FIELD_INVALID', path, `at most ${String(params['limit'])} characters${typeof value === 'string' ? ` (found ${characterCount(value)})` : ''}`);
+      return serviceError(
+        'FIELD_INVALID',
+        path,
+        `at most ${String(params.limit)} characters${typeof value === 'string' ? ` (found ${characterCount(value)})` : ''}`,
+      );
     }
     case 'maxProperties': {
       const value = valueAt(data, error.instancePath);
       const found = typeof value === 'object' && value !== null ? ` (found ${Object.keys(value).length})` : '';
-      return serviceError('FIELD_INVALID', path, `at most ${String(params['limit'])} entries${found}`);
+      return serviceError('FIELD_INVALID', path, `at most ${String(params.limit)} entries${found}`);
     }
     default:
       return serviceError('FIELD_INVALID', path, error.message ?? 'invalid');

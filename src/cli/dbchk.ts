@@ -1,10 +1,11 @@
 import { schemaStatus } from '../db/migrate.js';
-import { EXIT, type Command } from './command.js';
+import { type Command, EXIT } from './command.js';
 
 export const dbchk: Command = {
   name: 'dbchk',
   usage: 'dbchk [--equal]',
-  summary: 'exit 0 when the schema is current, 255 when it must be updated (a missing SQLite file included; --equal: also when it is newer)',
+  summary:
+    'exit 0 when the schema is current, 255 when it must be updated (a missing SQLite file included; --equal: also when it is newer)',
   exitWhenMissing: EXIT.outOfDate,
   check: (args) => (args.every((a) => a === '--equal') ? undefined : `dbchk: unknown argument ${args.find((a) => a !== '--equal')}`),
   async run({ args, database, out, err }) {

@@ -1,5 +1,5 @@
 import { syncSchema } from '../db/migrate.js';
-import { EXIT, type Command } from './command.js';
+import { type Command, EXIT } from './command.js';
 
 export const dbsync: Command = {
   name: 'dbsync',
@@ -9,7 +9,11 @@ export const dbsync: Command = {
   check: (args) => (args.length === 0 ? undefined : `dbsync: unknown argument ${args[0]}`),
   async run({ database, out }) {
     const ran = await syncSchema(database);
-    out(ran.length > 0 ? `dbsync: migrated ${database.description}: ${ran.join(', ')}` : `dbsync: the schema of ${database.description} is already current`);
+    out(
+      ran.length > 0
+        ? `dbsync: migrated ${database.description}: ${ran.join(', ')}`
+        : `dbsync: the schema of ${database.description} is already current`,
+    );
     return EXIT.ok;
   },
 };

@@ -14,7 +14,11 @@ export const DAY_US = 24 * 3600 * 1_000_000;
  * Splits uuids from `--option value` / `--option=value` and flags; returns a message naming
  * the first thing wrong. Uuids are lowercased (the log stores them so) and de-duplicated.
  */
-export function parseArguments(command: string, args: readonly string[], known: { values: readonly string[]; flags: readonly string[] }): ParsedArguments | string {
+export function parseArguments(
+  command: string,
+  args: readonly string[],
+  known: { values: readonly string[]; flags: readonly string[] },
+): ParsedArguments | string {
   const parsed: ParsedArguments = { uuids: [], values: new Map(), flags: new Set() };
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;

@@ -1,11 +1,13 @@
+import { attemptsOfEvents, eventsFromPosition, type LogPosition, matchesOfEvents, oldestOfMostRecentEvents } from '../db/event-log.js';
 import { eventsByUuid } from '../db/events.js';
-import { attemptsOfEvents, eventsFromPosition, matchesOfEvents, oldestOfMostRecentEvents, type LogPosition } from '../db/event-log.js';
 import type { AttemptsTable, EventsTable, MatchesTable } from '../db/tables.js';
 import { formatTimestamp, systemClock } from '../time/clock.js';
-import { EXIT, type Command, type CommandContext } from './command.js';
+import { type Command, type CommandContext, EXIT } from './command.js';
 import { DAY_US, parseArguments, parseDate, parseLimit, stdoutFlushed } from './event-options.js';
 
-type Selection = { kind: 'uuids'; uuids: string[]; json: boolean } | { kind: 'window'; from: number; to: number; limit: number; json: boolean };
+type Selection =
+  | { kind: 'uuids'; uuids: string[]; json: boolean }
+  | { kind: 'window'; from: number; to: number; limit: number; json: boolean };
 
 const DEFAULT_LIMIT = 10;
 // Events per query: keeps every IN list far below the databases' bind parameter limits.
@@ -97,7 +99,11 @@ export const eventget: Command = {
       for (let i = 0; i < selection.uuids.length; i += PAGE) {
         const wanted = selection.uuids.slice(i, i + PAGE);
         const found = await eventsByUuid(context.database.db, wanted);
-        await print(context, wanted.flatMap((uuid) => found.get(uuid) ?? []), selection.json);
+        await print(
+          context,
+          wanted.flatMap((uuid) => found.get(uuid) ?? []),
+          selection.json,
+        );
         missing.push(...wanted.filter((uuid) => !found.has(uuid)));
       }
       for (const uuid of missing) context.err(`eventget: no event ${uuid} in the log`);
@@ -106,8 +112,11 @@ export const eventget: Command = {
     const { from, to, json } = selection;
     let remaining = selection.limit;
     // Start at the oldest of the `limit` most recent, then page forward: oldest first, bounded memory.
-    let position: LogPosition =
-      (await oldestOfMostRecentEvents(context.database.db, { from, to }, remaining)) ?? { received: from, uuid: '', inclusive: true };
+    let position: LogPosition = (await oldestOfMostRecentEvents(context.database.db, { from, to }, remaining)) ?? {
+      received: from,
+      uuid: '',
+      inclusive: true,
+    };
     while (remaining > 0) {
       const pageSize = Math.min(PAGE, remaining);
       const events = await eventsFromPosition(context.database.db, position, to, pageSize);

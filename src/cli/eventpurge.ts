@@ -1,7 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { countUnfinishedEventsBefore, existingEventUuids, ONE_WRITER_PAUSE_MS, purgeEventsWithUuids, purgeOldestEventsBefore } from '../db/event-log.js';
+import {
+  countUnfinishedEventsBefore,
+  existingEventUuids,
+  ONE_WRITER_PAUSE_MS,
+  purgeEventsWithUuids,
+  purgeOldestEventsBefore,
+} from '../db/event-log.js';
 import { formatTimestamp, systemClock } from '../time/clock.js';
-import { EXIT, type Command } from './command.js';
+import { type Command, EXIT } from './command.js';
 import { DAY_US, parseArguments, parseDate, parseLimit } from './event-options.js';
 
 type Selection = { kind: 'uuids'; uuids: string[]; force: boolean } | { kind: 'before'; before: number; limit: number; force: boolean };
@@ -54,7 +60,11 @@ export const eventpurge: Command = {
         const left = batch.filter((uuid) => !deleted.has(uuid));
         const existing = await existingEventUuids(db, left);
         for (const uuid of left) {
-          err(existing.has(uuid) ? `eventpurge: kept ${uuid}: it has deliveries still in progress (--force deletes it)` : `eventpurge: no event ${uuid} in the log`);
+          err(
+            existing.has(uuid)
+              ? `eventpurge: kept ${uuid}: it has deliveries still in progress (--force deletes it)`
+              : `eventpurge: no event ${uuid} in the log`,
+          );
         }
       }
       out(purged(total));
@@ -67,7 +77,8 @@ export const eventpurge: Command = {
       const batch = Math.min(BATCH, remaining);
       // Skipping what another purge holds (the server's own, on PostgreSQL) keeps a short batch
       // meaning "nothing left", rather than "the other purge took these first".
-      const count = (await purgeOldestEventsBefore(db, before, batch, { force, skipLocked: database.capabilities.skipLocked })).eventUuids.length;
+      const count = (await purgeOldestEventsBefore(db, before, batch, { force, skipLocked: database.capabilities.skipLocked })).eventUuids
+        .length;
       total += count;
       remaining -= count;
       if (count < batch) break;
@@ -75,7 +86,10 @@ export const eventpurge: Command = {
     }
     if (!force) {
       const kept = await countUnfinishedEventsBefore(db, before);
-      if (kept > 0) err(`eventpurge: kept ${kept} event${kept === 1 ? '' : 's'} received before ${formatTimestamp(before)} with deliveries still in progress (--force deletes them)`);
+      if (kept > 0)
+        err(
+          `eventpurge: kept ${kept} event${kept === 1 ? '' : 's'} received before ${formatTimestamp(before)} with deliveries still in progress (--force deletes them)`,
+        );
     }
     out(purged(total));
     return EXIT.ok;

@@ -2,7 +2,7 @@ import { liveSubscriptionPages } from '../db/subscriptions.js';
 import { routeAgain } from '../events/receive.js';
 import { LiveMatcher } from '../matching/live-matcher.js';
 import { systemClock } from '../time/clock.js';
-import { EXIT, type Command } from './command.js';
+import { type Command, EXIT } from './command.js';
 import { parseArguments, stdoutFlushed } from './event-options.js';
 
 function parse(args: readonly string[]): string[] | string {

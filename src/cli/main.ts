@@ -6,10 +6,10 @@
 import { readFileSync } from 'node:fs';
 import { ConfigError, loadConfig } from '../config/load.js';
 import { SETTINGS } from '../config/settings.js';
-import { maskUrlPassword } from '../url-password.js';
-import { DatabaseMissing, openDatabase, type DatabaseHandle } from '../db/connect.js';
+import { type DatabaseHandle, DatabaseMissing, openDatabase } from '../db/connect.js';
 import { packageInfo } from '../package-info.js';
-import { EXIT, type Command } from './command.js';
+import { maskUrlPassword } from '../url-password.js';
+import { type Command, EXIT } from './command.js';
 import { dbchk } from './dbchk.js';
 import { dbsync } from './dbsync.js';
 import { eventget } from './eventget.js';
@@ -40,7 +40,11 @@ function help(): string {
 const HELP = new Set(['--help', '-h']);
 
 function commandHelp(command: Command): string {
-  return [`usage: ${PROGRAM} [--database-url URL] [--config FILE] ${command.usage}`, '', ...wrap(command.summary, 92).map((line) => `  ${line}`)].join('\n');
+  return [
+    `usage: ${PROGRAM} [--database-url URL] [--config FILE] ${command.usage}`,
+    '',
+    ...wrap(command.summary, 92).map((line) => `  ${line}`),
+  ].join('\n');
 }
 
 function wrap(text: string, width: number): string[] {
@@ -109,7 +113,9 @@ async function main(argv: string[]): Promise<number> {
     return EXIT.usage;
   }
   if (databaseUrl === IN_MEMORY) {
-    console.error(`${PROGRAM}: ${IN_MEMORY} lives inside the one process that opens it: the CLI cannot reach a server's in-memory database`);
+    console.error(
+      `${PROGRAM}: ${IN_MEMORY} lives inside the one process that opens it: the CLI cannot reach a server's in-memory database`,
+    );
     return EXIT.usage;
   }
   let database: DatabaseHandle | undefined;
@@ -121,7 +127,9 @@ async function main(argv: string[]): Promise<number> {
       console.error(`${PROGRAM} ${command.name}: the schema is out of date (${error.message}): run \`${PROGRAM} dbsync\` to create it`);
       return command.exitWhenMissing ?? EXIT.failure;
     }
-    console.error(`${PROGRAM} ${command.name}: cannot use the database ${database?.description ?? maskUrlPassword(databaseUrl)}: ${oneLine(error)}`);
+    console.error(
+      `${PROGRAM} ${command.name}: cannot use the database ${database?.description ?? maskUrlPassword(databaseUrl)}: ${oneLine(error)}`,
+    );
     return EXIT.failure;
   } finally {
     await database?.close().catch(() => undefined);

@@ -6,9 +6,9 @@
 import { serviceError } from '../errors.js';
 import type { JsonValue } from '../json.js';
 import { decodeUtf8, parseJsonBody } from '../request-body/json-body.js';
-import { declaresUtf8OrNothing, isJsonMediaType, requireUtf8Json, type MediaType } from '../request-body/media-type.js';
+import { declaresUtf8OrNothing, isJsonMediaType, type MediaType, requireUtf8Json } from '../request-body/media-type.js';
 import type { JsonObject, ReceivedEvent, ReceivedMessage } from './types.js';
-import { unsupportedSpecversion, validateEvent, type Label } from './validate-event.js';
+import { type Label, unsupportedSpecversion, validateEvent } from './validate-event.js';
 
 const PREFIX = 'ce-';
 
@@ -25,10 +25,15 @@ export function parseBinary(message: ReceivedMessage, type: MediaType): Received
   const specversion = attributes.get('specversion') ?? '';
   if (specversion !== '1.0' && specversion !== '0.3') throw unsupportedSpecversion(specversion, label('specversion'));
   for (const name of ['data', 'data_base64']) {
-    if (attributes.has(name)) throw serviceError('CLOUDEVENT_INVALID', `${PREFIX}${name}`, 'not an attribute; in binary mode the body is the data');
+    if (attributes.has(name))
+      throw serviceError('CLOUDEVENT_INVALID', `${PREFIX}${name}`, 'not an attribute; in binary mode the body is the data');
   }
   if (attributes.has('datacontenttype')) {
-    throw serviceError('CLOUDEVENT_INVALID', 'ce-datacontenttype', 'not allowed in binary mode; the Content-Type header carries the media type of the body');
+    throw serviceError(
+      'CLOUDEVENT_INVALID',
+      'ce-datacontenttype',
+      'not allowed in binary mode; the Content-Type header carries the media type of the body',
+    );
   }
 
   const document: JsonObject = {};
@@ -39,7 +44,7 @@ export function parseBinary(message: ReceivedMessage, type: MediaType): Received
   for (const [name, value] of attributes) {
     if (!Object.hasOwn(document, name)) setMember(document, name, value);
   }
-  if (message.contentType !== undefined && message.contentType !== '') document['datacontenttype'] = message.contentType;
+  if (message.contentType !== undefined && message.contentType !== '') document.datacontenttype = message.contentType;
   for (const [name, value] of Object.entries(data(message.body, type, specversion))) document[name] = value;
   return validateEvent(document, label);
 }
@@ -66,7 +71,7 @@ function data(body: Buffer, type: MediaType, specversion: '1.0' | '0.3'): JsonOb
     requireUtf8Json(type);
     return { data: parseJsonBody(body) };
   }
-  if (type.essence.startsWith('text/') && (declaresUtf8OrNothing(type) || type.parameters['charset']?.toLowerCase() === 'us-ascii')) {
+  if (type.essence.startsWith('text/') && (declaresUtf8OrNothing(type) || type.parameters.charset?.toLowerCase() === 'us-ascii')) {
     const text = decodeUtf8(body);
     if (text !== undefined) return { data: text };
   }
@@ -101,7 +106,8 @@ function decodeHeaderValue(value: string, header: string): string {
     const char = chars[i] as string;
     if (char === '%') {
       const hex = `${chars[i + 1] ?? ''}${chars[i + 2] ?? ''}`;
-      if (!/^[0-9A-Fa-f]{2}$/.test(hex)) throw serviceError('CLOUDEVENT_INVALID', header, '"%" must start a percent-encoded byte such as %20 (use %25 for "%")');
+      if (!/^[0-9A-Fa-f]{2}$/.test(hex))
+        throw serviceError('CLOUDEVENT_INVALID', header, '"%" must start a percent-encoded byte such as %20 (use %25 for "%")');
       bytes.push(parseInt(hex, 16));
       i += 2;
     } else if (char.length === 1 && char.charCodeAt(0) <= 0xff) {

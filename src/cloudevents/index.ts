@@ -3,5 +3,5 @@
  * 0.1 shape), and the document to deliver. Pure: no I/O, no clock, no configuration.
  */
 export { parseReceived } from './parse-message.js';
-export { withExtensions, type ExtensionValues } from './with-extensions.js';
 export type { ParsedMessage, ReceivedEvent, ReceivedMessage, SpecVersion } from './types.js';
+export { type ExtensionValues, withExtensions } from './with-extensions.js';

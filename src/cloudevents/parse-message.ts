@@ -3,17 +3,18 @@
  * otherwise a `ce-specversion` header says binary; otherwise an `application/json` body that is
  * an event object is taken as structured, which is how many producers post events.
  */
-import { serviceError, type ServiceError } from '../errors.js';
+import { type ServiceError, serviceError } from '../errors.js';
 import type { JsonValue } from '../json.js';
-import { binarySpecversion, parseBinary } from './binary-mode.js';
 import { parseJsonBody } from '../request-body/json-body.js';
-import { parseMediaType, requireUtf8Json, type MediaType } from '../request-body/media-type.js';
+import { type MediaType, parseMediaType, requireUtf8Json } from '../request-body/media-type.js';
+import { binarySpecversion, parseBinary } from './binary-mode.js';
 import { isJsonObject, type ParsedMessage, type ReceivedEvent, type ReceivedMessage } from './types.js';
 import { validateEvent } from './validate-event.js';
 
 const STRUCTURED = 'application/cloudevents+json';
 const BATCHED = 'application/cloudevents-batch+json';
-const HOW = 'send a structured, binary or batched CloudEvent (Content-Type application/cloudevents+json, ce-* headers, or application/cloudevents-batch+json)';
+const HOW =
+  'send a structured, binary or batched CloudEvent (Content-Type application/cloudevents+json, ce-* headers, or application/cloudevents-batch+json)';
 
 export function parseReceived(message: ReceivedMessage): ParsedMessage {
   const type = parseMediaType(message.contentType);
@@ -41,7 +42,8 @@ function readJson(body: Buffer, type: MediaType): JsonValue {
 }
 
 function parseStructured(body: JsonValue): ReceivedEvent {
-  if (Array.isArray(body)) throw serviceError('CLOUDEVENT_INVALID', 'body', `must be a JSON object (one event); send a JSON array as ${BATCHED}`);
+  if (Array.isArray(body))
+    throw serviceError('CLOUDEVENT_INVALID', 'body', `must be a JSON object (one event); send a JSON array as ${BATCHED}`);
   if (!isJsonObject(body)) throw serviceError('CLOUDEVENT_INVALID', 'body', 'must be a JSON object (one event)');
   return validateEvent(body, (attribute) => attribute);
 }
@@ -58,7 +60,11 @@ function parseBatch(body: JsonValue): ReceivedEvent[] {
   events.forEach((event, index) => {
     if (event.specVersion !== first) {
       const name = event.specVersion === '0.1' ? 'cloudEventsVersion' : 'specversion';
-      throw serviceError('CLOUDEVENT_INVALID', `[${index}].${name}`, `every event in a batch must have the same spec version as [0] (${first})`);
+      throw serviceError(
+        'CLOUDEVENT_INVALID',
+        `[${index}].${name}`,
+        `every event in a batch must have the same spec version as [0] (${first})`,
+      );
     }
   });
   return events;

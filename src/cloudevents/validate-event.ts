@@ -7,10 +7,10 @@
  * 0.1 shape (what the facility's metadata service still sends) get the checks their specs make
  * and no more, so that events the original service accepted are not refused now.
  */
-import { serviceError, type ServiceError } from '../errors.js';
+import { type ServiceError, serviceError } from '../errors.js';
 import type { JsonValue } from '../json.js';
-import { isAbsoluteUri, isBase64, isCloudEventsString, isInt32, isRfc3339, isUriReference } from './attribute-types.js';
 import { isMediaType } from '../request-body/media-type.js';
+import { isAbsoluteUri, isBase64, isCloudEventsString, isInt32, isRfc3339, isUriReference } from './attribute-types.js';
 import { isJsonObject, type JsonObject, type ReceivedEvent } from './types.js';
 
 export type Label = (attribute: string) => string;
@@ -26,8 +26,8 @@ const INT32_RANGE = '-2147483648 to 2147483647';
 const NOT_A_STRING = 'must not contain control characters, unpaired surrogates or Unicode noncharacters (CloudEvents String)';
 
 export function validateEvent(document: JsonObject, label: Label): ReceivedEvent {
-  const specversion = present(document['specversion']);
-  if (specversion === undefined && present(document['cloudEventsVersion']) !== undefined) return validateV01(document, label);
+  const specversion = present(document.specversion);
+  if (specversion === undefined && present(document.cloudEventsVersion) !== undefined) return validateV01(document, label);
   if (specversion === undefined) throw invalid(label('specversion'), 'required');
   if (specversion === '1.0' || specversion === '0.3') return validateV1OrV03(document, specversion, label);
   throw unsupportedSpecversion(specversion, label('specversion'));
@@ -41,7 +41,17 @@ export function unsupportedSpecversion(specversion: JsonValue, field: string): S
 }
 
 const V1_ATTRIBUTES = new Set(['specversion', 'id', 'source', 'type', 'datacontenttype', 'dataschema', 'subject', 'time']);
-const V03_ATTRIBUTES = new Set(['specversion', 'id', 'source', 'type', 'datacontenttype', 'schemaurl', 'subject', 'time', 'datacontentencoding']);
+const V03_ATTRIBUTES = new Set([
+  'specversion',
+  'id',
+  'source',
+  'type',
+  'datacontenttype',
+  'schemaurl',
+  'subject',
+  'time',
+  'datacontentencoding',
+]);
 const V1_EXTENSION_NAME = /^[a-z0-9]{1,20}$/;
 // 0.3 only recommends the 20-character limit ("SHOULD NOT exceed").
 const V03_EXTENSION_NAME = /^[a-z0-9]+$/;
@@ -49,7 +59,7 @@ const V03_EXTENSION_NAME = /^[a-z0-9]+$/;
 function validateV1OrV03(document: JsonObject, version: '1.0' | '0.3', label: Label): ReceivedEvent {
   const v1 = version === '1.0';
   const id = requiredString(document, 'id', label, v1);
-  const source = present(document['source']);
+  const source = present(document.source);
   if (source === undefined) throw invalid(label('source'), 'required');
   if (typeof source !== 'string' || source === '' || !isUriReference(source)) {
     throw invalid(label('source'), 'must be a non-empty URI-reference');
@@ -89,18 +99,19 @@ function validateV1OrV03(document: JsonObject, version: '1.0' | '0.3', label: La
 }
 
 function validateDataBase64(document: JsonObject, label: Label): void {
-  const encoded = present(document['data_base64']);
+  const encoded = present(document.data_base64);
   if (encoded === undefined) return;
   if (typeof encoded !== 'string' || !isBase64(encoded)) throw invalid(label('data_base64'), 'must be a base64 string (RFC 4648)');
-  if (document['data'] !== undefined) throw invalid(label('data_base64'), 'not allowed together with data; send one of them');
+  if (document.data !== undefined) throw invalid(label('data_base64'), 'not allowed together with data; send one of them');
 }
 
 /** 0.3 `datacontentencoding`: RFC 2045 names several encodings, CloudEvents defines only Base64. */
 function validateContentEncoding(document: JsonObject, label: Label): void {
   const encoding = optionalString(document, 'datacontentencoding', label);
   if (encoding === undefined) return;
-  if (encoding.toLowerCase() !== 'base64') throw invalid(label('datacontentencoding'), 'must be "base64", the only encoding CloudEvents 0.3 defines');
-  const data = present(document['data']);
+  if (encoding.toLowerCase() !== 'base64')
+    throw invalid(label('datacontentencoding'), 'must be "base64", the only encoding CloudEvents 0.3 defines');
+  const data = present(document.data);
   if (data !== undefined && (typeof data !== 'string' || !isBase64(data))) {
     throw invalid(label('data'), 'must be a base64 string when datacontentencoding is "base64"');
   }
@@ -130,7 +141,7 @@ function validateExtension(name: string, value: JsonValue, version: '1.0' | '0.3
 }
 
 function validateV01(document: JsonObject, label: Label): ReceivedEvent {
-  const version = document['cloudEventsVersion'];
+  const version = document.cloudEventsVersion;
   if (version !== '0.1') throw invalid(label('cloudEventsVersion'), `unsupported version ${JSON.stringify(version)} ${ACCEPTED}`);
   const id = requiredString(document, 'eventID', label, false);
   const type = requiredString(document, 'eventType', label, false);
@@ -140,14 +151,15 @@ function validateV01(document: JsonObject, label: Label): ReceivedEvent {
   const eventTime = optionalString(document, 'eventTime', label);
   if (eventTime !== undefined && !isRfc3339(eventTime)) throw invalid(label('eventTime'), 'not an RFC 3339 timestamp');
   for (const name of ['eventTypeVersion', 'schemaURL', 'contentType']) optionalString(document, name, label);
-  const extensions = present(document['extensions']);
+  const extensions = present(document.extensions);
   if (extensions !== undefined && !isJsonObject(extensions)) throw invalid(label('extensions'), 'must be an object');
   return { specVersion: '0.1', id, source, type, document };
 }
 
 function checkIdentityLength(value: string, field: string): void {
   const bytes = Buffer.byteLength(value);
-  if (bytes > MAX_IDENTITY_BYTES) throw invalid(field, `at most ${MAX_IDENTITY_BYTES} bytes as UTF-8 (found ${bytes}); it identifies the event in the log`);
+  if (bytes > MAX_IDENTITY_BYTES)
+    throw invalid(field, `at most ${MAX_IDENTITY_BYTES} bytes as UTF-8 (found ${bytes}); it identifies the event in the log`);
 }
 
 /** JSON event format 2.2: a `null` attribute is the same as an absent one. */

@@ -14,7 +14,7 @@ export function withExtensions(event: ReceivedEvent, extensions: ExtensionValues
   const document = event.document;
   if (!isJsonObject(document)) throw new TypeError('withExtensions: the event document is not a JSON object');
   if (event.specVersion !== '0.1') return addUnset(document, extensions) ?? document;
-  const current = document['extensions'];
+  const current = document.extensions;
   const bag = addUnset(isJsonObject(current) ? current : {}, extensions);
   return bag === undefined ? document : { ...document, extensions: bag };
 }

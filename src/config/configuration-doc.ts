@@ -2,7 +2,7 @@
 // `svc-notifications --help` cannot disagree. `npm run docs` writes it
 // (scripts/docs.mjs); test/config/configuration-doc.test.ts fails when the file
 // differs from what this returns. Edit the prose here and the table in settings.ts.
-import { SETTINGS, SETTING_KEYS, type SettingInfo } from './settings.js';
+import { SETTING_KEYS, SETTINGS, type SettingInfo } from './settings.js';
 
 const HEADER = `<!-- Generated from src/config/settings.ts and src/config/configuration-doc.ts by \`npm run docs\`: edit those, not this file. -->
 
@@ -88,7 +88,11 @@ the benchmark, not by the service; none of the three counts as a typo.
 
 /** Text for a markdown table cell: no pipes or line breaks, and `<…>` shown rather than read as HTML. */
 function cell(text: string): string {
-  return text.replace(/\|/g, '\\|').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/\s*\n\s*/g, ' ');
+  return text
+    .replace(/\|/g, '\\|')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/\s*\n\s*/g, ' ');
 }
 
 function code(text: string): string {

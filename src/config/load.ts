@@ -1,9 +1,10 @@
 // Loads the configuration once at start-up: flags > environment > config file >
 // default. Every problem is a ConfigError with a one-line message; the caller
 // passes argv, env and readFile, so this module never touches `process`.
-import { type Config, SETTINGS, SETTING_KEYS, type Setting, type SettingInfo } from './settings.js';
-import { InvalidValue } from './values.js';
+
 import { maskUrlPassword } from '../url-password.js';
+import { type Config, SETTING_KEYS, SETTINGS, type Setting, type SettingInfo } from './settings.js';
+import { InvalidValue } from './values.js';
 
 export class ConfigError extends Error {
   /** `setting` names what is wrong: a variable, a flag or the command line. */
@@ -141,10 +142,16 @@ function readConfigFile(path: string, namedBy: string, readFile: (path: string) 
   } catch (error) {
     // V8 quotes the text around the mistake, which may hold a secret: keep the position only.
     const position = error instanceof Error ? /position (\d+)/.exec(error.message)?.[1] : undefined;
-    throw new ConfigError(namedBy, `the config file ${quote(path)} is not valid JSON${position === undefined ? '' : ` (at character ${position})`}`);
+    throw new ConfigError(
+      namedBy,
+      `the config file ${quote(path)} is not valid JSON${position === undefined ? '' : ` (at character ${position})`}`,
+    );
   }
   if (typeof data !== 'object' || data === null || Array.isArray(data)) {
-    throw new ConfigError(namedBy, `the config file ${quote(path)} must hold a JSON object of settings, e.g. {"NOTIFICATIONS_PORT": "8080"}`);
+    throw new ConfigError(
+      namedBy,
+      `the config file ${quote(path)} must hold a JSON object of settings, e.g. {"NOTIFICATIONS_PORT": "8080"}`,
+    );
   }
   const where = `in config file ${quote(path)}`;
   const values: Layer = new Map();
@@ -153,7 +160,11 @@ function readConfigFile(path: string, namedBy: string, readFile: (path: string) 
     let raw: string;
     if (typeof value === 'string') raw = value;
     else if (typeof value === 'number' && Number.isFinite(value)) raw = String(value);
-    else throw new ConfigError(name, `must be a string or a number ${where}, not ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}`);
+    else
+      throw new ConfigError(
+        name,
+        `must be a string or a number ${where}, not ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}`,
+      );
     if (raw !== '') values.set(name, { raw, source: where });
   }
   return values;

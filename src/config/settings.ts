@@ -1,11 +1,13 @@
 // Every setting of the service in one table: environment variable, optional
 // flag, default (as text, parsed like any given value), parser, description.
 import { DIALECT_MODES, type DialectMode } from '../jsonpath/index.js';
+import { maskUrlPassword } from '../url-password.js';
 import {
   durationMs,
   integerFrom,
   listOf,
   oneOf,
+  type ParseValue,
   parseBearerToken,
   parseCidr,
   parseDatabaseUrl,
@@ -17,9 +19,7 @@ import {
   parseRetention,
   parseSecretKey,
   parseSizeBytes,
-  type ParseValue,
 } from './values.js';
-import { maskUrlPassword } from '../url-password.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -149,13 +149,15 @@ export const SETTINGS: { readonly [K in keyof Config]: Setting<Config[K]> } = {
     env: 'NOTIFICATIONS_TARGET_CONCURRENCY',
     default: '16',
     parse: integerFrom(1, 1024),
-    description: 'connections, and so deliveries on the wire at once, to one target origin (scheme, host, port); a slow target fills only its own share',
+    description:
+      'connections, and so deliveries on the wire at once, to one target origin (scheme, host, port); a slow target fills only its own share',
   },
   databaseTimeoutMs: {
     env: 'NOTIFICATIONS_DATABASE_TIMEOUT',
     default: '5s',
     parse: durationMs({ min: 100 }),
-    description: 'longest wait for the database (a connection, a statement, a lock) before a request is answered 503; also the statement time-out',
+    description:
+      'longest wait for the database (a connection, a statement, a lock) before a request is answered 503; also the statement time-out',
   },
   maxBodyBytes: {
     env: 'NOTIFICATIONS_MAX_BODY',

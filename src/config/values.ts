@@ -130,7 +130,7 @@ const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 /** Stored lower-cased because Node lower-cases the names of incoming headers. */
 export function parseHeaderName(raw: string): string {
-  if (!HEADER_NAME.test(raw)) throw new InvalidValue('is not an HTTP header name (letters, digits and !#$%&\'*+-.^_`|~)');
+  if (!HEADER_NAME.test(raw)) throw new InvalidValue("is not an HTTP header name (letters, digits and !#$%&'*+-.^_`|~)");
   return raw.toLowerCase();
 }
 

@@ -5,16 +5,16 @@
 import { existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, sql, SqliteDialect, type PostgresPool, type PostgresPoolClient } from 'kysely';
+import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
+import { within } from '../time/within.js';
 import { maskUrlPassword } from '../url-password.js';
 import { GroupCommit, type TransactionRunner } from './group-commit.js';
 import { postgresTarget } from './postgres-target.js';
-import { WalSync } from './wal-sync.js';
 import { withStatementCache } from './sqlite-statement-cache.js';
-import { within } from '../time/within.js';
-import { DatabaseUnavailable, isDatabaseUnavailable } from './unavailable.js';
 import type { Database } from './tables.js';
+import { DatabaseUnavailable, isDatabaseUnavailable } from './unavailable.js';
+import { WalSync } from './wal-sync.js';
 
 export interface Capabilities {
   /** Claims can skip rows another instance holds (`FOR UPDATE SKIP LOCKED`). */
@@ -129,7 +129,15 @@ function openSqlite(path: string, options: OpenOptions): DatabaseHandle {
   return {
     db,
     write: (work) => group.run(work),
-    capabilities: { skipLocked: false, sharedByInstances: false, rowLocks: false, notify: false, oneWriter: true, migrationLock: false, schemas: false },
+    capabilities: {
+      skipLocked: false,
+      sharedByInstances: false,
+      rowLocks: false,
+      notify: false,
+      oneWriter: true,
+      migrationLock: false,
+      schemas: false,
+    },
     inMemory,
     schema: undefined,
     description: `sqlite:${path}`,
@@ -142,7 +150,11 @@ function openSqlite(path: string, options: OpenOptions): DatabaseHandle {
 
 function openPostgres(url: string, options: OpenOptions): DatabaseHandle {
   const timeoutMs = options.timeoutMs ?? DEFAULT_DATABASE_TIMEOUT_MS;
-  const { connectionString, schema, options: settings } = postgresTarget(url, options.boundStatements ? [`statement_timeout=${timeoutMs}`] : []);
+  const {
+    connectionString,
+    schema,
+    options: settings,
+  } = postgresTarget(url, options.boundStatements ? [`statement_timeout=${timeoutMs}`] : []);
   const pool = new pg.Pool({
     connectionString,
     max: POSTGRES_POOL_SIZE,
@@ -161,13 +173,23 @@ function openPostgres(url: string, options: OpenOptions): DatabaseHandle {
   const reportConnectionError = (error: Error) => options.onConnectionError?.(error);
   pool.on('error', reportConnectionError);
   pool.on('connect', (client) => client.on('error', reportConnectionError));
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: boundedPool(pool, timeoutMs, options.boundStatements === true) }) });
+  const db = new Kysely<Database>({
+    dialect: new PostgresDialect({ pool: boundedPool(pool, timeoutMs, options.boundStatements === true) }),
+  });
   // One connection stays free of commits for reads (readiness, GET /eventmatch).
   const group = new GroupCommit((work) => db.transaction().execute(work), POSTGRES_POOL_SIZE - 1);
   return {
     db,
     write: (work) => group.run(work),
-    capabilities: { skipLocked: true, sharedByInstances: true, rowLocks: true, notify: true, oneWriter: false, migrationLock: true, schemas: true },
+    capabilities: {
+      skipLocked: true,
+      sharedByInstances: true,
+      rowLocks: true,
+      notify: true,
+      oneWriter: false,
+      migrationLock: true,
+      schemas: true,
+    },
     inMemory: false,
     schema,
     description: maskUrlPassword(url),
@@ -250,7 +272,9 @@ function boundedPool(pool: pg.Pool, timeoutMs: number, boundStatements: boolean)
       return {
         // Kysely passes a cursor only when streaming (which the service does not): it goes unbounded.
         query: ((textOrCursor: unknown, parameters?: readonly unknown[]) =>
-          typeof textOrCursor === 'string' ? query(textOrCursor, parameters ?? []) : client.query(textOrCursor as pg.Submittable)) as unknown as PostgresPoolClient['query'],
+          typeof textOrCursor === 'string'
+            ? query(textOrCursor, parameters ?? [])
+            : client.query(textOrCursor as pg.Submittable)) as unknown as PostgresPoolClient['query'],
         // A connection given up on is removed from the pool, not handed to the next caller.
         release: () => client.release(broken),
       };

@@ -35,27 +35,29 @@ export async function recentMatches(
   subscriptionUuid: string,
   page: { limit: number; offset: number },
 ): Promise<DeliveryMatch[]> {
-  return db
-    .selectFrom('matches')
-    .innerJoin('events', 'events.uuid', 'matches.event_uuid')
-    .select([
-      'matches.uuid',
-      'matches.created',
-      'matches.state',
-      'matches.policy_code',
-      'matches.target_code',
-      'events.uuid as event_uuid',
-      'events.event_id',
-      'events.type as event_type',
-      'events.source as event_source',
-    ])
-    .where('matches.subscription_uuid', '=', subscriptionUuid)
-    .orderBy('matches.created', 'desc')
-    // Ties (same microsecond, e.g. an event routed again by eventretry) in a stable order.
-    .orderBy('matches.uuid', 'desc')
-    .limit(page.limit)
-    .offset(page.offset)
-    .execute();
+  return (
+    db
+      .selectFrom('matches')
+      .innerJoin('events', 'events.uuid', 'matches.event_uuid')
+      .select([
+        'matches.uuid',
+        'matches.created',
+        'matches.state',
+        'matches.policy_code',
+        'matches.target_code',
+        'events.uuid as event_uuid',
+        'events.event_id',
+        'events.type as event_type',
+        'events.source as event_source',
+      ])
+      .where('matches.subscription_uuid', '=', subscriptionUuid)
+      .orderBy('matches.created', 'desc')
+      // Ties (same microsecond, e.g. an event routed again by eventretry) in a stable order.
+      .orderBy('matches.uuid', 'desc')
+      .limit(page.limit)
+      .offset(page.offset)
+      .execute()
+  );
 }
 
 /** Every attempt of these matches, oldest first within each match (index attempts_match). */

@@ -4,7 +4,7 @@
  * routing an event again.
  */
 import type { ExpressionBuilder, Kysely } from 'kysely';
-import { UNFINISHED_STATES, type AttemptsTable, type Database, type EventsTable, type MatchesTable } from './tables.js';
+import { type AttemptsTable, type Database, type EventsTable, type MatchesTable, UNFINISHED_STATES } from './tables.js';
 
 /** A place in the log's order (received, then uuid); `inclusive` when that event itself counts. */
 export interface LogPosition {
@@ -12,7 +12,6 @@ export interface LogPosition {
   uuid: string;
   inclusive: boolean;
 }
-
 
 /**
  * The position of the oldest of the `count` most recent events received in [from, to], or
@@ -131,7 +130,12 @@ export interface PurgedEvents {
  * checks the matches again, since a finished match may have been queued again (a retry) after
  * the choice was made.
  */
-export async function purgeOldestEventsBefore(db: Kysely<Database>, before: number, limit: number, options: PurgeOptions): Promise<PurgedEvents> {
+export async function purgeOldestEventsBefore(
+  db: Kysely<Database>,
+  before: number,
+  limit: number,
+  options: PurgeOptions,
+): Promise<PurgedEvents> {
   return db.transaction().execute(async (tx) => {
     let chosen = tx
       .selectFrom('events as e')
@@ -146,7 +150,11 @@ export async function purgeOldestEventsBefore(db: Kysely<Database>, before: numb
     const candidates = await chosen.execute();
     if (candidates.length === 0) return { eventUuids: [], matches: 0 };
 
-    let doomed = tx.deleteFrom('events as e').where('e.uuid', 'in', candidates.map((c) => c.uuid));
+    let doomed = tx.deleteFrom('events as e').where(
+      'e.uuid',
+      'in',
+      candidates.map((c) => c.uuid),
+    );
     if (!options.force) doomed = doomed.where((eb) => eb.not(hasUnfinishedMatch(eb)));
     const deleted = new Set((await doomed.returning('uuid').execute()).map((r) => r.uuid));
     const matches = candidates.reduce((sum, c) => sum + (deleted.has(c.uuid) ? Number(c.matches) : 0), 0);
@@ -171,7 +179,10 @@ export async function purgeEventsWithUuids(db: Kysely<Database>, uuids: readonly
   const rows = await db
     .deleteFrom('events')
     .where('uuid', 'in', (eb) => {
-      let chosen = eb.selectFrom('events as e').select('e.uuid').where('e.uuid', 'in', [...uuids]);
+      let chosen = eb
+        .selectFrom('events as e')
+        .select('e.uuid')
+        .where('e.uuid', 'in', [...uuids]);
       if (!force) chosen = chosen.where((e) => e.not(hasUnfinishedMatch(e)));
       return chosen;
     })
@@ -183,7 +194,11 @@ export async function purgeEventsWithUuids(db: Kysely<Database>, uuids: readonly
 /** Which of these uuids name logged events. */
 export async function existingEventUuids(db: Kysely<Database>, uuids: readonly string[]): Promise<Set<string>> {
   if (uuids.length === 0) return new Set();
-  const rows = await db.selectFrom('events').select('uuid').where('uuid', 'in', [...uuids]).execute();
+  const rows = await db
+    .selectFrom('events')
+    .select('uuid')
+    .where('uuid', 'in', [...uuids])
+    .execute();
   return new Set(rows.map((r) => r.uuid));
 }
 
@@ -197,4 +212,3 @@ export async function subscriptionsWithUnfinishedMatch(db: Kysely<Database>, eve
     .execute();
   return new Set(rows.map((r) => r.subscription_uuid));
 }
-

@@ -2,8 +2,8 @@
  * The events table and the match rows written with an event: the event log.
  */
 import type { Kysely } from 'kysely';
-import type { Database, EventsTable, MatchesTable } from './tables.js';
 import { timeOrderedUuid } from '../uuid.js';
+import type { Database, EventsTable, MatchesTable } from './tables.js';
 
 export type EventRow = EventsTable;
 export type MatchRow = MatchesTable;
@@ -54,7 +54,10 @@ export async function logEvent(db: Kysely<Database>, event: EventRow, matches: r
  */
 export async function logEvents(db: Kysely<Database>, entries: readonly EventToLog[]): Promise<LoggedEvent[]> {
   const inserted = new Set<string>();
-  for (const chunk of chunks(entries.map((e) => e.event), EVENT_ROWS_PER_STATEMENT)) {
+  for (const chunk of chunks(
+    entries.map((e) => e.event),
+    EVENT_ROWS_PER_STATEMENT,
+  )) {
     const rows = await db
       .insertInto('events')
       .values(chunk)
@@ -63,10 +66,17 @@ export async function logEvents(db: Kysely<Database>, entries: readonly EventToL
       .execute();
     for (const row of rows) inserted.add(row.uuid);
   }
-  await insertMatches(db, entries.flatMap((e) => (inserted.has(e.event.uuid) ? e.matches : [])));
+  await insertMatches(
+    db,
+    entries.flatMap((e) => (inserted.has(e.event.uuid) ? e.matches : [])),
+  );
   const results: LoggedEvent[] = [];
   for (const { event, matches } of entries) {
-    results.push(inserted.has(event.uuid) ? { uuid: event.uuid, matches: matches.length, duplicate: false } : (await findEventBySourceAndId(db, event.source, event.event_id))!);
+    results.push(
+      inserted.has(event.uuid)
+        ? { uuid: event.uuid, matches: matches.length, duplicate: false }
+        : (await findEventBySourceAndId(db, event.source, event.event_id))!,
+    );
   }
   return results;
 }
@@ -100,6 +110,10 @@ export async function findEventBySourceAndId(db: Kysely<Database>, source: strin
 /** The logged events with these uuids (their JSON documents, for the policy call and delivery). */
 export async function eventsByUuid(db: Kysely<Database>, uuids: readonly string[]): Promise<Map<string, EventRow>> {
   if (uuids.length === 0) return new Map();
-  const rows = await db.selectFrom('events').selectAll().where('uuid', 'in', [...new Set(uuids)]).execute();
+  const rows = await db
+    .selectFrom('events')
+    .selectAll()
+    .where('uuid', 'in', [...new Set(uuids)])
+    .execute();
   return new Map(rows.map((row) => [row.uuid, row]));
 }

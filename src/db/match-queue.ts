@@ -5,18 +5,18 @@
  * capabilities (skip-locked claims, row locks, change notifications), not by the runners.
  */
 import type { DatabaseHandle } from './connect.js';
-import { eventsByUuid, type EventRow } from './events.js';
+import { type EventRow, eventsByUuid } from './events.js';
 import {
-  cancelPendingMatches,
-  claimDueMatches,
-  recordAttempts,
-  releaseMatches,
-  settleEach,
   type AttemptRecord,
   type ClaimFilter,
+  cancelPendingMatches,
+  claimDueMatches,
   type Lease,
   type MatchChange,
+  recordAttempts,
+  releaseMatches,
   type Stage,
+  settleEach,
 } from './matches.js';
 import { disableSubscription, subscriptionsByUuid } from './subscriptions.js';
 import type { MatchesTable, SubscriptionRow } from './tables.js';

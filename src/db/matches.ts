@@ -2,9 +2,9 @@
  * The matches table (the event log's ELM records, and the work queue).
  */
 import type { Kysely } from 'kysely';
-import type { Capabilities } from './connect.js';
-import { UNFINISHED_STATES, type Database, type MatchesTable, type MatchState } from './tables.js';
 import { timeOrderedUuid } from '../uuid.js';
+import type { Capabilities } from './connect.js';
+import { type Database, type MatchesTable, type MatchState, UNFINISHED_STATES } from './tables.js';
 
 /**
  * A deleted or disabled subscription's matches still waiting for the policy or delivery are
@@ -107,7 +107,13 @@ export interface MatchChange {
  * was in flight takes an outcome (it was delivered, or failed for good), but never goes back
  * to the queue.
  */
-export async function settleMatches(db: Kysely<Database>, uuids: readonly string[], holder: string, change: MatchChange, at: number): Promise<string[]> {
+export async function settleMatches(
+  db: Kysely<Database>,
+  uuids: readonly string[],
+  holder: string,
+  change: MatchChange,
+  at: number,
+): Promise<string[]> {
   if (uuids.length === 0) return [];
   let rows = db
     .updateTable('matches')
@@ -134,7 +140,12 @@ export async function settleMatches(db: Kysely<Database>, uuids: readonly string
  * Settles claimed rows each with its own change, in one statement per distinct change: a
  * stage's batch is mostly "delivered, 200" or "allowed, 200", so it costs one or two.
  */
-export async function settleEach(db: Kysely<Database>, holder: string, settlements: ReadonlyArray<{ uuid: string; change: MatchChange }>, at: number): Promise<Set<string>> {
+export async function settleEach(
+  db: Kysely<Database>,
+  holder: string,
+  settlements: ReadonlyArray<{ uuid: string; change: MatchChange }>,
+  at: number,
+): Promise<Set<string>> {
   const groups = new Map<string, { change: MatchChange; uuids: string[] }>();
   for (const { uuid, change } of settlements) {
     const key = JSON.stringify(change);
@@ -162,9 +173,16 @@ export interface AttemptRecord {
  * whole batch's settlement with a foreign key violation. On PostgreSQL the rows kept are locked
  * until the commit, so a purge cannot delete them in between. Returns how many were recorded.
  */
-export async function recordAttempts(db: Kysely<Database>, capabilities: Capabilities, attempts: readonly AttemptRecord[]): Promise<number> {
+export async function recordAttempts(
+  db: Kysely<Database>,
+  capabilities: Capabilities,
+  attempts: readonly AttemptRecord[],
+): Promise<number> {
   if (attempts.length === 0) return 0;
-  let present = db.selectFrom('matches').select('uuid').where('uuid', 'in', [...new Set(attempts.map((a) => a.matchUuid))]);
+  let present = db
+    .selectFrom('matches')
+    .select('uuid')
+    .where('uuid', 'in', [...new Set(attempts.map((a) => a.matchUuid))]);
   if (capabilities.rowLocks) present = present.forKeyShare();
   const existing = new Set((await present.execute()).map((r) => r.uuid));
   const kept = attempts.filter((a) => existing.has(a.matchUuid));
@@ -192,7 +210,12 @@ export async function recordAttempts(db: Kysely<Database>, capabilities: Capabil
  */
 export async function releaseMatches(db: Kysely<Database>, holder: string, uuids: readonly string[]): Promise<void> {
   if (uuids.length === 0) return;
-  await db.updateTable('matches').set({ locked_until: null, locked_by: null }).where('uuid', 'in', [...uuids]).where('locked_by', '=', holder).execute();
+  await db
+    .updateTable('matches')
+    .set({ locked_until: null, locked_by: null })
+    .where('uuid', 'in', [...uuids])
+    .where('locked_by', '=', holder)
+    .execute();
 }
 
 /**
@@ -201,7 +224,11 @@ export async function releaseMatches(db: Kysely<Database>, holder: string, uuids
  * for the leases to run out.
  */
 export async function releaseLeasesOf(db: Kysely<Database>, holder: string): Promise<number> {
-  const result = await db.updateTable('matches').set({ locked_until: null, locked_by: null }).where('locked_by', '=', holder).executeTakeFirst();
+  const result = await db
+    .updateTable('matches')
+    .set({ locked_until: null, locked_by: null })
+    .where('locked_by', '=', holder)
+    .executeTakeFirst();
   return Number(result.numUpdatedRows);
 }
 
@@ -210,6 +237,10 @@ export async function releaseLeasesOf(db: Kysely<Database>, holder: string): Pro
  * start-up, any lease in it belonged to this instance's previous life, which is over.
  */
 export async function releaseAllLeases(db: Kysely<Database>): Promise<number> {
-  const result = await db.updateTable('matches').set({ locked_until: null, locked_by: null }).where('locked_by', 'is not', null).executeTakeFirst();
+  const result = await db
+    .updateTable('matches')
+    .set({ locked_until: null, locked_by: null })
+    .where('locked_by', 'is not', null)
+    .executeTakeFirst();
   return Number(result.numUpdatedRows);
 }

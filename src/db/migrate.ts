@@ -4,8 +4,8 @@
  */
 import { Migrator, sql } from 'kysely';
 import type { DatabaseHandle } from './connect.js';
-import { DatabaseUnavailable } from './unavailable.js';
 import { MIGRATIONS } from './migrations/index.js';
+import { DatabaseUnavailable } from './unavailable.js';
 
 export interface SchemaStatus {
   /** Migrations this program knows that the database has not run. */

@@ -24,5 +24,9 @@ export function postgresTarget(url: string, settings: readonly string[] = []): P
     throw new Error(`invalid schema name in the database URL: ${schema}`);
   }
   const all = [...(schema ? [`search_path=${schema}`] : []), ...settings];
-  return { connectionString: parsed.toString(), schema, options: all.length > 0 ? all.map((setting) => `-c ${setting}`).join(' ') : undefined };
+  return {
+    connectionString: parsed.toString(),
+    schema,
+    options: all.length > 0 ? all.map((setting) => `-c ${setting}`).join(' ') : undefined,
+  };
 }

@@ -3,7 +3,7 @@
  * when the oldest of them was created. One aggregate statement each, read at scrape time.
  */
 import type { Kysely } from 'kysely';
-import { UNFINISHED_STATES, type Database, type MatchState } from './tables.js';
+import { type Database, type MatchState, UNFINISHED_STATES } from './tables.js';
 
 /** Rows per unfinished state; a state with none is 0. */
 export async function queueDepth(db: Kysely<Database>): Promise<Map<MatchState, number>> {
@@ -48,6 +48,9 @@ export async function oldestPendingCreated(db: Kysely<Database>): Promise<Map<Ma
 }
 
 /** Both, as the metrics' queue gauges read them. */
-export function queueReader(db: Kysely<Database>): { depth: () => Promise<Map<MatchState, number>>; oldestCreated: () => Promise<Map<MatchState, number | undefined>> } {
+export function queueReader(db: Kysely<Database>): {
+  depth: () => Promise<Map<MatchState, number>>;
+  oldestCreated: () => Promise<Map<MatchState, number | undefined>>;
+} {
   return { depth: () => queueDepth(db), oldestCreated: () => oldestPendingCreated(db) };
 }

@@ -8,12 +8,12 @@
  * so that writers and listeners agree whatever the search_path, and deployments (or tests)
  * sharing a database in different schemas do not hear each other.
  */
-import { sql, type Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import pg from 'pg';
+import { Pause } from '../time/pause.js';
 import type { Capabilities } from './connect.js';
 import { postgresTarget } from './postgres-target.js';
 import type { Database } from './tables.js';
-import { Pause } from '../time/pause.js';
 
 const PREFIX = 'notifications_subscriptions_';
 /** Channel names are identifiers: 63 bytes at most. A longer schema name is hashed (md5: 32). */
@@ -92,10 +92,13 @@ export function startSubscriptionListener(options: SubscriptionListenerOptions):
     const probe = setInterval(() => {
       const timeout = setTimeout(() => lose(new Error(`the listening connection did not answer a probe in ${probeMs} ms`)), probeMs);
       timeout.unref();
-      current.query('select 1').then(() => clearTimeout(timeout), (error: unknown) => {
-        clearTimeout(timeout);
-        lose(error);
-      });
+      current.query('select 1').then(
+        () => clearTimeout(timeout),
+        (error: unknown) => {
+          clearTimeout(timeout);
+          lose(error);
+        },
+      );
     }, probeMs);
     probe.unref();
     try {

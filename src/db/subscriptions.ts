@@ -1,7 +1,7 @@
 /**
  * The subscriptions table: the only code that reads or writes it.
  */
-import { sql, type Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Capabilities } from './connect.js';
 import { notifySubscriptionWritten } from './subscription-notifications.js';
 import type { Database, SubscriptionRow } from './tables.js';
@@ -131,7 +131,11 @@ export async function deleteSubscription(
 /** Subscriptions by uuid, deleted and disabled ones included (the caller decides). */
 export async function subscriptionsByUuid(db: Kysely<Database>, uuids: readonly string[]): Promise<Map<string, SubscriptionRow>> {
   if (uuids.length === 0) return new Map();
-  const rows = await db.selectFrom('subscriptions').selectAll().where('uuid', 'in', [...new Set(uuids)]).execute();
+  const rows = await db
+    .selectFrom('subscriptions')
+    .selectAll()
+    .where('uuid', 'in', [...new Set(uuids)])
+    .execute();
   return new Map(rows.map((row) => [row.uuid, row]));
 }
 

@@ -17,9 +17,19 @@ export class DatabaseUnavailable extends Error {
  */
 const POSTGRES_STATES = new Set(['57P01', '57P02', '57P03', '53300', '57014']);
 /** Socket failures on the way to PostgreSQL. */
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
 /** pg's own words for a connection that ended or never came (it gives them no code). */
-const PG_CONNECTION_MESSAGES = /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect|Client was closed)/;
+const PG_CONNECTION_MESSAGES =
+  /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect|Client was closed)/;
 
 /** True for an error that means "the database is not answering now; try again later". */
 export function isDatabaseUnavailable(error: unknown): boolean {

@@ -11,7 +11,7 @@
  * one may have started before the caller's commit wrote its frames); every call arriving
  * meanwhile shares that next one.
  */
-import { open, type FileHandle } from 'node:fs/promises';
+import { type FileHandle, open } from 'node:fs/promises';
 
 export class WalSync {
   private file: FileHandle | undefined;

@@ -41,10 +41,15 @@ export function decideDelivery(row: Pick<MatchesTable, 'attempts'>, tried: Try, 
   const attempt = { at, status, error: tried.error, durationMs: tried.durationMs };
   // The ELM target code is the latest HTTP status: a try without one leaves it be.
   const targetCode = status ?? undefined;
-  const verdict = status === null ? classifyNoAnswer(tried.error ?? 'no answer', tried.permanent) : classifyResponse(status, tried.retryAfterMs, tried.bodyExcerpt);
+  const verdict =
+    status === null
+      ? classifyNoAnswer(tried.error ?? 'no answer', tried.permanent)
+      : classifyResponse(status, tried.retryAfterMs, tried.bodyExcerpt);
   if (verdict.kind === 'delivered') return { change: { state: 'delivered', targetCode, attempts: 'count' }, attempt, outcome: 'delivered' };
-  const delayMs = verdict.kind === 'retry' ? nextDelayMs(row.attempts + 1, schedule.delaysMs, schedule.random, verdict.retryAfterMs) : undefined;
-  if (delayMs !== undefined) return { change: { state: 'deliver', due: at + delayMs * 1000, targetCode, attempts: 'count' }, attempt, outcome: 'retry' };
+  const delayMs =
+    verdict.kind === 'retry' ? nextDelayMs(row.attempts + 1, schedule.delaysMs, schedule.random, verdict.retryAfterMs) : undefined;
+  if (delayMs !== undefined)
+    return { change: { state: 'deliver', due: at + delayMs * 1000, targetCode, attempts: 'count' }, attempt, outcome: 'retry' };
   const reason = verdict.kind === 'retry' ? `gave up after ${row.attempts + 1} attempts: ${verdict.reason}` : verdict.reason;
   return { change: { state: 'failed', targetCode, attempts: 'count' }, attempt, disable: reason.slice(0, ERROR_LIMIT), outcome: 'failed' };
 }

@@ -3,7 +3,7 @@
  * added. Deliveries of one event to subscriptions with the same extensions share one body,
  * made once (a small cache of the latest: the deliveries of an event are sent close together).
  */
-import { withExtensions, type ReceivedEvent } from '../cloudevents/index.js';
+import { type ReceivedEvent, withExtensions } from '../cloudevents/index.js';
 import type { EventRow } from '../db/events.js';
 import type { Extensions } from '../subscriptions/input.js';
 

@@ -12,10 +12,10 @@
  */
 import { Worker } from 'node:worker_threads';
 import type { JsonValue } from '../json.js';
-import type { PolicyAnswer, PolicyClient, PolicyClientOptions } from '../policy/policy-client.js';
 import type { AddressRules } from '../net/address-guard.js';
-import type { TargetClient, TargetClientOptions, TargetRequest, TargetResponse } from './target-client.js';
+import type { PolicyAnswer, PolicyClient, PolicyClientOptions } from '../policy/policy-client.js';
 import { batchPerTurn } from '../turn-batch.js';
+import type { TargetClient, TargetClientOptions, TargetRequest, TargetResponse } from './target-client.js';
 
 export interface OutboundOptions {
   /** The target client's options; its address guard is built in the worker from `rules`. */
@@ -94,7 +94,9 @@ export function startOutboundThread(options: OutboundOptions, onFailure: (error:
   const target: TargetClient = {
     post: async (request) => {
       const result = await exchange({ kind: 'post', target: request });
-      return 'failed' in result ? { status: null, error: result.failed, permanent: false, durationMs: 0, bodyExcerpt: '' } : (result as TargetResponse);
+      return 'failed' in result
+        ? { status: null, error: result.failed, permanent: false, durationMs: 0, bodyExcerpt: '' }
+        : (result as TargetResponse);
     },
     close,
   };

@@ -3,11 +3,11 @@
  * batches of requests from the main thread and answering in batches.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { createPolicyClient } from '../policy/policy-client.js';
 import { addressGuard } from '../net/address-guard.js';
+import { createPolicyClient } from '../policy/policy-client.js';
+import { batchPerTurn } from '../turn-batch.js';
 import type { OutboundAnswer, OutboundOptions, OutboundRequest, ToWorker } from './outbound-thread.js';
 import { createTargetClient } from './target-client.js';
-import { batchPerTurn } from '../turn-batch.js';
 
 const options = workerData as OutboundOptions;
 const port = parentPort!;

@@ -19,8 +19,8 @@ import type { SubscriptionChange } from '../db/subscriptions.js';
 import type { MatchesTable, SubscriptionRow } from '../db/tables.js';
 import { Lanes } from '../routing/lanes.js';
 import { nextBatch } from '../routing/next-batch.js';
+import { LeaseRoom, type Runner, RunnerLoop } from '../routing/runner-loop.js';
 import type { RunnerOptions } from '../routing/runner-options.js';
-import { LeaseRoom, RunnerLoop, type Runner } from '../routing/runner-loop.js';
 import { openAuth } from '../subscriptions/secret-box.js';
 import { decideDelivery } from './decision.js';
 import { EventBodies } from './event-body.js';
@@ -103,7 +103,9 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
   async function claimProbes(now: number): Promise<MatchesTable[]> {
     const rows: MatchesTable[] = [];
     for (const origin of health.probesDue(now, (o) => lanes.has(o))) {
-      const claimed = await queue.claim('deliver', { holder, now, durationUs: options.leaseUs }, 1, { onlySubscriptions: [...(subscriptionsOf.get(origin) ?? [])] });
+      const claimed = await queue.claim('deliver', { holder, now, durationUs: options.leaseUs }, 1, {
+        onlySubscriptions: [...(subscriptionsOf.get(origin) ?? [])],
+      });
       // Nothing of it is due any more: what was known of it goes.
       if (claimed.length === 0) forget(origin);
       rows.push(...claimed);
@@ -119,7 +121,10 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
   async function place(taken: Array<{ row: MatchesTable; event?: EventRow }>): Promise<void> {
     if (taken.length === 0) return;
     const unread = taken.filter((t) => t.event === undefined).map((t) => t.row.event_uuid);
-    const [events, subscriptions] = await Promise.all([queue.events(unread), queue.subscriptions(taken.map((t) => t.row.subscription_uuid))]);
+    const [events, subscriptions] = await Promise.all([
+      queue.events(unread),
+      queue.subscriptions(taken.map((t) => t.row.subscription_uuid)),
+    ]);
     const full: MatchesTable[] = [];
     for (const { row, event = events.get(row.event_uuid) } of taken) {
       const subscription = subscriptions.get(row.subscription_uuid);
@@ -209,7 +214,11 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
     try {
       const settled = await settling;
       if (settled.rows.has(row.uuid)) {
-        options.metrics?.deliverySettled(decision.outcome, response.durationMs / 1000, decision.outcome === 'delivered' ? (at - row.created) / 1e6 : undefined);
+        options.metrics?.deliverySettled(
+          decision.outcome,
+          response.durationMs / 1000,
+          decision.outcome === 'delivered' ? (at - row.created) / 1e6 : undefined,
+        );
       }
       for (const disabled of settled.disabled) {
         subscriptionChanged({ kind: 'upsert', row: disabled });
@@ -276,11 +285,7 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
 
 /** Whether rows read with `before` would be sent as they would with `after`. */
 function sameDelivery(before: SubscriptionRow, after: SubscriptionRow): boolean {
-  return (
-    before.target_url === after.target_url &&
-    before.auth === after.auth &&
-    before.extensions === after.extensions
-  );
+  return before.target_url === after.target_url && before.auth === after.auth && before.extensions === after.extensions;
 }
 
 /** The lane of a target URL; one that does not parse fails when sent, in a lane of its own. */
@@ -293,5 +298,11 @@ function originOf(url: string): string {
 }
 
 function notSent(error: unknown, permanent: boolean): TargetResponse {
-  return { status: null, error: `not sent: ${error instanceof Error ? error.message : String(error)}`, permanent, durationMs: 0, bodyExcerpt: '' };
+  return {
+    status: null,
+    error: `not sent: ${error instanceof Error ? error.message : String(error)}`,
+    permanent,
+    durationMs: 0,
+    bodyExcerpt: '',
+  };
 }

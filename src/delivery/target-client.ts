@@ -1,9 +1,9 @@
 import { isIP } from 'node:net';
-import { Pool, type Dispatcher } from 'undici';
-import { TargetDeniedError, type AddressGuard } from '../net/address-guard.js';
-import { authorizationHeader, type Auth } from './auth.js';
+import { type Dispatcher, Pool } from 'undici';
+import { type AddressGuard, TargetDeniedError } from '../net/address-guard.js';
 import { describeNetworkError, ExchangeTimeoutError, TargetUrlError } from '../net/network-error.js';
 import { parseRetryAfter } from '../routing/retry-schedule.js';
+import { type Auth, authorizationHeader } from './auth.js';
 
 export type { Auth } from './auth.js';
 
@@ -105,7 +105,14 @@ export function createTargetClient(options: TargetClientOptions): TargetClient {
     const { pool, turns } = originFor(url.origin);
     const waitMs = target.endWithinMs === undefined ? Infinity : target.endWithinMs - timeoutMs;
     if (!(await turns.take(waitMs))) {
-      return { status: null, error: `not sent: every connection to ${url.origin} stayed busy`, permanent: false, durationMs: 0, bodyExcerpt: '', busy: true };
+      return {
+        status: null,
+        error: `not sent: every connection to ${url.origin} stayed busy`,
+        permanent: false,
+        durationMs: 0,
+        bodyExcerpt: '',
+        busy: true,
+      };
     }
     try {
       return await exchange(pool, url, target);
@@ -176,12 +183,13 @@ class Turns {
         resolve(true);
       };
       // setTimeout fires at once past 2^31 - 1 ms (Infinity included): longer is forever.
-      const timer = waitMs <= MAX_TIMER_MS
-        ? setTimeout(() => {
-            this.waiting.splice(this.waiting.indexOf(granted), 1);
-            resolve(false);
-          }, waitMs)
-        : undefined;
+      const timer =
+        waitMs <= MAX_TIMER_MS
+          ? setTimeout(() => {
+              this.waiting.splice(this.waiting.indexOf(granted), 1);
+              resolve(false);
+            }, waitMs)
+          : undefined;
       this.waiting.push(granted);
     });
   }

@@ -6,7 +6,7 @@
  * Should a batch fail, its events are written one by one, so one event's failure is its own.
  */
 import type { DatabaseHandle } from '../db/connect.js';
-import { logEvents, type EventToLog, type LoggedEvent } from '../db/events.js';
+import { type EventToLog, type LoggedEvent, logEvents } from '../db/events.js';
 import { batchPerTurn } from '../turn-batch.js';
 
 interface Waiting {
@@ -28,8 +28,13 @@ export class EventLogBatch {
 
   private async flush(batch: Waiting[]): Promise<void> {
     try {
-      const logged = await this.database.write((tx) => logEvents(tx, batch.map((w) => w.entry)));
-      batch.forEach((w, i) => w.resolve(logged[i]!));
+      const logged = await this.database.write((tx) =>
+        logEvents(
+          tx,
+          batch.map((w) => w.entry),
+        ),
+      );
+      for (const [i, w] of batch.entries()) w.resolve(logged[i]!);
     } catch (error) {
       if (batch.length === 1) return batch[0]!.reject(error);
       for (const w of batch) {

@@ -11,13 +11,13 @@
 import type { ReceivedEvent } from '../cloudevents/index.js';
 import type { DatabaseHandle } from '../db/connect.js';
 import { subscriptionsWithUnfinishedMatch } from '../db/event-log.js';
-import { eventsByUuid, insertMatches, pendingMatch, type EventRow, type LoggedEvent, type MatchRow } from '../db/events.js';
+import { type EventRow, eventsByUuid, insertMatches, type LoggedEvent, type MatchRow, pendingMatch } from '../db/events.js';
 import type { JsonValue } from '../json.js';
 import type { LiveMatcher } from '../matching/live-matcher.js';
 import type { Handoff } from '../routing/handoff.js';
 import type { Clock } from '../time/clock.js';
-import type { EventLogBatch } from './event-log-batch.js';
 import { timeOrderedUuid } from '../uuid.js';
+import type { EventLogBatch } from './event-log-batch.js';
 
 export interface ReceiveDependencies {
   eventLog: EventLogBatch;
@@ -70,7 +70,12 @@ export interface RoutedAgain {
 }
 
 /** Routes a logged event again; undefined when there is no such event in the log. */
-export async function routeAgain(database: DatabaseHandle, matcher: LiveMatcher, eventUuid: string, clock: Clock): Promise<RoutedAgain | undefined> {
+export async function routeAgain(
+  database: DatabaseHandle,
+  matcher: LiveMatcher,
+  eventUuid: string,
+  clock: Clock,
+): Promise<RoutedAgain | undefined> {
   return database.write(async (tx) => {
     const event = (await eventsByUuid(tx, [eventUuid])).get(eventUuid);
     if (event === undefined) return undefined;

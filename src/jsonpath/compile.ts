@@ -1,5 +1,5 @@
-import { compileJsonPath2 } from './jsonpath2/index.js';
 import { JsonPathSyntaxError } from './errors.js';
+import { compileJsonPath2 } from './jsonpath2/index.js';
 import { compileRfc9535 } from './rfc9535/index.js';
 import type { Dialect, DialectMode, DialectQuery } from './types.js';
 
@@ -38,11 +38,21 @@ export function compileJsonPath(source: string, mode: DialectMode = 'auto'): Com
   const first = DIALECT_ORDER[mode][0]!;
   if (source.trim() === '') throw new JsonPathSyntaxError(source, 0, 'expected a JSONPath expression but found nothing', first);
   if (source.length > MAX_EXPRESSION_LENGTH) {
-    throw new JsonPathSyntaxError(source, MAX_EXPRESSION_LENGTH, `expected at most ${MAX_EXPRESSION_LENGTH} characters but found ${source.length}`, first);
+    throw new JsonPathSyntaxError(
+      source,
+      MAX_EXPRESSION_LENGTH,
+      `expected at most ${MAX_EXPRESSION_LENGTH} characters but found ${source.length}`,
+      first,
+    );
   }
   const tooDeep = nestingBeyond(source, MAX_EXPRESSION_NESTING);
   if (tooDeep !== undefined) {
-    throw new JsonPathSyntaxError(source, tooDeep, `expected brackets and parentheses nested at most ${MAX_EXPRESSION_NESTING} deep`, first);
+    throw new JsonPathSyntaxError(
+      source,
+      tooDeep,
+      `expected brackets and parentheses nested at most ${MAX_EXPRESSION_NESTING} deep`,
+      first,
+    );
   }
   const expression = rootRelative(source);
   const shift = expression.length - source.length;
@@ -54,7 +64,10 @@ export function compileJsonPath(source: string, mode: DialectMode = 'auto'): Com
       return { ...query, source, expression, dialect };
     } catch (caught) {
       // The stack ran out after all (the limits above make that unlikely): still a 400.
-      const error = caught instanceof RangeError ? new JsonPathSyntaxError(expression, 0, 'expected a simpler expression: too deeply nested to read', dialect) : caught;
+      const error =
+        caught instanceof RangeError
+          ? new JsonPathSyntaxError(expression, 0, 'expected a simpler expression: too deeply nested to read', dialect)
+          : caught;
       if (!(error instanceof JsonPathSyntaxError)) throw error;
       if (!furthest || error.position > furthest.position) furthest = error;
     }

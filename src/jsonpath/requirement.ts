@@ -95,7 +95,9 @@ export function allOf(requirements: readonly Requirement[]): Requirement {
     if (r.kind === 'all') flat.push(...r.of);
     else flat.push(r);
   }
-  const parts = flat.filter((part, i) => part.kind !== 'exists' || !flat.some((other, j) => j !== i && impliesNodeAt(other, part.path, j < i)));
+  const parts = flat.filter(
+    (part, i) => part.kind !== 'exists' || !flat.some((other, j) => j !== i && impliesNodeAt(other, part.path, j < i)),
+  );
   if (parts.length === 0) return ALWAYS;
   return parts.length === 1 ? parts[0]! : { kind: 'all', of: parts };
 }

@@ -3,8 +3,9 @@
  * an event finds every key it contains: the walk only follows members the trie knows, so its
  * cost is bounded by the event's size, not by the number of subscriptions.
  */
-import type { PathStep, Scalar } from '../jsonpath/index.js';
+
 import type { JsonValue } from '../json.js';
+import type { PathStep, Scalar } from '../jsonpath/index.js';
 import type { IndexKey, KeyTest } from './index-keys.js';
 import { NumberBounds } from './number-bounds.js';
 import { StringSuffixes } from './string-suffixes.js';

@@ -4,8 +4,8 @@
  * subscriptions are left out (re-enabling one puts it back).
  */
 import type { MatchableRow } from '../db/subscriptions.js';
-import { compileJsonPath, type Dialect } from '../jsonpath/index.js';
 import type { JsonValue } from '../json.js';
+import { compileJsonPath, type Dialect } from '../jsonpath/index.js';
 import { SubscriptionIndex } from './subscription-index.js';
 
 export interface MatchedSubscription {

@@ -10,9 +10,10 @@
  * The result is exactly what evaluating every subscription would give; the index only skips
  * expressions whose necessary condition the event does not meet.
  */
-import type { CompiledJsonPath, Dialect } from '../jsonpath/index.js';
+
 import type { JsonValue } from '../json.js';
-import { cheapest, clausesOf, keysOf, type Clause, type IndexKey } from './index-keys.js';
+import type { CompiledJsonPath, Dialect } from '../jsonpath/index.js';
+import { type Clause, cheapest, clausesOf, type IndexKey, keysOf } from './index-keys.js';
 import { KeyTrie } from './key-trie.js';
 
 /**
@@ -108,7 +109,6 @@ export class SubscriptionIndex<Id> {
     return true;
   }
 
-
   /** The subscriptions whose expression selects at least one node of `event`. */
   match(event: JsonValue): Id[] {
     const lookup = ++this.lookups;
@@ -161,7 +161,15 @@ export class SubscriptionIndex<Id> {
       this.mentions.set(key.id, mentions);
       if (mentions >= POPULAR_KEY && (mentions & (mentions - 1)) === 0) popular.push(key);
     }
-    const entry: Entry<Id> = { identity, matches: compiled.matches, exact: compiled.exact, subscribers: new Set(), clauses, placement: undefined, seenIn: 0 };
+    const entry: Entry<Id> = {
+      identity,
+      matches: compiled.matches,
+      exact: compiled.exact,
+      subscribers: new Set(),
+      clauses,
+      placement: undefined,
+      seenIn: 0,
+    };
     this.place(entry);
     for (const key of popular) this.reconsider(key);
     return entry;
@@ -203,8 +211,7 @@ export class SubscriptionIndex<Id> {
     }
   }
 
-  private readonly keyCost = (key: IndexKey): number =>
-    (this.mentions.get(key.id) ?? 0) + KEY_PENALTY[key.test.kind];
+  private readonly keyCost = (key: IndexKey): number => (this.mentions.get(key.id) ?? 0) + KEY_PENALTY[key.test.kind];
 }
 
 const identityOf = (dialect: Dialect, source: string) => `${dialect}\u0000${source}`;

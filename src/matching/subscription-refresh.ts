@@ -10,7 +10,7 @@
  * before it started, so a row applied is never overwritten by an older read of it.
  */
 import type { DatabaseHandle } from '../db/connect.js';
-import { liveSubscriptionPages, subscriptionsByUuid, subscriptionsUpdatedSince, type SubscriptionChange } from '../db/subscriptions.js';
+import { liveSubscriptionPages, type SubscriptionChange, subscriptionsByUuid, subscriptionsUpdatedSince } from '../db/subscriptions.js';
 import type { Clock } from '../time/clock.js';
 import type { LiveMatcher } from './live-matcher.js';
 

@@ -3,9 +3,9 @@
  * gauges, and prom-client's process metrics. One registry per instance (never prom-client's
  * global one), so several apps can live in one process, as they do in the tests.
  */
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { DeliveryOutcome, Metrics, PolicyOutcome } from './metrics.js';
-import { registerQueueGauges, type QueueGaugeOptions } from './queue-gauges.js';
+import { type QueueGaugeOptions, registerQueueGauges } from './queue-gauges.js';
 
 export interface ServiceMetrics extends Metrics {
   readonly registry: Registry;
@@ -65,7 +65,7 @@ export function createMetrics(options: MetricsOptions = {}): ServiceMetrics {
   });
   const purgedEvents = new Counter({
     name: 'notifications_events_purged_total',
-    help: 'Events deleted by this instance\'s retention purge (NOTIFICATIONS_RETENTION): received longer ago than the retention, every match finished.',
+    help: "Events deleted by this instance's retention purge (NOTIFICATIONS_RETENTION): received longer ago than the retention, every match finished.",
     registers,
   });
   const purgedMatches = new Counter({

@@ -78,7 +78,8 @@ export function addressGuard(rules: AddressRules, resolveAll: ResolveAll = dnsLo
     // 64:ff9b::/96 lets every IPv4 host that is not denied be reached through NAT64.
     if (denied.check(ipv4, 'ipv4')) return `address ${ipv4} is denied by NOTIFICATIONS_TARGET_DENY`;
     if (denied.check(unscoped, 'ipv6')) return `address ${unscoped} is denied by NOTIFICATIONS_TARGET_DENY`;
-    if (mustBeAllowed && !allowed.check(ipv4, 'ipv4') && !allowed.check(unscoped, 'ipv6')) return `address ${ipv4} is not in NOTIFICATIONS_TARGET_ALLOW`;
+    if (mustBeAllowed && !allowed.check(ipv4, 'ipv4') && !allowed.check(unscoped, 'ipv6'))
+      return `address ${ipv4} is not in NOTIFICATIONS_TARGET_ALLOW`;
     return null;
   }
 
@@ -93,7 +94,8 @@ export function addressGuard(rules: AddressRules, resolveAll: ResolveAll = dnsLo
     return { permitted, refusals };
   }
 
-  const everyAddressRefused = (hostname: string, refusals: readonly string[]) => `every address of ${hostname} is refused: ${refusals.join('; ')}`;
+  const everyAddressRefused = (hostname: string, refusals: readonly string[]) =>
+    `every address of ${hostname} is refused: ${refusals.join('; ')}`;
 
   const lookup: LookupFunction = (hostname, options, callback) => {
     resolveAll(hostname, { ...options, all: true }, (error, addresses) => {
@@ -101,7 +103,8 @@ export function addressGuard(rules: AddressRules, resolveAll: ResolveAll = dnsLo
       const { permitted, refusals } = judged(addresses);
       const first = permitted[0];
       if (first === undefined) {
-        if (refusals.length === 0) return callback(Object.assign(new Error(`no address for ${hostname}`), { code: 'ENOTFOUND', hostname }), '');
+        if (refusals.length === 0)
+          return callback(Object.assign(new Error(`no address for ${hostname}`), { code: 'ENOTFOUND', hostname }), '');
         return callback(new TargetDeniedError(everyAddressRefused(hostname, refusals)), '');
       }
       if (options.all) return callback(null, permitted);

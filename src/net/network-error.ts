@@ -31,7 +31,6 @@ const SIMPLE_MESSAGES: Readonly<Record<string, string>> = {
 
 const PERMANENT_CODES = new Set(['ETARGETDENIED', 'ETARGETURL']);
 
-
 /** A target URL the client cannot send to (not http or https, not a URL). */
 export class TargetUrlError extends Error {
   readonly code = 'ETARGETURL';

@@ -22,7 +22,12 @@ export interface PolicyDecision {
 }
 
 /** `rows`: the group's rows (asked about together, so tried together); `at`: when the answer came (µs). */
-export function decidePolicy(rows: ReadonlyArray<Pick<MatchesTable, 'attempts'>>, answer: PolicyAnswer, asked: { at: number; durationMs: number }, schedule: RetrySchedule): PolicyDecision {
+export function decidePolicy(
+  rows: ReadonlyArray<Pick<MatchesTable, 'attempts'>>,
+  answer: PolicyAnswer,
+  asked: { at: number; durationMs: number },
+  schedule: RetrySchedule,
+): PolicyDecision {
   if (answer.kind === 'allow') {
     // Due already (its policy call was): it keeps its place. `attempts` counted policy tries so
     // far; from here on it counts delivery tries.

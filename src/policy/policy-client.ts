@@ -1,7 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import { Pool } from 'undici';
-import { describeNetworkError, ExchangeTimeoutError } from '../net/network-error.js';
 import type { JsonValue } from '../json.js';
+import { describeNetworkError, ExchangeTimeoutError } from '../net/network-error.js';
 
 /**
  * The policy service's word on one (event, user). `deny` is a result, not an

@@ -14,8 +14,8 @@ import type { JsonValue } from '../json.js';
 import type { HandedMatch, Handoff } from '../routing/handoff.js';
 import { Lanes } from '../routing/lanes.js';
 import { nextBatch } from '../routing/next-batch.js';
+import { LeaseRoom, type Runner, RunnerLoop } from '../routing/runner-loop.js';
 import type { RunnerOptions } from '../routing/runner-options.js';
-import { LeaseRoom, RunnerLoop, type Runner } from '../routing/runner-loop.js';
 import { decidePolicy } from './decision.js';
 import type { PolicyAnswer } from './policy-client.js';
 
@@ -116,13 +116,19 @@ export function policyRunner(options: PolicyRunnerOptions): PolicyRunner {
     const at = clock();
     lanes.finished(owner);
     if (!lanes.isFull(owner)) options.pacer?.roomAgain(owner);
-    const decision = decidePolicy(rows.map((w) => w.row), answer, { at, durationMs: performance.now() - started }, options.schedule);
+    const decision = decidePolicy(
+      rows.map((w) => w.row),
+      answer,
+      { at, durationMs: performance.now() - started },
+      options.schedule,
+    );
     // Handed on still leased when the delivery runner has room; otherwise released to its claims.
     const handOn = decision.allowed && (options.next?.reserve(rows.length) ?? false);
     const change: MatchChange = handOn ? { ...decision.change, leaseFor: options.leaseUs } : decision.change;
     const settling = settler.settle({
       changes: rows.map((w) => ({ uuid: w.row.uuid, change })),
-      attempts: decision.attempt === undefined ? [] : rows.map((w) => ({ matchUuid: w.row.uuid, stage: 'policy' as const, ...decision.attempt! })),
+      attempts:
+        decision.attempt === undefined ? [] : rows.map((w) => ({ matchUuid: w.row.uuid, stage: 'policy' as const, ...decision.attempt! })),
       disable: [],
     });
     dispatch(owner);
@@ -143,7 +149,12 @@ export function policyRunner(options: PolicyRunnerOptions): PolicyRunner {
       const stillOurs = rows.filter((w) => settled.rows.has(w.row.uuid));
       options.next?.release(rows.length - stillOurs.length);
       const leasedUntil = settled.at + options.leaseUs;
-      options.next?.put(stillOurs.map((w) => ({ ...w, row: { ...w.row, state: 'deliver', policy_code: answer.status, attempts: 0, locked_until: leasedUntil, locked_by: holder } })));
+      options.next?.put(
+        stillOurs.map((w) => ({
+          ...w,
+          row: { ...w.row, state: 'deliver', policy_code: answer.status, attempts: 0, locked_until: leasedUntil, locked_by: holder },
+        })),
+      );
     }
     options.onAllowed();
   }

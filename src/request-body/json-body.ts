@@ -3,7 +3,7 @@
  * rather than a U+FFFD silently stored and delivered.
  */
 import { serviceError } from '../errors.js';
-import { MAX_DOCUMENT_DEPTH, nestedDeeperThan, type JsonValue } from '../json.js';
+import { type JsonValue, MAX_DOCUMENT_DEPTH, nestedDeeperThan } from '../json.js';
 
 // JSON may drop a leading byte order mark (RFC 8259 8.1); text data keeps every character.
 const withoutBom = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
@@ -28,7 +28,10 @@ export function parseJsonBody(body: Buffer, maxDepth = MAX_DOCUMENT_DEPTH): Json
   } catch (error) {
     if (!(error instanceof SyntaxError)) throw error;
     const position = /position (\d+)/.exec(error.message)?.[1];
-    throw serviceError('BODY_NOT_JSON', text.trim() === '' ? 'not valid JSON (empty)' : `not valid JSON${position === undefined ? '' : ` (at character ${position})`}`);
+    throw serviceError(
+      'BODY_NOT_JSON',
+      text.trim() === '' ? 'not valid JSON (empty)' : `not valid JSON${position === undefined ? '' : ` (at character ${position})`}`,
+    );
   }
   if (nestedDeeperThan(value, maxDepth)) throw serviceError('BODY_TOO_DEEP', 'body', maxDepth);
   return value;

@@ -68,13 +68,17 @@ const UTF8_NAMES = new Set(['utf-8', 'utf8']);
 
 /** True when the body is declared UTF-8, or nothing is declared (JSON is UTF-8 by RFC 8259). */
 export function declaresUtf8OrNothing(type: MediaType): boolean {
-  const charset = type.parameters['charset'];
+  const charset = type.parameters.charset;
   return charset === undefined || UTF8_NAMES.has(charset.toLowerCase());
 }
 
 /** RFC 8259 8.1: JSON exchanged between systems is UTF-8; another charset is a representation we do not read. */
 export function requireUtf8Json(type: MediaType): void {
   if (!declaresUtf8OrNothing(type)) {
-    throw serviceError('MEDIA_TYPE_UNSUPPORTED', 'content-type', `charset "${type.parameters['charset']}" is not supported for JSON: send UTF-8 (charset=utf-8)`);
+    throw serviceError(
+      'MEDIA_TYPE_UNSUPPORTED',
+      'content-type',
+      `charset "${type.parameters.charset}" is not supported for JSON: send UTF-8 (charset=utf-8)`,
+    );
   }
 }

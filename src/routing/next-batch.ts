@@ -27,11 +27,17 @@ export interface Claimed {
 }
 
 /** Takes at most `limit` rows in all. */
-export async function nextBatch(sources: WorkSources, now: number, limit: number, claim: (limit: number) => Promise<Claimed>): Promise<Batch> {
+export async function nextBatch(
+  sources: WorkSources,
+  now: number,
+  limit: number,
+  claim: (limit: number) => Promise<Claimed>,
+): Promise<Batch> {
   const { inbox, pacer } = sources;
   const handed = inbox?.take(limit, now) ?? [];
   const room = limit - handed.length;
-  const mayClaim = room > 0 && (handed.length > 0 ? (pacer?.mayClaimBesides() ?? false) : inbox?.overflowing === true || (pacer?.mayClaim() ?? true));
+  const mayClaim =
+    room > 0 && (handed.length > 0 ? (pacer?.mayClaimBesides() ?? false) : inbox?.overflowing === true || (pacer?.mayClaim() ?? true));
   if (!mayClaim) return { handed, claimed: [] };
   let result: Claimed;
   try {

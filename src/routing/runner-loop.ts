@@ -61,7 +61,12 @@ export class RunnerLoop {
   }
 
   start(): void {
-    this.loop ??= startWorkerLoop({ step: this.intake, idleMs: this.options.pollMs, maxErrorPauseMs: this.options.maxErrorPauseMs, onError: this.options.onError });
+    this.loop ??= startWorkerLoop({
+      step: this.intake,
+      idleMs: this.options.pollMs,
+      maxErrorPauseMs: this.options.maxErrorPauseMs,
+      onError: this.options.onError,
+    });
   }
 
   wake(): void {

@@ -9,7 +9,7 @@
  * and "what happened to my last deliveries?" is asked after a delete too.
  */
 import type { DatabaseHandle } from '../db/connect.js';
-import { attemptsOfMatches, findOwnedSubscriptionUuid, recentMatches, type DeliveryAttempt, type DeliveryMatch } from '../db/deliveries.js';
+import { attemptsOfMatches, type DeliveryAttempt, type DeliveryMatch, findOwnedSubscriptionUuid, recentMatches } from '../db/deliveries.js';
 import { subscriptionNotFound } from '../errors.js';
 import { formatTimestamp } from '../time/clock.js';
 import { canonicalUuid } from '../uuid.js';
@@ -38,7 +38,10 @@ export function deliveryHistory(database: DatabaseHandle): DeliveryHistory {
       const subscription = key === undefined ? undefined : await findOwnedSubscriptionUuid(db, owner, key);
       if (subscription === undefined) throw subscriptionNotFound(uuid);
       const matches = await recentMatches(db, subscription, page);
-      const attempts = await attemptsOfMatches(db, matches.map((m) => m.uuid));
+      const attempts = await attemptsOfMatches(
+        db,
+        matches.map((m) => m.uuid),
+      );
       return toDeliveryRecords(matches, attempts);
     },
   };

@@ -6,8 +6,8 @@
  */
 import { characterCount } from '../characters.js';
 import { serviceError } from '../errors.js';
-import { compileJsonPath, JsonPathSyntaxError, type CompiledJsonPath, type DialectMode } from '../jsonpath/index.js';
-import { MAX_DOCUMENT_DEPTH, nestedDeeperThan, type JsonValue } from '../json.js';
+import { type JsonValue, MAX_DOCUMENT_DEPTH, nestedDeeperThan } from '../json.js';
+import { type CompiledJsonPath, compileJsonPath, type DialectMode, JsonPathSyntaxError } from '../jsonpath/index.js';
 
 export type Auth =
   | Record<string, never>
@@ -66,12 +66,12 @@ export function validateUpdate(body: Body, mode: DialectMode): SubscriptionChang
     }
   }
   const input: SubscriptionChangeInput = {};
-  if (body['name'] !== undefined) input.name = validateName(body['name']);
-  if (body['jsonpath'] !== undefined) input.compiled = compileExpression(body['jsonpath'], 'body.jsonpath', mode);
-  if (body['target_url'] !== undefined) input.target_url = validateTargetUrl(body['target_url']);
-  if (body['auth'] !== undefined) input.auth = validateAuth(body['auth']);
-  if (body['extensions'] !== undefined) input.extensions = validateExtensions(body['extensions']);
-  if ('disabled' in body) input.disable = body['disabled'] !== null;
+  if (body.name !== undefined) input.name = validateName(body.name);
+  if (body.jsonpath !== undefined) input.compiled = compileExpression(body.jsonpath, 'body.jsonpath', mode);
+  if (body.target_url !== undefined) input.target_url = validateTargetUrl(body.target_url);
+  if (body.auth !== undefined) input.auth = validateAuth(body.auth);
+  if (body.extensions !== undefined) input.extensions = validateExtensions(body.extensions);
+  if ('disabled' in body) input.disable = body.disabled !== null;
   return input;
 }
 
@@ -79,14 +79,16 @@ function validateName(value: unknown): string {
   const name = requireAtMost(requireString(value, 'body.name'), NAME_MAX_CHARACTERS, 'body.name');
   if (name.trim() === '') throw serviceError('FIELD_INVALID', 'body.name', 'must not be empty');
   // PostgreSQL cannot store NUL, and would store an unpaired surrogate as U+FFFD.
-  if (DISALLOWED_IN_STRING.test(name)) throw serviceError('FIELD_INVALID', 'body.name', 'must not contain control characters, unpaired surrogates or noncharacters');
+  if (DISALLOWED_IN_STRING.test(name))
+    throw serviceError('FIELD_INVALID', 'body.name', 'must not contain control characters, unpaired surrogates or noncharacters');
   return name;
 }
 
 /** Compiles `value` in the first dialect of `mode` that accepts it; 400 with the error's position. */
 function compileExpression(value: unknown, field: string, mode: DialectMode): CompiledJsonPath {
   const source = requireString(value, field);
-  if (UNPAIRED_SURROGATE.test(source)) throw serviceError('FIELD_INVALID', field, 'must not contain unpaired surrogates (write them as \\u escapes)');
+  if (UNPAIRED_SURROGATE.test(source))
+    throw serviceError('FIELD_INVALID', field, 'must not contain unpaired surrogates (write them as \\u escapes)');
   try {
     return compileJsonPath(source, mode);
   } catch (error) {
@@ -102,6 +104,7 @@ function compileExpression(value: unknown, field: string, mode: DialectMode): Co
  */
 function validateTargetUrl(value: unknown): string {
   const text = requireAtMost(requireString(value, 'body.target_url'), TARGET_URL_MAX_CHARACTERS, 'body.target_url');
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
   if (/[\s\x00-\x1f\x7f]/.test(text)) throw serviceError('TARGET_URL_INVALID', 'must not contain spaces or control characters');
   let url: URL;
   try {
@@ -113,7 +116,8 @@ function validateTargetUrl(value: unknown): string {
     throw serviceError('TARGET_URL_INVALID', `must be an http or https URL, not ${url.protocol.slice(0, -1)}`);
   }
   // `http:host` parses as http://host/: stored as written, it would not say where deliveries go.
-  if (!/^https?:\/\/[^/]/i.test(text)) throw serviceError('TARGET_URL_INVALID', 'must be an absolute http or https URL, e.g. https://example.org/events');
+  if (!/^https?:\/\/[^/]/i.test(text))
+    throw serviceError('TARGET_URL_INVALID', 'must be an absolute http or https URL, e.g. https://example.org/events');
   if (url.username !== '' || url.password !== '') {
     throw serviceError('TARGET_URL_INVALID', 'must not contain credentials; put them in auth');
   }
@@ -124,13 +128,14 @@ function validateTargetUrl(value: unknown): string {
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 // Visible ASCII with inner spaces: all a header value can carry through every HTTP stack.
 const HEADER_VALUE = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it finds
 const CONTROL = /[\x00-\x1f\x7f]/;
 
 function validateAuth(value: unknown): Auth {
   const auth = requireObject(value, 'body.auth');
   const members = Object.keys(auth);
   if (members.length === 0) return {};
-  const type = auth['type'];
+  const type = auth.type;
   if (type === undefined) throw serviceError('FIELD_REQUIRED', 'body.auth.type', '("basic" or "header"), or send {} for no credentials');
   if (type !== 'basic' && type !== 'header') throw serviceError('FIELD_INVALID', 'body.auth.type', 'must be "basic" or "header"');
   for (const member of members) {
@@ -142,20 +147,29 @@ function validateAuth(value: unknown): Auth {
   }
   if (auth[type] === undefined) throw serviceError('FIELD_REQUIRED', `body.auth.${type}`, `when type is "${type}"`);
   if (type === 'basic') {
-    const basic = requireMembers(auth['basic'], 'body.auth.basic', ['username', 'password']);
+    const basic = requireMembers(auth.basic, 'body.auth.basic', ['username', 'password']);
     // RFC 7617: the user-id cannot hold a colon, and neither part a control character.
-    if (basic['username'].includes(':')) throw serviceError('FIELD_INVALID', 'body.auth.basic.username', 'must not contain ":"');
+    if (basic.username.includes(':')) throw serviceError('FIELD_INVALID', 'body.auth.basic.username', 'must not contain ":"');
     for (const part of ['username', 'password'] as const) {
       if (CONTROL.test(basic[part])) throw serviceError('FIELD_INVALID', `body.auth.basic.${part}`, 'must not contain control characters');
     }
-    return { type, basic: { username: basic['username'], password: basic['password'] } };
+    return { type, basic: { username: basic.username, password: basic.password } };
   }
-  const header = requireMembers(auth['header'], 'body.auth.header', ['type', 'credentials']);
-  if (!TOKEN.test(header['type'])) throw serviceError('FIELD_INVALID', 'body.auth.header.type', 'must be an authentication scheme such as Bearer (letters, digits, no spaces)');
-  if (!HEADER_VALUE.test(header['credentials'])) {
-    throw serviceError('FIELD_INVALID', 'body.auth.header.credentials', 'must be non-empty visible ASCII, without leading or trailing spaces');
+  const header = requireMembers(auth.header, 'body.auth.header', ['type', 'credentials']);
+  if (!TOKEN.test(header.type))
+    throw serviceError(
+      'FIELD_INVALID',
+      'body.auth.header.type',
+      'must be an authentication scheme such as Bearer (letters, digits, no spaces)',
+    );
+  if (!HEADER_VALUE.test(header.credentials)) {
+    throw serviceError(
+      'FIELD_INVALID',
+      'body.auth.header.credentials',
+      'must be non-empty visible ASCII, without leading or trailing spaces',
+    );
   }
-  return { type, header: { type: header['type'], credentials: header['credentials'] } };
+  return { type, header: { type: header.type, credentials: header.credentials } };
 }
 
 /** The members of `body.auth.basic` or `body.auth.header`: each a string of at most AUTH_STRING_MAX_CHARACTERS. */
@@ -174,9 +188,24 @@ function requireMembers<K extends string>(value: unknown, field: string, names: 
 // CloudEvents 1.0 context attributes, plus those of 0.3 and (lower-cased) the legacy 0.1
 // shape the facility still emits: an extension must never overwrite or shadow one of them.
 const CONTEXT_ATTRIBUTES = new Set([
-  'id', 'source', 'specversion', 'type', 'datacontenttype', 'dataschema', 'subject', 'time', 'data',
-  'schemaurl', 'datacontentencoding',
-  'cloudeventsversion', 'eventid', 'eventtype', 'eventtypeversion', 'eventtime', 'contenttype', 'extensions',
+  'id',
+  'source',
+  'specversion',
+  'type',
+  'datacontenttype',
+  'dataschema',
+  'subject',
+  'time',
+  'data',
+  'schemaurl',
+  'datacontentencoding',
+  'cloudeventsversion',
+  'eventid',
+  'eventtype',
+  'eventtypeversion',
+  'eventtime',
+  'contenttype',
+  'extensions',
 ]);
 const EXTENSION_NAME = /^[a-z0-9]{1,20}$/;
 const INT32_MIN = -(2 ** 31);
@@ -188,20 +217,28 @@ const UNPAIRED_SURROGATE = /\p{Cs}/u;
 function validateExtensions(value: unknown): Extensions {
   const object = requireObject(value, 'body.extensions');
   const entries = Object.keys(object).length;
-  if (entries > EXTENSIONS_MAX_ENTRIES) throw serviceError('FIELD_INVALID', 'body.extensions', `at most ${EXTENSIONS_MAX_ENTRIES} entries (found ${entries})`);
+  if (entries > EXTENSIONS_MAX_ENTRIES)
+    throw serviceError('FIELD_INVALID', 'body.extensions', `at most ${EXTENSIONS_MAX_ENTRIES} entries (found ${entries})`);
   const extensions: Extensions = {};
   for (const [name, attribute] of Object.entries(object)) {
     const field = `body.extensions.${name}`;
-    if (!EXTENSION_NAME.test(name)) throw serviceError('FIELD_INVALID', field, 'extension names are 1 to 20 lowercase letters or digits (CloudEvents)');
-    if (CONTEXT_ATTRIBUTES.has(name)) throw serviceError('FIELD_INVALID', field, 'is a CloudEvents context attribute, not an extension; choose another name');
+    if (!EXTENSION_NAME.test(name))
+      throw serviceError('FIELD_INVALID', field, 'extension names are 1 to 20 lowercase letters or digits (CloudEvents)');
+    if (CONTEXT_ATTRIBUTES.has(name))
+      throw serviceError('FIELD_INVALID', field, 'is a CloudEvents context attribute, not an extension; choose another name');
     if (typeof attribute === 'number') {
       // CloudEvents has no fractional or 64-bit numbers: its Integer is 32-bit signed.
       if (!Number.isInteger(attribute) || attribute < INT32_MIN || attribute > INT32_MAX) {
-        throw serviceError('FIELD_INVALID', field, `numbers must be integers from ${INT32_MIN} to ${INT32_MAX} (CloudEvents Integer); send others as strings`);
+        throw serviceError(
+          'FIELD_INVALID',
+          field,
+          `numbers must be integers from ${INT32_MIN} to ${INT32_MAX} (CloudEvents Integer); send others as strings`,
+        );
       }
     } else if (typeof attribute === 'string') {
       requireAtMost(attribute, EXTENSION_VALUE_MAX_CHARACTERS, field);
-      if (DISALLOWED_IN_STRING.test(attribute)) throw serviceError('FIELD_INVALID', field, 'must not contain control characters, unpaired surrogates or noncharacters');
+      if (DISALLOWED_IN_STRING.test(attribute))
+        throw serviceError('FIELD_INVALID', field, 'must not contain control characters, unpaired surrogates or noncharacters');
     } else if (typeof attribute !== 'boolean') {
       throw serviceError('FIELD_TYPE', field, 'a string, an integer or a boolean');
     }
@@ -220,10 +257,10 @@ export function validateTryIt(body: Body, mode: DialectMode): TryItInput {
   for (const field of Object.keys(body)) {
     if (field !== 'jsonpath' && field !== 'event') throw serviceError('FIELD_UNKNOWN', 'body', field);
   }
-  if (body['jsonpath'] === undefined) throw serviceError('FIELD_REQUIRED', 'body.jsonpath');
-  if (body['event'] === undefined) throw serviceError('FIELD_REQUIRED', 'body.event');
-  const event = evaluableDocument(requireObject(body['event'], 'body.event') as JsonValue, 'body.event');
-  return { compiled: compileExpression(body['jsonpath'], 'body.jsonpath', mode), event };
+  if (body.jsonpath === undefined) throw serviceError('FIELD_REQUIRED', 'body.jsonpath');
+  if (body.event === undefined) throw serviceError('FIELD_REQUIRED', 'body.event');
+  const event = evaluableDocument(requireObject(body.event, 'body.event') as JsonValue, 'body.event');
+  return { compiled: compileExpression(body.jsonpath, 'body.jsonpath', mode), event };
 }
 
 /** A document expressions can be tried on: not nested deeper than events may be. */
@@ -246,8 +283,8 @@ export function parsePage(
   limits: { default: number; max: number } = { default: PAGE_LIMIT_DEFAULT, max: PAGE_LIMIT_MAX },
 ): Page {
   return {
-    limit: integerParameter(query['limit'], 'limit', limits.default, 1, limits.max),
-    offset: integerParameter(query['offset'], 'offset', 0, 0, Number.MAX_SAFE_INTEGER),
+    limit: integerParameter(query.limit, 'limit', limits.default, 1, limits.max),
+    offset: integerParameter(query.offset, 'offset', 0, 0, Number.MAX_SAFE_INTEGER),
   };
 }
 
@@ -255,7 +292,8 @@ function integerParameter(value: unknown, name: string, fallback: number, min: n
   if (value === undefined) return fallback;
   const range = max === Number.MAX_SAFE_INTEGER ? `an integer of at least ${min}` : `an integer from ${min} to ${max}`;
   const number = typeof value === 'number' ? value : typeof value === 'string' && /^\d{1,16}$/.test(value) ? Number(value) : NaN;
-  if (!Number.isSafeInteger(number) || number < min || number > max) throw serviceError('QUERY_PARAMETER_INVALID', `querystring.${name}`, `must be ${range}`);
+  if (!Number.isSafeInteger(number) || number < min || number > max)
+    throw serviceError('QUERY_PARAMETER_INVALID', `querystring.${name}`, `must be ${range}`);
   return number;
 }
 

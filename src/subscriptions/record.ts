@@ -27,8 +27,19 @@ export interface SubscriptionRecord {
 }
 
 export const RECORD_FIELDS: ReadonlyArray<keyof SubscriptionRecord> = [
-  'user', 'uuid', 'name', 'jsonpath', 'target_url', 'auth', 'extensions',
-  'created', 'updated', 'deleted', 'disabled', 'version', 'error',
+  'user',
+  'uuid',
+  'name',
+  'jsonpath',
+  'target_url',
+  'auth',
+  'extensions',
+  'created',
+  'updated',
+  'deleted',
+  'disabled',
+  'version',
+  'error',
 ];
 
 export function toRecord(row: SubscriptionRow, secretKey: Buffer | null): SubscriptionRecord {

@@ -5,8 +5,8 @@
  * can be added to a running deployment; rows are sealed as their auth is next written.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import type { Auth } from './input.js';
 import { serviceError } from '../errors.js';
+import type { Auth } from './input.js';
 
 const PREFIX = 'v1:';
 const ALGORITHM = 'aes-256-gcm';

@@ -4,33 +4,33 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { DatabaseHandle } from '../db/connect.js';
+import { cancelPendingMatches } from '../db/matches.js';
 import {
   deleteSubscription,
   findLiveSubscription,
   insertSubscription,
   listLiveSubscriptions,
-  updateSubscription,
   type SubscriptionChange,
   type SubscriptionChanges,
+  updateSubscription,
 } from '../db/subscriptions.js';
 import type { SubscriptionRow } from '../db/tables.js';
-import { cancelPendingMatches } from '../db/matches.js';
-import type { AddressGuard } from '../net/address-guard.js';
 import { serviceError, subscriptionNotFound } from '../errors.js';
-import { canonicalUuid } from '../uuid.js';
-import { compileJsonPath, type Dialect, type DialectMode, type Selection } from '../jsonpath/index.js';
 import type { JsonValue } from '../json.js';
+import { compileJsonPath, type Dialect, type DialectMode, type Selection } from '../jsonpath/index.js';
+import type { AddressGuard } from '../net/address-guard.js';
 import type { Clock } from '../time/clock.js';
+import { canonicalUuid } from '../uuid.js';
 import {
+  type Body,
   evaluableDocument,
+  type Page,
+  type SubscriptionChangeInput,
   validateCreate,
   validateTryIt,
   validateUpdate,
-  type Body,
-  type Page,
-  type SubscriptionChangeInput,
 } from './input.js';
-import { RECORD_VERSION, toRecord, type SubscriptionRecord } from './record.js';
+import { RECORD_VERSION, type SubscriptionRecord, toRecord } from './record.js';
 import { sealSecret } from './secret-box.js';
 
 export type { SubscriptionChange };
@@ -138,7 +138,8 @@ export function subscriptionService(deps: SubscriptionServiceDependencies): Subs
       const key = canonicalUuid(uuid);
       // Checked when it changes, outside the write's transaction (a lookup can take seconds); a
       // record PUT back with the target it has is not refused for a rule made since.
-      if (input.target_url !== undefined && input.target_url !== (await findOwned(owner, uuid)).target_url) await checkTarget(input.target_url);
+      if (input.target_url !== undefined && input.target_url !== (await findOwned(owner, uuid)).target_url)
+        await checkTarget(input.target_url);
       const now = deps.clock();
       // An empty change set still moves `updated`: the client asked for an update.
       const changes = changesFrom(input, now, deps.secretKey);
@@ -213,4 +214,3 @@ function storedDialect(row: SubscriptionRow): Dialect {
   // A 500 whose detail goes to the log, not to the client.
   throw new Error(`subscription ${row.uuid} has an unknown stored dialect "${row.dialect}"`);
 }
-

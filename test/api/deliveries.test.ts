@@ -5,12 +5,12 @@ import type { FastifyInstance } from 'fastify';
 import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs } from 'kysely';
 import { buildApp } from '../../src/api/app.js';
 import { deliveriesRoutes } from '../../src/api/deliveries-routes.js';
-import type { DeliveryRecord } from '../../src/subscriptions/delivery-history.js';
 import type { DatabaseHandle } from '../../src/db/connect.js';
 import { logEvent } from '../../src/db/events.js';
-import { recordAttempts, type AttemptRecord } from '../../src/db/matches.js';
+import { type AttemptRecord, recordAttempts } from '../../src/db/matches.js';
 import { deleteSubscription, insertSubscription } from '../../src/db/subscriptions.js';
 import type { MatchState } from '../../src/db/tables.js';
+import type { DeliveryRecord } from '../../src/subscriptions/delivery-history.js';
 import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
 
 /** 2023-11-14T22:13:20 UTC, in microseconds. */
@@ -87,7 +87,15 @@ for (const backend of testBackends()) {
       const uuid = randomUUID();
       await logEvent(
         test.handle.db,
-        { uuid: event, source: '/seeded', event_id: `id-${event}`, type: 'org.example.seeded', spec_version: '1.0', body: '{}', received: created },
+        {
+          uuid: event,
+          source: '/seeded',
+          event_id: `id-${event}`,
+          type: 'org.example.seeded',
+          spec_version: '1.0',
+          body: '{}',
+          received: created,
+        },
         [
           {
             uuid,
@@ -132,7 +140,12 @@ for (const backend of testBackends()) {
       const sub = await subscription('alice');
       const seeded = await match(sub, 'alice', T0 + 123_456, { state: 'delivered', policy: 200, target: 200 });
       await recordAttempts(test.handle.db, test.handle.capabilities, [
-        attempt(seeded.match, T0 + 2 * SECOND, { stage: 'policy', status: 503, error: 'policy service answered 503 Service Unavailable', durationMs: 4.4 }),
+        attempt(seeded.match, T0 + 2 * SECOND, {
+          stage: 'policy',
+          status: 503,
+          error: 'policy service answered 503 Service Unavailable',
+          durationMs: 4.4,
+        }),
         attempt(seeded.match, T0 + 3 * SECOND, { status: null, error: 'time-out after 300 ms', durationMs: 300 }),
         attempt(seeded.match, T0 + 4 * SECOND + 7, { status: 200, durationMs: 9 }),
       ]);
@@ -146,7 +159,13 @@ for (const backend of testBackends()) {
           policy: 200,
           target: 200,
           attempts: [
-            { at: '2023-11-14T22:13:22.000000', stage: 'policy', status: 503, error: 'policy service answered 503 Service Unavailable', duration_ms: 4 },
+            {
+              at: '2023-11-14T22:13:22.000000',
+              stage: 'policy',
+              status: 503,
+              error: 'policy service answered 503 Service Unavailable',
+              duration_ms: 4,
+            },
             { at: '2023-11-14T22:13:23.000000', stage: 'deliver', status: null, error: 'time-out after 300 ms', duration_ms: 300 },
             { at: '2023-11-14T22:13:24.000007', stage: 'deliver', status: 200, error: null, duration_ms: 9 },
           ],
@@ -162,7 +181,18 @@ for (const backend of testBackends()) {
       const seeded = await match(sub, 'alice', T0);
       const [only, ...rest] = await deliveries('alice', sub.toUpperCase());
       assert.deepEqual(rest, []);
-      assert.deepEqual({ ...only, event: undefined }, { elm: seeded.match, event: undefined, created: '2023-11-14T22:13:20.000000', state: 'policy', policy: null, target: null, attempts: [] });
+      assert.deepEqual(
+        { ...only, event: undefined },
+        {
+          elm: seeded.match,
+          event: undefined,
+          created: '2023-11-14T22:13:20.000000',
+          state: 'policy',
+          policy: null,
+          target: null,
+          attempts: [],
+        },
+      );
     });
 
     it('lists newest first, attempts oldest first, each under its own match', async () => {
@@ -181,31 +211,75 @@ for (const backend of testBackends()) {
         attempt(elsewhere.match, T0 + 6 * SECOND),
       ]);
       const answer = await deliveries('orderly', sub);
-      assert.deepEqual(answer.map((d) => d.elm), [newest.match, middle.match, oldest.match]);
-      assert.deepEqual(answer.map((d) => d.state), ['failed', 'deliver', 'denied']);
-      assert.deepEqual(answer.map((d) => [d.policy, d.target]), [[200, 410], [200, 500], [403, null]]);
-      assert.deepEqual(answer[0]!.attempts.map((a) => a.status), [410]);
-      assert.deepEqual(answer[1]!.attempts.map((a) => [a.status, a.error]), [[502, null], [null, 'connection refused'], [500, null]]);
+      assert.deepEqual(
+        answer.map((d) => d.elm),
+        [newest.match, middle.match, oldest.match],
+      );
+      assert.deepEqual(
+        answer.map((d) => d.state),
+        ['failed', 'deliver', 'denied'],
+      );
+      assert.deepEqual(
+        answer.map((d) => [d.policy, d.target]),
+        [
+          [200, 410],
+          [200, 500],
+          [403, null],
+        ],
+      );
+      assert.deepEqual(
+        answer[0]!.attempts.map((a) => a.status),
+        [410],
+      );
+      assert.deepEqual(
+        answer[1]!.attempts.map((a) => [a.status, a.error]),
+        [
+          [502, null],
+          [null, 'connection refused'],
+          [500, null],
+        ],
+      );
       assert.deepEqual(answer[2]!.attempts, []);
-      assert.deepEqual((await deliveries('orderly', other)).map((d) => d.elm), [elsewhere.match], 'another subscription of the same owner has its own');
+      assert.deepEqual(
+        (await deliveries('orderly', other)).map((d) => d.elm),
+        [elsewhere.match],
+        'another subscription of the same owner has its own',
+      );
     });
 
     it('pages with limit (default 50, at most 200) and offset, in three queries whatever the page size', async () => {
       const sub = await subscription('pager');
       const seeded: Seeded[] = [];
-      for (let i = 0; i < 60; i++) seeded.push(await match(sub, 'pager', T0 + i * SECOND, { state: 'delivered', policy: 200, target: 200 }));
-      await recordAttempts(test.handle.db, test.handle.capabilities, seeded.flatMap((s, i) => [attempt(s.match, T0 + i * SECOND + 1, { status: 503 }), attempt(s.match, T0 + i * SECOND + 2)]));
+      for (let i = 0; i < 60; i++)
+        seeded.push(await match(sub, 'pager', T0 + i * SECOND, { state: 'delivered', policy: 200, target: 200 }));
+      await recordAttempts(
+        test.handle.db,
+        test.handle.capabilities,
+        seeded.flatMap((s, i) => [attempt(s.match, T0 + i * SECOND + 1, { status: 503 }), attempt(s.match, T0 + i * SECOND + 2)]),
+      );
       const newestFirst = seeded.map((s) => s.match).reverse();
 
       counted.reset();
       const firstPage = await deliveries('pager', sub);
       assert.equal(counted.statements(), 3, 'owner check, the page of matches, their attempts');
-      assert.deepEqual(firstPage.map((d) => d.elm), newestFirst.slice(0, 50));
+      assert.deepEqual(
+        firstPage.map((d) => d.elm),
+        newestFirst.slice(0, 50),
+      );
       assert.ok(firstPage.every((d) => d.attempts.length === 2));
 
-      assert.deepEqual((await deliveries('pager', sub, '?limit=10')).map((d) => d.elm), newestFirst.slice(0, 10));
-      assert.deepEqual((await deliveries('pager', sub, '?limit=10&offset=10')).map((d) => d.elm), newestFirst.slice(10, 20));
-      assert.deepEqual((await deliveries('pager', sub, '?offset=55')).map((d) => d.elm), newestFirst.slice(55));
+      assert.deepEqual(
+        (await deliveries('pager', sub, '?limit=10')).map((d) => d.elm),
+        newestFirst.slice(0, 10),
+      );
+      assert.deepEqual(
+        (await deliveries('pager', sub, '?limit=10&offset=10')).map((d) => d.elm),
+        newestFirst.slice(10, 20),
+      );
+      assert.deepEqual(
+        (await deliveries('pager', sub, '?offset=55')).map((d) => d.elm),
+        newestFirst.slice(55),
+      );
       assert.deepEqual(await deliveries('pager', sub, '?offset=60'), []);
       assert.equal((await deliveries('pager', sub, '?limit=200')).length, 60);
       assert.equal((await deliveries('pager', sub, '?limit=1')).length, 1);
@@ -232,10 +306,19 @@ for (const backend of testBackends()) {
 
     it('answers 401 without an identity, before anything else', async () => {
       const sub = await subscription('alice');
-      for (const [headers, query] of [[{}, ''], [{ 'http-remote-user': '  ' }, ''], [{}, '?limit=0']] as const) {
+      for (const [headers, query] of [
+        [{}, ''],
+        [{ 'http-remote-user': '  ' }, ''],
+        [{}, '?limit=0'],
+      ] as const) {
         const response = await app.inject({ method: 'GET', url: `/eventmatch/${sub}/deliveries${query}`, headers });
         assert.equal(response.statusCode, 401);
-        assert.deepEqual(response.json(), { statusCode: 401, error: 'Unauthorized', code: 'UNAUTHENTICATED', message: 'missing identity: the Http-Remote-User header is required' });
+        assert.deepEqual(response.json(), {
+          statusCode: 401,
+          error: 'Unauthorized',
+          code: 'UNAUTHENTICATED',
+          message: 'missing identity: the Http-Remote-User header is required',
+        });
       }
       assert.equal((await get(undefined, 'not-a-uuid')).statusCode, 401);
     });
@@ -246,19 +329,36 @@ for (const backend of testBackends()) {
       for (const uuid of [randomUUID(), 'not-a-uuid', `${bobs}x`, bobs, bobs.toUpperCase()]) {
         const response = await get('alice', uuid);
         assert.equal(response.statusCode, 404, `${uuid}: ${response.body}`);
-        assert.deepEqual(response.json(), { statusCode: 404, error: 'Not Found', code: 'SUBSCRIPTION_NOT_FOUND', message: `subscription ${uuid} not found` });
+        assert.deepEqual(response.json(), {
+          statusCode: 404,
+          error: 'Not Found',
+          code: 'SUBSCRIPTION_NOT_FOUND',
+          message: `subscription ${uuid} not found`,
+        });
       }
-      assert.deepEqual((await deliveries('bob', bobs)).map((d) => d.elm), [seeded.match], 'the owner sees them');
+      assert.deepEqual(
+        (await deliveries('bob', bobs)).map((d) => d.elm),
+        [seeded.match],
+        'the owner sees them',
+      );
     });
 
     it("keeps a deleted subscription's history readable by its owner only", async () => {
       const sub = await subscription('carol');
       const seeded = await match(sub, 'carol', T0, { state: 'cancelled' });
       assert.ok(await deleteSubscription(test.handle.db, test.handle.capabilities, 'carol', sub, T0 + SECOND));
-      assert.deepEqual((await deliveries('carol', sub)).map((d) => [d.elm, d.state]), [[seeded.match, 'cancelled']]);
+      assert.deepEqual(
+        (await deliveries('carol', sub)).map((d) => [d.elm, d.state]),
+        [[seeded.match, 'cancelled']],
+      );
       const stranger = await get('mallory', sub);
       assert.equal(stranger.statusCode, 404);
-      assert.deepEqual(stranger.json(), { statusCode: 404, error: 'Not Found', code: 'SUBSCRIPTION_NOT_FOUND', message: `subscription ${sub} not found` });
+      assert.deepEqual(stranger.json(), {
+        statusCode: 404,
+        error: 'Not Found',
+        code: 'SUBSCRIPTION_NOT_FOUND',
+        message: `subscription ${sub} not found`,
+      });
     });
 
     it('answers an empty array for a subscription that never matched', async () => {
@@ -270,14 +370,27 @@ for (const backend of testBackends()) {
       assert.equal(response.statusCode, 200);
       interface Operation {
         parameters?: Array<{ in: string; name: string }>;
-        responses: Record<string, { content?: Record<string, { schema: { items?: { properties?: Record<string, { items?: { properties?: Record<string, unknown> } }> } } }> }>;
+        responses: Record<
+          string,
+          {
+            content?: Record<
+              string,
+              { schema: { items?: { properties?: Record<string, { items?: { properties?: Record<string, unknown> } }> } } }
+            >;
+          }
+        >;
       }
-      const operation = response.json<{ paths: Record<string, Record<string, Operation>> }>().paths['/eventmatch/{uuid}/deliveries']?.['get'];
+      const operation = response.json<{ paths: Record<string, Record<string, Operation>> }>().paths['/eventmatch/{uuid}/deliveries']?.get;
       assert.ok(operation, 'GET /eventmatch/{uuid}/deliveries is listed');
-      assert.deepEqual((operation.parameters ?? []).map((p) => `${p.in}:${p.name}`).sort(), ['header:http-remote-user', 'path:uuid', 'query:limit', 'query:offset']);
+      assert.deepEqual((operation.parameters ?? []).map((p) => `${p.in}:${p.name}`).sort(), [
+        'header:http-remote-user',
+        'path:uuid',
+        'query:limit',
+        'query:offset',
+      ]);
       const item = operation.responses['200']!.content!['application/json']!.schema.items!;
       assert.deepEqual(Object.keys(item.properties ?? {}), DELIVERY_FIELDS);
-      assert.deepEqual(Object.keys(item.properties?.['attempts']?.items?.properties ?? {}), ATTEMPT_FIELDS);
+      assert.deepEqual(Object.keys(item.properties?.attempts?.items?.properties ?? {}), ATTEMPT_FIELDS);
     });
   });
 }

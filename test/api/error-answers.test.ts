@@ -20,7 +20,7 @@ import { LiveMatcher } from '../../src/matching/live-matcher.js';
 import { systemClock } from '../../src/time/clock.js';
 import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
 import { defaultTargetGuard } from '../support/target-guard.js';
-import { assertErrorShape, exchange, exchangeOne, request, type RawResponse } from './raw-http.js';
+import { assertErrorShape, exchange, exchangeOne, type RawResponse, request } from './raw-http.js';
 
 const MAX_BODY = 4096;
 const TOKEN = 'receive-token';
@@ -53,26 +53,48 @@ for (const backend of testBackends()) {
       const clock = systemClock();
       const identity = { header: 'http-remote-user', defaultUser: null };
       app = await buildApp({ maxBodyBytes: MAX_BODY, logger: 'silent', version: 'test', requestTimeoutMs: 500 }, [
-        eventmatchRoutes({ database: test.handle, clock, secretKey: null, dialectMode: 'auto', targetGuard: defaultTargetGuard(), identity }),
+        eventmatchRoutes({
+          database: test.handle,
+          clock,
+          secretKey: null,
+          dialectMode: 'auto',
+          targetGuard: defaultTargetGuard(),
+          identity,
+        }),
         deliveriesRoutes({ database: test.handle, identity }),
-        receiveRoutes({ eventLog: new EventLogBatch(test.handle), matcher: new LiveMatcher(), clock, receiveToken: TOKEN, onReceived: () => undefined }),
+        receiveRoutes({
+          eventLog: new EventLogBatch(test.handle),
+          matcher: new LiveMatcher(),
+          clock,
+          receiveToken: TOKEN,
+          onReceived: () => undefined,
+        }),
       ]);
       await app.listen({ port: 0, host: '127.0.0.1' });
       port = (app.server.address() as { port: number }).port;
-      const create = async () => (await app.inject({ method: 'POST', url: '/eventmatch', headers: USER, payload: valid })).json<{ uuid: string }>().uuid;
+      const create = async () =>
+        (await app.inject({ method: 'POST', url: '/eventmatch', headers: USER, payload: valid })).json<{ uuid: string }>().uuid;
       [unknownDialect, sealed] = [await create(), await create()];
       await test.handle.db.updateTable('subscriptions').set({ dialect: 'xpath' }).where('uuid', '=', unknownDialect).execute();
-      await test.handle.db.updateTable('subscriptions').set({ auth: 'v1:c2VhbGVkIHdpdGggYSBrZXkgdGhpcyBhcHAgZG9lcyBub3QgaGF2ZQ==' }).where('uuid', '=', sealed).execute();
+      await test.handle.db
+        .updateTable('subscriptions')
+        .set({ auth: 'v1:c2VhbGVkIHdpdGggYSBrZXkgdGhpcyBhcHAgZG9lcyBub3QgaGF2ZQ==' })
+        .where('uuid', '=', sealed)
+        .execute();
     });
     after(async () => {
       await app?.close();
       await test?.close();
     });
 
-    const send = (method: string, path: string, headers: Record<string, string>, body?: string) => () => exchangeOne(port, request(method, path, headers, body));
+    const send = (method: string, path: string, headers: Record<string, string>, body?: string) => () =>
+      exchangeOne(port, request(method, path, headers, body));
     const create = (body: object) => send('POST', '/eventmatch', JSON_TYPE, JSON.stringify(body));
     const receive = (body: string, headers: Record<string, string> = EVENT_TYPE) => send('POST', '/receive', headers, body);
-    const raw = (bytes: string, options: { end?: boolean } = {}) => () => exchangeOne(port, Buffer.from(bytes, 'latin1'), options);
+    const raw =
+      (bytes: string, options: { end?: boolean } = {}) =>
+      () =>
+        exchangeOne(port, Buffer.from(bytes, 'latin1'), options);
 
     const cases = (): Case[] => [
       { label: 'a required field missing', status: 400, code: 'FIELD_REQUIRED', send: create({ name: 'n', jsonpath: '$' }) },
@@ -80,37 +102,144 @@ for (const backend of testBackends()) {
       { label: 'a field of the wrong type', status: 400, code: 'FIELD_TYPE', send: create({ ...valid, name: 5 }) },
       { label: 'a blank name', status: 400, code: 'FIELD_INVALID', send: create({ ...valid, name: ' ' }) },
       { label: 'an ftp target', status: 400, code: 'TARGET_URL_INVALID', send: create({ ...valid, target_url: 'ftp://example.org/' }) },
-      { label: 'a denied target address', status: 400, code: 'TARGET_DENIED', send: create({ ...valid, target_url: 'http://169.254.169.254/' }) },
+      {
+        label: 'a denied target address',
+        status: 400,
+        code: 'TARGET_DENIED',
+        send: create({ ...valid, target_url: 'http://169.254.169.254/' }),
+      },
       { label: 'a bad JSONPath', status: 400, code: 'JSONPATH_SYNTAX', send: create({ ...valid, jsonpath: '$.data[?@.size >' }) },
       { label: 'a bad limit', status: 400, code: 'QUERY_PARAMETER_INVALID', send: send('GET', '/eventmatch?limit=0', USER) },
-      { label: 'an unknown parameter of deliveries', status: 400, code: 'QUERY_PARAMETER_INVALID', send: send('GET', `/eventmatch/${sealed}/deliveries?page=2`, USER) },
+      {
+        label: 'an unknown parameter of deliveries',
+        status: 400,
+        code: 'QUERY_PARAMETER_INVALID',
+        send: send('GET', `/eventmatch/${sealed}/deliveries?page=2`, USER),
+      },
       { label: 'malformed JSON', status: 400, code: 'BODY_NOT_JSON', send: send('PUT', `/eventmatch/${sealed}`, JSON_TYPE, '{"name": ') },
       { label: 'malformed JSON to /receive', status: 400, code: 'BODY_NOT_JSON', send: receive('{"specversion": ') },
-      { label: 'a body nested too deep', status: 400, code: 'BODY_TOO_DEEP', send: send('POST', `/eventmatch/${sealed}/test`, JSON_TYPE, nested(101)) },
-      { label: 'a body cut short', status: 400, code: 'BODY_INCOMPLETE', send: raw(`POST /eventmatch HTTP/1.1\r\nHost: x\r\nHttp-Remote-User: walker\r\nContent-Type: application/json\r\nContent-Length: 50\r\n\r\n{}`, { end: true }) },
-      { label: 'an event without source', status: 400, code: 'CLOUDEVENT_INVALID', send: receive(JSON.stringify({ ...event, source: undefined })) },
-      { label: 'a bad ce- header', status: 400, code: 'CLOUDEVENT_INVALID', send: receive('x', { authorization: `Bearer ${TOKEN}`, 'ce-specversion': '1.0', 'ce-id': '%zz', 'ce-source': '/s', 'ce-type': 't' }) },
-      { label: 'the identity header twice', status: 400, code: 'IDENTITY_HEADER_REPEATED', send: raw('GET /eventmatch HTTP/1.1\r\nHost: x\r\nHttp-Remote-User: a\r\nHttp-Remote-User: b\r\nConnection: close\r\n\r\n') },
+      {
+        label: 'a body nested too deep',
+        status: 400,
+        code: 'BODY_TOO_DEEP',
+        send: send('POST', `/eventmatch/${sealed}/test`, JSON_TYPE, nested(101)),
+      },
+      {
+        label: 'a body cut short',
+        status: 400,
+        code: 'BODY_INCOMPLETE',
+        send: raw(
+          `POST /eventmatch HTTP/1.1\r\nHost: x\r\nHttp-Remote-User: walker\r\nContent-Type: application/json\r\nContent-Length: 50\r\n\r\n{}`,
+          { end: true },
+        ),
+      },
+      {
+        label: 'an event without source',
+        status: 400,
+        code: 'CLOUDEVENT_INVALID',
+        send: receive(JSON.stringify({ ...event, source: undefined })),
+      },
+      {
+        label: 'a bad ce- header',
+        status: 400,
+        code: 'CLOUDEVENT_INVALID',
+        send: receive('x', {
+          authorization: `Bearer ${TOKEN}`,
+          'ce-specversion': '1.0',
+          'ce-id': '%zz',
+          'ce-source': '/s',
+          'ce-type': 't',
+        }),
+      },
+      {
+        label: 'the identity header twice',
+        status: 400,
+        code: 'IDENTITY_HEADER_REPEATED',
+        send: raw('GET /eventmatch HTTP/1.1\r\nHost: x\r\nHttp-Remote-User: a\r\nHttp-Remote-User: b\r\nConnection: close\r\n\r\n'),
+      },
       { label: 'a path that is not percent-encoding', status: 400, code: 'PATH_INVALID', send: send('GET', '/eventmatch/%zz', USER) },
       { label: 'not HTTP', status: 400, code: 'REQUEST_INVALID', send: raw('HELLO\r\n\r\n') },
       { label: 'no identity', status: 401, code: 'UNAUTHENTICATED', send: send('GET', '/eventmatch', {}) },
-      { label: 'no identity for deliveries', status: 401, code: 'UNAUTHENTICATED', send: send('GET', `/eventmatch/${sealed}/deliveries`, {}) },
-      { label: 'no receive token', status: 401, code: 'UNAUTHENTICATED', send: receive(JSON.stringify(event), { 'content-type': 'application/cloudevents+json' }) },
-      { label: 'an unknown subscription', status: 404, code: 'SUBSCRIPTION_NOT_FOUND', send: send('GET', '/eventmatch/0190d4c2-0000-7000-8000-000000000000', USER) },
+      {
+        label: 'no identity for deliveries',
+        status: 401,
+        code: 'UNAUTHENTICATED',
+        send: send('GET', `/eventmatch/${sealed}/deliveries`, {}),
+      },
+      {
+        label: 'no receive token',
+        status: 401,
+        code: 'UNAUTHENTICATED',
+        send: receive(JSON.stringify(event), { 'content-type': 'application/cloudevents+json' }),
+      },
+      {
+        label: 'an unknown subscription',
+        status: 404,
+        code: 'SUBSCRIPTION_NOT_FOUND',
+        send: send('GET', '/eventmatch/0190d4c2-0000-7000-8000-000000000000', USER),
+      },
       { label: 'a malformed uuid', status: 404, code: 'SUBSCRIPTION_NOT_FOUND', send: send('DELETE', '/eventmatch/not-a-uuid', USER) },
-      { label: "someone else's deliveries", status: 404, code: 'SUBSCRIPTION_NOT_FOUND', send: send('GET', `/eventmatch/${sealed}/deliveries`, { 'http-remote-user': 'mallory' }) },
+      {
+        label: "someone else's deliveries",
+        status: 404,
+        code: 'SUBSCRIPTION_NOT_FOUND',
+        send: send('GET', `/eventmatch/${sealed}/deliveries`, { 'http-remote-user': 'mallory' }),
+      },
       { label: 'an unknown route', status: 404, code: 'ROUTE_NOT_FOUND', send: send('GET', '/nothing', USER) },
       { label: 'a method the path does not take', status: 405, code: 'METHOD_NOT_ALLOWED', send: send('PATCH', '/eventmatch', USER) },
       { label: 'GET /receive', status: 405, code: 'METHOD_NOT_ALLOWED', send: send('GET', '/receive', {}) },
-      { label: 'a body that does not arrive', status: 408, code: 'REQUEST_TIMEOUT', send: () => exchange(port, `POST /receive HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Length: 10\r\n\r\n{}`).then((answers) => answers[0]!) },
+      {
+        label: 'a body that does not arrive',
+        status: 408,
+        code: 'REQUEST_TIMEOUT',
+        send: () =>
+          exchange(port, `POST /receive HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Length: 10\r\n\r\n{}`).then(
+            (answers) => answers[0]!,
+          ),
+      },
       { label: 'a body over the limit', status: 413, code: 'BODY_TOO_LARGE', send: create({ ...valid, name: 'x'.repeat(MAX_BODY) }) },
-      { label: 'an event over the limit', status: 413, code: 'BODY_TOO_LARGE', send: receive(JSON.stringify({ ...event, data: 'x'.repeat(MAX_BODY) })) },
-      { label: 'text/plain to /eventmatch', status: 415, code: 'MEDIA_TYPE_UNSUPPORTED', send: send('POST', '/eventmatch', { ...USER, 'content-type': 'text/plain' }, 'x') },
-      { label: 'text/plain to /receive', status: 415, code: 'MEDIA_TYPE_UNSUPPORTED', send: receive('x', { authorization: `Bearer ${TOKEN}`, 'content-type': 'text/plain' }) },
-      { label: 'a gzip body', status: 415, code: 'CONTENT_ENCODING_UNSUPPORTED', send: receive(JSON.stringify(event), { ...EVENT_TYPE, 'content-encoding': 'gzip' }) },
-      { label: 'headers over 16 KiB', status: 431, code: 'HEADERS_TOO_LARGE', send: send('GET', '/eventmatch', { ...USER, 'x-filler': 'x'.repeat(20_000) }) },
-      { label: 'a stored dialect unknown to the service', status: 500, code: 'INTERNAL', send: send('POST', `/eventmatch/${unknownDialect}/test`, JSON_TYPE, '{}') },
-      { label: 'stored credentials that do not open', status: 500, code: 'CREDENTIALS_UNREADABLE', send: send('GET', `/eventmatch/${sealed}`, USER) },
+      {
+        label: 'an event over the limit',
+        status: 413,
+        code: 'BODY_TOO_LARGE',
+        send: receive(JSON.stringify({ ...event, data: 'x'.repeat(MAX_BODY) })),
+      },
+      {
+        label: 'text/plain to /eventmatch',
+        status: 415,
+        code: 'MEDIA_TYPE_UNSUPPORTED',
+        send: send('POST', '/eventmatch', { ...USER, 'content-type': 'text/plain' }, 'x'),
+      },
+      {
+        label: 'text/plain to /receive',
+        status: 415,
+        code: 'MEDIA_TYPE_UNSUPPORTED',
+        send: receive('x', { authorization: `Bearer ${TOKEN}`, 'content-type': 'text/plain' }),
+      },
+      {
+        label: 'a gzip body',
+        status: 415,
+        code: 'CONTENT_ENCODING_UNSUPPORTED',
+        send: receive(JSON.stringify(event), { ...EVENT_TYPE, 'content-encoding': 'gzip' }),
+      },
+      {
+        label: 'headers over 16 KiB',
+        status: 431,
+        code: 'HEADERS_TOO_LARGE',
+        send: send('GET', '/eventmatch', { ...USER, 'x-filler': 'x'.repeat(20_000) }),
+      },
+      {
+        label: 'a stored dialect unknown to the service',
+        status: 500,
+        code: 'INTERNAL',
+        send: send('POST', `/eventmatch/${unknownDialect}/test`, JSON_TYPE, '{}'),
+      },
+      {
+        label: 'stored credentials that do not open',
+        status: 500,
+        code: 'CREDENTIALS_UNREADABLE',
+        send: send('GET', `/eventmatch/${sealed}`, USER),
+      },
     ];
 
     it('walks the error answers of every route, each with the expected code', async () => {
@@ -127,7 +256,11 @@ for (const backend of testBackends()) {
       // The next tests answer these: from an app whose database cannot be reached, and from one that is stopping.
       walked.add('DATABASE_UNAVAILABLE');
       walked.add('SHUTTING_DOWN');
-      assert.deepEqual(ERROR_CODES.filter((code) => !walked.has(code)), [], 'every code of the catalogue is walked');
+      assert.deepEqual(
+        ERROR_CODES.filter((code) => !walked.has(code)),
+        [],
+        'every code of the catalogue is walked',
+      );
     });
   });
 }
@@ -137,7 +270,14 @@ describe('an error answer while the database cannot be reached', () => {
     const database = openDatabase('postgres://postgres@127.0.0.1:1/nowhere', { timeoutMs: 500 });
     const identity = { header: 'http-remote-user', defaultUser: null };
     const app = await buildApp({ maxBodyBytes: MAX_BODY, logger: 'silent', version: 'test', databaseTimeoutMs: 500 }, [
-      eventmatchRoutes({ database, clock: systemClock(), secretKey: null, dialectMode: 'auto', targetGuard: defaultTargetGuard(), identity }),
+      eventmatchRoutes({
+        database,
+        clock: systemClock(),
+        secretKey: null,
+        dialectMode: 'auto',
+        targetGuard: defaultTargetGuard(),
+        identity,
+      }),
     ]);
     try {
       await app.listen({ port: 0, host: '127.0.0.1' });
@@ -206,7 +346,12 @@ describe('an error answer while the server is stopping', () => {
       const [head = '', body = ''] = text.split('\r\n\r\n');
       assert.match(head, /^HTTP\/1\.1 503/);
       assert.match(head, /\r\nconnection: close/i);
-      assert.deepEqual(JSON.parse(body), { statusCode: 503, error: 'Service Unavailable', code: 'SHUTTING_DOWN', message: 'server: shutting down; send the request again, on a new connection' });
+      assert.deepEqual(JSON.parse(body), {
+        statusCode: 503,
+        error: 'Service Unavailable',
+        code: 'SHUTTING_DOWN',
+        message: 'server: shutting down; send the request again, on a new connection',
+      });
       gates[0]!();
       await closed;
     } finally {

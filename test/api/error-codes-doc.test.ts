@@ -43,7 +43,10 @@ describe(`the error codes of ${PAGE}`, () => {
 
   it('say when, and what the client should do, for each code', () => {
     for (const line of page.split('\n').filter((l) => /^\|\s*`[A-Z0-9_]+`/.test(l))) {
-      const cells = line.split('|').slice(1, -1).map((cell) => cell.trim());
+      const cells = line
+        .split('|')
+        .slice(1, -1)
+        .map((cell) => cell.trim());
       assert.equal(cells.length, 4, line);
       assert.ok(cells[2]!.length > 10 && cells[3]!.length > 10, line);
     }
@@ -54,11 +57,16 @@ describe(`the error codes of ${PAGE}`, () => {
     const table = (...rows: string[]) => ['| Code | Status | When | What |', '| --- | --- | --- | --- |', ...rows].join('\n');
     const row = (code: string, status: number) => `| \`${code}\` | ${status} | when | do |`;
     assert.deepEqual(disagreements(catalogue, table(row('A_CODE', 400), row('B_CODE', 404), row('C_CODE', 500))), []);
-    assert.deepEqual(disagreements(catalogue, table(row('A_CODE', 400), row('B_CODE', 410), row('C_CODE', 500), row('D_CODE', 400), row('A_CODE', 400))), [
-      'B_CODE is a 404 in the catalogue but a 410 on the page',
-      'D_CODE is on the page but not in the catalogue',
-      'A_CODE is on the page more than once',
+    assert.deepEqual(
+      disagreements(catalogue, table(row('A_CODE', 400), row('B_CODE', 410), row('C_CODE', 500), row('D_CODE', 400), row('A_CODE', 400))),
+      [
+        'B_CODE is a 404 in the catalogue but a 410 on the page',
+        'D_CODE is on the page but not in the catalogue',
+        'A_CODE is on the page more than once',
+      ],
+    );
+    assert.deepEqual(disagreements(catalogue, table(row('A_CODE', 400), row('C_CODE', 500))), [
+      'B_CODE is in the catalogue but not on the page',
     ]);
-    assert.deepEqual(disagreements(catalogue, table(row('A_CODE', 400), row('C_CODE', 500))), ['B_CODE is in the catalogue but not on the page']);
   });
 });

@@ -34,16 +34,26 @@ for (const backend of testBackends()) {
       ] as const) {
         const response = await send(method, path, USER);
         assertErrorShape(response, 405, new RegExp(`^method ${method} not allowed on ${path}; use ${allow}$`), 'METHOD_NOT_ALLOWED');
-        assert.equal(response.headers['allow'], allow, `${method} ${path}`);
+        assert.equal(response.headers.allow, allow, `${method} ${path}`);
       }
     });
 
     it('answers 400 to malformed JSON, to an empty JSON body and to a __proto__ member', async () => {
       const before = await state();
       assertErrorShape(await send('POST', '/eventmatch', JSON_TYPE, '{"name": "n",'), 400, /^body: not valid JSON/, 'BODY_NOT_JSON');
-      assertErrorShape(await send('PUT', `/eventmatch/${served.uuid}`, JSON_TYPE, '{"name": }'), 400, /^body: not valid JSON/, 'BODY_NOT_JSON');
+      assertErrorShape(
+        await send('PUT', `/eventmatch/${served.uuid}`, JSON_TYPE, '{"name": }'),
+        400,
+        /^body: not valid JSON/,
+        'BODY_NOT_JSON',
+      );
       assertErrorShape(await send('POST', '/eventmatch', JSON_TYPE, ''), 400, /^body: not valid JSON \(empty\)$/, 'BODY_NOT_JSON');
-      assertErrorShape(await send('PUT', `/eventmatch/${served.uuid}`, { ...JSON_TYPE, 'transfer-encoding': 'chunked' }, '0\r\n\r\n'), 400, /^body: not valid JSON \(empty\)$/, 'BODY_NOT_JSON');
+      assertErrorShape(
+        await send('PUT', `/eventmatch/${served.uuid}`, { ...JSON_TYPE, 'transfer-encoding': 'chunked' }, '0\r\n\r\n'),
+        400,
+        /^body: not valid JSON \(empty\)$/,
+        'BODY_NOT_JSON',
+      );
       const proto = JSON.stringify(valid).replace('{', '{"__proto__": {"admin": true}, ');
       assertErrorShape(await send('POST', '/eventmatch', JSON_TYPE, proto), 400, /^body: unknown field "__proto__"$/, 'FIELD_UNKNOWN');
       assert.equal(await state(), before);
@@ -58,7 +68,12 @@ for (const backend of testBackends()) {
         ['GET', `/eventmatch/${served.uuid.slice(0, -2)}%E0%A4`],
       ] as const) {
         const body = method === 'PUT' || method === 'POST' ? '{}' : undefined;
-        assertErrorShape(await send(method, path, JSON_TYPE, body), 400, /^path: \S+ is not a valid URL path \(a % must start an escape of two hex digits, spelling UTF-8\)$/, 'PATH_INVALID');
+        assertErrorShape(
+          await send(method, path, JSON_TYPE, body),
+          400,
+          /^path: \S+ is not a valid URL path \(a % must start an escape of two hex digits, spelling UTF-8\)$/,
+          'PATH_INVALID',
+        );
       }
     });
 
@@ -88,13 +103,20 @@ for (const backend of testBackends()) {
       for (const response of shorter) assertErrorShape(response, 400);
       // Longer: the connection ends before the body does.
       assertErrorShape(
-        await exchangeOne(served.port, request('POST', '/eventmatch', { ...JSON_TYPE, 'content-length': String(body.length + 20) }, body), { end: true }),
+        await exchangeOne(served.port, request('POST', '/eventmatch', { ...JSON_TYPE, 'content-length': String(body.length + 20) }, body), {
+          end: true,
+        }),
         400,
         /^body: the connection ended before the body was complete/,
         'BODY_INCOMPLETE',
       );
       for (const length of ['abc', '-1', '10, 20']) {
-        assertErrorShape(await send('POST', '/eventmatch', { ...JSON_TYPE, 'content-length': length }, body), 400, /^request: not valid HTTP\/1\.1 \(/, 'REQUEST_INVALID');
+        assertErrorShape(
+          await send('POST', '/eventmatch', { ...JSON_TYPE, 'content-length': length }, body),
+          400,
+          /^request: not valid HTTP\/1\.1 \(/,
+          'REQUEST_INVALID',
+        );
       }
       assert.equal(await state(), before);
     });
@@ -104,14 +126,34 @@ for (const backend of testBackends()) {
       const limit = new RegExp(`^body: larger than the limit of ${MAX_BODY} bytes \\(NOTIFICATIONS_MAX_BODY\\)$`);
       assertErrorShape(await send('POST', '/eventmatch', JSON_TYPE, big), 413, limit, 'BODY_TOO_LARGE');
       const chunked = `${big.length.toString(16)}\r\n${big}\r\n0\r\n\r\n`;
-      assertErrorShape(await send('PUT', `/eventmatch/${served.uuid}`, { ...JSON_TYPE, 'transfer-encoding': 'chunked' }, chunked), 413, limit, 'BODY_TOO_LARGE');
+      assertErrorShape(
+        await send('PUT', `/eventmatch/${served.uuid}`, { ...JSON_TYPE, 'transfer-encoding': 'chunked' }, chunked),
+        413,
+        limit,
+        'BODY_TOO_LARGE',
+      );
     });
 
     it('answers what is not HTTP at all, or has too large a head, in the same shape', async () => {
-      assertErrorShape(await exchangeOne(served.port, Buffer.from('HELLO\r\n\r\n')), 400, /^request: not valid HTTP\/1\.1 \(/, 'REQUEST_INVALID');
-      assertErrorShape(await exchangeOne(served.port, request('GET', '/eventmatch', { ...USER, 'x-filler': 'x'.repeat(20_000) })), 431, /^headers: /, 'HEADERS_TOO_LARGE');
+      assertErrorShape(
+        await exchangeOne(served.port, Buffer.from('HELLO\r\n\r\n')),
+        400,
+        /^request: not valid HTTP\/1\.1 \(/,
+        'REQUEST_INVALID',
+      );
+      assertErrorShape(
+        await exchangeOne(served.port, request('GET', '/eventmatch', { ...USER, 'x-filler': 'x'.repeat(20_000) })),
+        431,
+        /^headers: /,
+        'HEADERS_TOO_LARGE',
+      );
       const both = { ...JSON_TYPE, 'content-length': '2', 'transfer-encoding': 'chunked' };
-      assertErrorShape(await exchangeOne(served.port, request('POST', '/eventmatch', both, '2\r\n{}\r\n0\r\n\r\n')), 400, /^request: not valid HTTP\/1\.1 \(/, 'REQUEST_INVALID');
+      assertErrorShape(
+        await exchangeOne(served.port, request('POST', '/eventmatch', both, '2\r\n{}\r\n0\r\n\r\n')),
+        400,
+        /^request: not valid HTTP\/1\.1 \(/,
+        'REQUEST_INVALID',
+      );
     });
   });
 }

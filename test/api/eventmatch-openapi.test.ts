@@ -32,7 +32,15 @@ const STATUSES: Record<string, string[]> = {
 };
 
 const BODY_400 = ['BODY_NOT_JSON', 'BODY_TOO_DEEP', 'BODY_INCOMPLETE'];
-const FIELDS_400 = ['FIELD_REQUIRED', 'FIELD_UNKNOWN', 'FIELD_TYPE', 'FIELD_INVALID', 'TARGET_URL_INVALID', 'TARGET_DENIED', 'JSONPATH_SYNTAX'];
+const FIELDS_400 = [
+  'FIELD_REQUIRED',
+  'FIELD_UNKNOWN',
+  'FIELD_TYPE',
+  'FIELD_INVALID',
+  'TARGET_URL_INVALID',
+  'TARGET_DENIED',
+  'JSONPATH_SYNTAX',
+];
 /** The 400 codes each route documents: beside these, every route can answer IDENTITY_HEADER_REPEATED. */
 const CODES_400: Record<string, string[]> = {
   'POST /eventmatch': [...BODY_400, ...FIELDS_400],
@@ -46,7 +54,7 @@ const CODES_400: Record<string, string[]> = {
 
 type ErrorSchema = { properties?: Record<string, { enum?: string[] }> };
 const codesOf = (operation: Operation, status: string): string[] =>
-  (operation.responses[status]?.content?.['application/json']?.schema as ErrorSchema | undefined)?.properties?.['code']?.enum ?? [];
+  (operation.responses[status]?.content?.['application/json']?.schema as ErrorSchema | undefined)?.properties?.code?.enum ?? [];
 const MAX_BODY = 1024;
 
 interface Limited {
@@ -56,7 +64,21 @@ interface Limited {
   properties?: Record<string, Limited>;
 }
 
-const RECORD_FIELDS = ['user', 'uuid', 'name', 'jsonpath', 'target_url', 'auth', 'extensions', 'created', 'updated', 'deleted', 'disabled', 'version', 'error'];
+const RECORD_FIELDS = [
+  'user',
+  'uuid',
+  'name',
+  'jsonpath',
+  'target_url',
+  'auth',
+  'extensions',
+  'created',
+  'updated',
+  'deleted',
+  'disabled',
+  'version',
+  'error',
+];
 
 for (const backend of testBackends()) {
   describeOn(backend, `/openapi.json for /eventmatch (${backend.name})`, () => {
@@ -76,7 +98,9 @@ for (const backend of testBackends()) {
     });
 
     it('lists every /eventmatch route', () => {
-      const operations = Object.entries(paths).flatMap(([path, methods]) => Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`));
+      const operations = Object.entries(paths).flatMap(([path, methods]) =>
+        Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`),
+      );
       for (const expected of [
         'POST /eventmatch',
         'GET /eventmatch',
@@ -91,39 +115,47 @@ for (const backend of testBackends()) {
     });
 
     it('describes request bodies, parameters and the record', () => {
-      const create = paths['/eventmatch']!['post']!;
+      const create = paths['/eventmatch']!.post!;
       const body = create.requestBody!.content['application/json']!.schema;
       assert.deepEqual(body.required, ['name', 'jsonpath', 'target_url']);
       for (const field of ['name', 'jsonpath', 'target_url', 'auth', 'extensions', 'disabled']) assert.ok(body.properties?.[field], field);
       assert.deepEqual(Object.keys(create.responses['200']!.content!['application/json']!.schema.properties ?? {}), RECORD_FIELDS);
 
-      const list = paths['/eventmatch']!['get']!;
+      const list = paths['/eventmatch']!.get!;
       const query = (list.parameters ?? []).filter((p) => p.in === 'query').map((p) => p.name);
       assert.deepEqual(query.sort(), ['limit', 'offset']);
       assert.deepEqual(Object.keys(list.responses['200']!.content!['application/json']!.schema.items?.properties ?? {}), RECORD_FIELDS);
 
-      const read = paths['/eventmatch/{uuid}']!['get']!;
+      const read = paths['/eventmatch/{uuid}']!.get!;
       const parameters = (read.parameters ?? []).map((p) => `${p.in}:${p.name}`);
       assert.ok(parameters.includes('path:uuid'));
       assert.ok(parameters.includes('header:x-user'), 'the configured identity header is documented');
 
-      const tryIt = paths['/eventmatch/test']!['post']!;
+      const tryIt = paths['/eventmatch/test']!.post!;
       assert.deepEqual(tryIt.requestBody!.content['application/json']!.schema.required, ['jsonpath', 'event']);
-      assert.deepEqual(Object.keys(tryIt.responses['200']!.content!['application/json']!.schema.properties ?? {}), ['matches', 'dialect', 'values', 'paths']);
+      assert.deepEqual(Object.keys(tryIt.responses['200']!.content!['application/json']!.schema.properties ?? {}), [
+        'matches',
+        'dialect',
+        'values',
+        'paths',
+      ]);
     });
 
     it('documents the limits on stored fields, on create and update', () => {
-      for (const [path, method] of [['/eventmatch', 'post'], ['/eventmatch/{uuid}', 'put']] as const) {
+      for (const [path, method] of [
+        ['/eventmatch', 'post'],
+        ['/eventmatch/{uuid}', 'put'],
+      ] as const) {
         const body = paths[path]![method]!.requestBody!.content['application/json']!.schema as { properties: Record<string, Limited> };
         const { name, target_url, auth, extensions } = body.properties as Record<string, Limited>;
         assert.equal(name?.maxLength, 200, path);
         assert.equal(target_url?.maxLength, 2048, path);
         assert.deepEqual(
-          [auth?.properties?.['basic']?.properties?.['username']?.maxLength, auth?.properties?.['basic']?.properties?.['password']?.maxLength],
+          [auth?.properties?.basic?.properties?.username?.maxLength, auth?.properties?.basic?.properties?.password?.maxLength],
           [1024, 1024],
         );
         assert.deepEqual(
-          [auth?.properties?.['header']?.properties?.['type']?.maxLength, auth?.properties?.['header']?.properties?.['credentials']?.maxLength],
+          [auth?.properties?.header?.properties?.type?.maxLength, auth?.properties?.header?.properties?.credentials?.maxLength],
           [1024, 1024],
         );
         assert.equal(extensions?.maxProperties, 16, path);
@@ -132,13 +164,13 @@ for (const backend of testBackends()) {
     });
 
     it('documents the Location header of a create', () => {
-      assert.deepEqual(paths['/eventmatch']!['post']!.responses['200']!.headers?.['Location']?.schema, { type: 'string' });
+      assert.deepEqual(paths['/eventmatch']!.post!.responses['200']!.headers?.Location?.schema, { type: 'string' });
     });
 
     it('types limit and offset as integers with their bounds and defaults', () => {
       const query = (operation: Operation) =>
         Object.fromEntries((operation.parameters ?? []).filter((p) => p.in === 'query').map((p) => [p.name, p.schema]));
-      assert.deepEqual(query(paths['/eventmatch']!['get']!), {
+      assert.deepEqual(query(paths['/eventmatch']!.get!), {
         limit: { type: 'integer', minimum: 1, maximum: 1000, default: 100 },
         offset: { type: 'integer', minimum: 0, default: 0 },
       });
@@ -150,7 +182,11 @@ for (const backend of testBackends()) {
         const responses = paths[path]![method.toLowerCase()]!.responses;
         assert.deepEqual(Object.keys(responses).sort(), statuses, route);
         for (const status of statuses.filter((s) => s !== '200')) {
-          assert.deepEqual(Object.keys(responses[status]!.content!['application/json']!.schema.properties ?? {}), ['statusCode', 'error', 'code', 'message'], `${route} ${status}`);
+          assert.deepEqual(
+            Object.keys(responses[status]!.content!['application/json']!.schema.properties ?? {}),
+            ['statusCode', 'error', 'code', 'message'],
+            `${route} ${status}`,
+          );
         }
       }
     });
@@ -167,8 +203,13 @@ for (const backend of testBackends()) {
           if (status === '200') continue;
           const codes = codesOf(operation, status);
           assert.ok(codes.length > 0, `${route} ${status} names its codes`);
-          for (const code of codes) assert.equal(ERRORS[code as ErrorCode]?.status, Number(status), `${route}: ${code} is a ${status} of the catalogue`);
-          assert.match((response as { description?: string }).description ?? '', new RegExp(`code: ${codes.join(', ')}$`), `${route} ${status}`);
+          for (const code of codes)
+            assert.equal(ERRORS[code as ErrorCode]?.status, Number(status), `${route}: ${code} is a ${status} of the catalogue`);
+          assert.match(
+            (response as { description?: string }).description ?? '',
+            new RegExp(`code: ${codes.join(', ')}$`),
+            `${route} ${status}`,
+          );
         }
       }
       const ofRecords = ['GET /eventmatch', 'GET /eventmatch/{uuid}', 'PUT /eventmatch/{uuid}', 'DELETE /eventmatch/{uuid}'];
@@ -179,7 +220,12 @@ for (const backend of testBackends()) {
     });
 
     it('documents no 4xx a route cannot answer, and every one it can', async () => {
-      const created = await app.inject({ method: 'POST', url: '/eventmatch', headers: { 'x-user': 'u' }, payload: { name: 'n', jsonpath: '$', target_url: 'http://127.0.0.1/' } });
+      const created = await app.inject({
+        method: 'POST',
+        url: '/eventmatch',
+        headers: { 'x-user': 'u' },
+        payload: { name: 'n', jsonpath: '$', target_url: 'http://127.0.0.1/' },
+      });
       const known = created.json<{ uuid: string }>().uuid;
       const bodies: Record<string, unknown> = {
         'POST /eventmatch': { name: 'n', jsonpath: '$', target_url: 'http://127.0.0.1/' },
@@ -190,12 +236,17 @@ for (const backend of testBackends()) {
       for (const [route, documented] of Object.entries(STATUSES)) {
         const [method, path] = route.split(' ') as ['GET' | 'POST' | 'PUT' | 'DELETE', string];
         const url = (uuid: string) => path.replace('{uuid}', uuid);
-        const [type, payload] = bodies[route] === undefined ? [{}, {}] : [{ 'content-type': 'application/json' }, { payload: JSON.stringify(bodies[route]) }];
+        const [type, payload] =
+          bodies[route] === undefined ? [{}, {}] : [{ 'content-type': 'application/json' }, { payload: JSON.stringify(bodies[route]) }];
         const probes = [
           { url: url(known), headers: {} },
           { url: url(known), headers: { 'x-user': ['u', 'v'] } },
           { url: url('0190d4c2-0000-7000-8000-000000000000'), headers: { 'x-user': 'u', ...type }, ...payload },
-          { url: url(known), headers: { 'x-user': 'u', 'content-type': 'application/json' }, payload: JSON.stringify({ name: 'x'.repeat(MAX_BODY) }) },
+          {
+            url: url(known),
+            headers: { 'x-user': 'u', 'content-type': 'application/json' },
+            payload: JSON.stringify({ name: 'x'.repeat(MAX_BODY) }),
+          },
           { url: url(known), headers: { 'x-user': 'u', 'content-type': 'text/plain' }, payload: 'x' },
         ];
         const answered = new Set<string>();
@@ -204,9 +255,16 @@ for (const backend of testBackends()) {
           if (response.statusCode < 400) continue;
           answered.add(String(response.statusCode));
           const { code } = response.json<{ code: string }>();
-          assert.ok(codesOf(paths[path]![method.toLowerCase()]!, String(response.statusCode)).includes(code), `${route}: ${code} is documented`);
+          assert.ok(
+            codesOf(paths[path]![method.toLowerCase()]!, String(response.statusCode)).includes(code),
+            `${route}: ${code} is documented`,
+          );
         }
-        assert.deepEqual([...answered].sort(), documented.filter((s) => s !== '200' && s !== '500' && s !== '503'), route);
+        assert.deepEqual(
+          [...answered].sort(),
+          documented.filter((s) => s !== '200' && s !== '500' && s !== '503'),
+          route,
+        );
       }
     });
   });

@@ -52,7 +52,10 @@ for (const backend of testBackends()) {
         await restarted.close();
       }
 
-      for (const [label, other] of [['a different key', randomBytes(32)], ['no key', null]] as const) {
+      for (const [label, other] of [
+        ['a different key', randomBytes(32)],
+        ['no key', null],
+      ] as const) {
         const wrong = await startApp(test.handle, other);
         try {
           for (const url of [`/eventmatch/${uuid}`, '/eventmatch']) {
@@ -62,11 +65,17 @@ for (const backend of testBackends()) {
               statusCode: 500,
               error: 'Internal Server Error',
               code: 'CREDENTIALS_UNREADABLE',
-              message: 'stored target credentials are encrypted; start the service with the NOTIFICATIONS_SECRET_KEY they were written with',
+              message:
+                'stored target credentials are encrypted; start the service with the NOTIFICATIONS_SECRET_KEY they were written with',
             });
             assert.ok(!response.body.includes(TOKEN));
           }
-          const fresh = await wrong.inject({ method: 'POST', url: '/eventmatch', headers: { 'http-remote-user': 'bob' }, payload: body(basic) });
+          const fresh = await wrong.inject({
+            method: 'POST',
+            url: '/eventmatch',
+            headers: { 'http-remote-user': 'bob' },
+            payload: body(basic),
+          });
           assert.equal(fresh.statusCode, 200, `${label}: the service keeps working for other subscriptions`);
         } finally {
           await wrong.close();
@@ -76,7 +85,9 @@ for (const backend of testBackends()) {
 
     it('stores auth as given without a key, and still reads it once a key is configured', async () => {
       const plain = await startApp(test.handle, null);
-      const { uuid } = (await plain.inject({ method: 'POST', url: '/eventmatch', headers: USER, payload: body(basic) })).json<{ uuid: string }>();
+      const { uuid } = (await plain.inject({ method: 'POST', url: '/eventmatch', headers: USER, payload: body(basic) })).json<{
+        uuid: string;
+      }>();
       await plain.close();
       assert.deepEqual(JSON.parse(await rawAuth(uuid)), basic);
 
@@ -96,27 +107,45 @@ for (const backend of testBackends()) {
 
     it('changes nothing and answers 500 to PUT and DELETE when the stored credentials do not open, as GET does', async () => {
       const written = await startApp(test.handle, randomBytes(32));
-      const { uuid } = (await written.inject({ method: 'POST', url: '/eventmatch', headers: USER, payload: body(basic) })).json<{ uuid: string }>();
+      const { uuid } = (await written.inject({ method: 'POST', url: '/eventmatch', headers: USER, payload: body(basic) })).json<{
+        uuid: string;
+      }>();
       await written.close();
       // A pending delivery, which a DELETE or a disabling PUT would cancel.
       const event = { uuid: randomUUID(), source: '/s', event_id: randomUUID(), type: 't', spec_version: '1.0', body: '{}', received: 1 };
       await test.handle.db.insertInto('events').values(event).execute();
       const match = {
-        uuid: randomUUID(), event_uuid: event.uuid, subscription_uuid: uuid, owner: 'alice', state: 'deliver' as const,
-        policy_code: 200, target_code: null, created: 1, due: 1, locked_until: null, locked_by: null, attempts: 0, updated: 1,
+        uuid: randomUUID(),
+        event_uuid: event.uuid,
+        subscription_uuid: uuid,
+        owner: 'alice',
+        state: 'deliver' as const,
+        policy_code: 200,
+        target_code: null,
+        created: 1,
+        due: 1,
+        locked_until: null,
+        locked_by: null,
+        attempts: 0,
+        updated: 1,
       };
       await test.handle.db.insertInto('matches').values(match).execute();
       // Plain text that is not JSON: written by hand, or by a bug.
-      const damaged = (await startApp(test.handle, null).then(async (plain) => {
+      const damaged = await startApp(test.handle, null).then(async (plain) => {
         const created = await plain.inject({ method: 'POST', url: '/eventmatch', headers: USER, payload: body(basic) });
         await plain.close();
         return created.json<{ uuid: string }>().uuid;
-      }));
-      await test.handle.db.updateTable('subscriptions').set({ auth: `{"type": "basic", "basic": {"username": "u", "password": "${PASSWORD}"` }).where('uuid', '=', damaged).execute();
+      });
+      await test.handle.db
+        .updateTable('subscriptions')
+        .set({ auth: `{"type": "basic", "basic": {"username": "u", "password": "${PASSWORD}"` })
+        .where('uuid', '=', damaged)
+        .execute();
 
       const rowOf = (id: string) => test.handle.db.selectFrom('subscriptions').selectAll().where('uuid', '=', id).executeTakeFirstOrThrow();
       const matchRow = () => test.handle.db.selectFrom('matches').selectAll().where('uuid', '=', match.uuid).executeTakeFirstOrThrow();
-      const WRONG_KEY = 'stored target credentials are encrypted; start the service with the NOTIFICATIONS_SECRET_KEY they were written with';
+      const WRONG_KEY =
+        'stored target credentials are encrypted; start the service with the NOTIFICATIONS_SECRET_KEY they were written with';
       const DAMAGED = 'stored target credentials are damaged (not JSON)';
       const requests = [
         ['GET', undefined],
@@ -138,7 +167,12 @@ for (const backend of testBackends()) {
           for (const [method, payload] of requests) {
             // PUT {"auth": {}} replaces the credentials, which is how an owner gets out (below).
             if (payload !== undefined && 'auth' in payload) continue;
-            const response = await app.inject({ method, url: `/eventmatch/${id}`, headers: USER, ...(payload === undefined ? {} : { payload }) });
+            const response = await app.inject({
+              method,
+              url: `/eventmatch/${id}`,
+              headers: USER,
+              ...(payload === undefined ? {} : { payload }),
+            });
             assert.equal(response.statusCode, 500, `${label}: ${method} ${JSON.stringify(payload)}: ${response.body}`);
             assert.deepEqual(response.json(), { statusCode: 500, error: 'Internal Server Error', code: 'CREDENTIALS_UNREADABLE', message });
             assert.ok(!response.body.includes(PASSWORD));
@@ -155,7 +189,12 @@ for (const backend of testBackends()) {
       const recovered = await startApp(test.handle, randomBytes(32));
       try {
         for (const id of [uuid, damaged]) {
-          const put = await recovered.inject({ method: 'PUT', url: `/eventmatch/${id}`, headers: USER, payload: { auth: header, disabled: null } });
+          const put = await recovered.inject({
+            method: 'PUT',
+            url: `/eventmatch/${id}`,
+            headers: USER,
+            payload: { auth: header, disabled: null },
+          });
           assert.equal(put.statusCode, 200, put.body);
           assert.deepEqual(put.json<{ auth: unknown }>().auth, header);
           assert.equal((await recovered.inject({ method: 'DELETE', url: `/eventmatch/${id}`, headers: USER })).statusCode, 200);
@@ -196,7 +235,11 @@ for (const backend of testBackends()) {
               uuids.push(uuid);
               assert.equal((await call('GET', `/eventmatch/${uuid}`)).status, 200);
               assert.equal((await call('PUT', `/eventmatch/${uuid}`, { auth: auth === basic ? header : basic })).status, 200);
-              assert.equal((await call('PUT', `/eventmatch/${uuid}`, { auth: { type: 'basic', basic: { username: 'a:b', password: PASSWORD } } })).status, 400);
+              assert.equal(
+                (await call('PUT', `/eventmatch/${uuid}`, { auth: { type: 'basic', basic: { username: 'a:b', password: PASSWORD } } }))
+                  .status,
+                400,
+              );
               assert.equal((await call('POST', '/eventmatch/test', { jsonpath: '$.auth', event: { auth } })).status, 200);
               assert.equal((await call('POST', `/eventmatch/${uuid}/test`, { auth })).status, 200);
             }
@@ -206,7 +249,11 @@ for (const backend of testBackends()) {
             assert.equal((await call('DELETE', `/eventmatch/${uuids.pop()}`)).status, 200);
           } else {
             // Another key: the rows written with KEY answer 500, which is logged as an error.
-            for (const [method, payload] of [['GET', undefined], ['PUT', { name: 'x' }], ['DELETE', undefined]] as const) {
+            for (const [method, payload] of [
+              ['GET', undefined],
+              ['PUT', { name: 'x' }],
+              ['DELETE', undefined],
+            ] as const) {
               assert.equal((await call(method, `/eventmatch/${uuids.at(-1)}`, payload)).status, 500);
             }
           }
@@ -218,11 +265,17 @@ for (const backend of testBackends()) {
       for (const secret of secrets) assert.ok(!logs.includes(secret), `the logs contain ${secret}`);
       // The lines that would hold credentials were written, redacted: without redaction the
       // assertion above fails.
-      const lines = logs.trim().split('\n').map((line) => JSON.parse(line) as { level: number; msg: string; subscription?: { auth: unknown } });
+      const lines = logs
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { level: number; msg: string; subscription?: { auth: unknown } });
       const writes = lines.filter((line) => /^subscription (created|updated|deleted)$/.test(line.msg));
       assert.equal(writes.length, 2 * (2 * 2 + 1), `a debug line per write: ${writes.map((w) => w.msg).join(', ')}`);
       for (const write of writes) assert.equal(write.subscription?.auth, '[redacted]');
-      assert.ok(lines.some((line) => line.level === 50 && /stored target credentials are encrypted/.test(line.msg)), 'the 500s are logged');
+      assert.ok(
+        lines.some((line) => line.level === 50 && /stored target credentials are encrypted/.test(line.msg)),
+        'the 500s are logged',
+      );
     });
   });
 }

@@ -45,7 +45,12 @@ for (const backend of testBackends()) {
       const response = await tryIt(app, '$.data[?@.size > 100].name');
       assert.equal(response.statusCode, 200);
       assert.deepEqual(response.json(), { matches: true, dialect: 'rfc9535', values: ['large.txt'], paths: ["$['data'][1]['name']"] });
-      assert.deepEqual((await tryIt(app, 'type')).json(), { matches: true, dialect: 'rfc9535', values: [event.type], paths: ["$['type']"] });
+      assert.deepEqual((await tryIt(app, 'type')).json(), {
+        matches: true,
+        dialect: 'rfc9535',
+        values: [event.type],
+        paths: ["$['type']"],
+      });
     });
 
     it('answers in jsonpath2 for an expression only it accepts', async () => {
@@ -59,10 +64,20 @@ for (const backend of testBackends()) {
     });
 
     it('follows NOTIFICATIONS_JSONPATH_DIALECT for an expression both dialects accept', async () => {
-      assert.deepEqual((await tryIt(app, AMBIGUOUS)).json(), { matches: true, dialect: 'rfc9535', values: ['inner'], paths: ["$['data'][1]['meta']['name']"] });
+      assert.deepEqual((await tryIt(app, AMBIGUOUS)).json(), {
+        matches: true,
+        dialect: 'rfc9535',
+        values: ['inner'],
+        paths: ["$['data'][1]['meta']['name']"],
+      });
       const migrating = await startApp(test.handle, 'jsonpath2-first');
       try {
-        assert.deepEqual((await tryIt(migrating, AMBIGUOUS)).json(), { matches: true, dialect: 'jsonpath2', values: ['large.txt'], paths: ["$['data'][1]['name']"] });
+        assert.deepEqual((await tryIt(migrating, AMBIGUOUS)).json(), {
+          matches: true,
+          dialect: 'jsonpath2',
+          values: ['large.txt'],
+          paths: ["$['data'][1]['name']"],
+        });
       } finally {
         await migrating.close();
       }
@@ -103,7 +118,12 @@ for (const backend of testBackends()) {
 
     it("tries a subscription's expression in the dialect it was written in, whatever the setting is now", async () => {
       const migrating = await startApp(test.handle, 'jsonpath2-first');
-      const created = await migrating.inject({ method: 'POST', url: '/eventmatch', headers: USER, payload: { name: 'n', jsonpath: AMBIGUOUS, target_url: 'http://127.0.0.1/' } });
+      const created = await migrating.inject({
+        method: 'POST',
+        url: '/eventmatch',
+        headers: USER,
+        payload: { name: 'n', jsonpath: AMBIGUOUS, target_url: 'http://127.0.0.1/' },
+      });
       await migrating.close();
       const { uuid } = created.json<{ uuid: string }>();
       const strict = await startApp(test.handle, 'rfc9535');
@@ -111,19 +131,36 @@ for (const backend of testBackends()) {
         const response = await strict.inject({ method: 'POST', url: `/eventmatch/${uuid}/test`, headers: USER, payload: event });
         assert.equal(response.statusCode, 200);
         assert.deepEqual(response.json(), { matches: true, dialect: 'jsonpath2', values: ['large.txt'], paths: ["$['data'][1]['name']"] });
-        const miss = await strict.inject({ method: 'POST', url: `/eventmatch/${uuid}/test`, headers: USER, payload: { data: [{ size: 1, name: 'x' }] } });
+        const miss = await strict.inject({
+          method: 'POST',
+          url: `/eventmatch/${uuid}/test`,
+          headers: USER,
+          payload: { data: [{ size: 1, name: 'x' }] },
+        });
         assert.deepEqual(miss.json(), { matches: false, dialect: 'jsonpath2', values: [], paths: [] });
       } finally {
         await strict.close();
       }
-      const standard = (await app.inject({ method: 'POST', url: '/eventmatch', headers: USER, payload: { name: 'n', jsonpath: AMBIGUOUS, target_url: 'http://127.0.0.1/' } })).json<{ uuid: string }>();
+      const standard = (
+        await app.inject({
+          method: 'POST',
+          url: '/eventmatch',
+          headers: USER,
+          payload: { name: 'n', jsonpath: AMBIGUOUS, target_url: 'http://127.0.0.1/' },
+        })
+      ).json<{ uuid: string }>();
       const response = await app.inject({ method: 'POST', url: `/eventmatch/${standard.uuid}/test`, headers: USER, payload: event });
       assert.deepEqual(response.json(), { matches: true, dialect: 'rfc9535', values: ['inner'], paths: ["$['data'][1]['meta']['name']"] });
     });
 
     it('tries a disabled subscription too, and logs no event and no match', async () => {
       const { uuid } = (
-        await app.inject({ method: 'POST', url: '/eventmatch', headers: USER, payload: { name: 'n', jsonpath: '$.id', target_url: 'http://127.0.0.1/', disabled: true } })
+        await app.inject({
+          method: 'POST',
+          url: '/eventmatch',
+          headers: USER,
+          payload: { name: 'n', jsonpath: '$.id', target_url: 'http://127.0.0.1/', disabled: true },
+        })
       ).json<{ uuid: string }>();
       const response = await app.inject({ method: 'POST', url: `/eventmatch/${uuid}/test`, headers: USER, payload: event });
       assert.deepEqual(response.json(), { matches: true, dialect: 'rfc9535', values: ['e1'], paths: ["$['id']"] });

@@ -3,15 +3,29 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import type { EventmatchDependencies } from '../../src/api/eventmatch-routes.js';
-import type { DatabaseHandle } from '../../src/db/connect.js';
 import { loadConfig } from '../../src/config/load.js';
+import type { DatabaseHandle } from '../../src/db/connect.js';
 import { addressGuard } from '../../src/net/address-guard.js';
 import { startEventmatchApp } from '../support/app.js';
 import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
 import { DEFAULT_TARGET_RULES } from '../support/target-guard.js';
 
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}$/;
-const FIELDS = ['user', 'uuid', 'name', 'jsonpath', 'target_url', 'auth', 'extensions', 'created', 'updated', 'deleted', 'disabled', 'version', 'error'];
+const FIELDS = [
+  'user',
+  'uuid',
+  'name',
+  'jsonpath',
+  'target_url',
+  'auth',
+  'extensions',
+  'created',
+  'updated',
+  'deleted',
+  'disabled',
+  'version',
+  'error',
+];
 
 const startApp = (database: DatabaseHandle, overrides: Partial<EventmatchDependencies> = {}) => startEventmatchApp(database, overrides);
 
@@ -44,7 +58,8 @@ for (const backend of testBackends()) {
       return response.json<Record_>();
     }
     const get = (user: string, uuid: string) => app.inject({ method: 'GET', url: `/eventmatch/${uuid}`, headers: as(user) });
-    const put = (user: string, uuid: string, body: unknown) => app.inject({ method: 'PUT', url: `/eventmatch/${uuid}`, headers: as(user), payload: body as object });
+    const put = (user: string, uuid: string, body: unknown) =>
+      app.inject({ method: 'PUT', url: `/eventmatch/${uuid}`, headers: as(user), payload: body as object });
     const remove = (user: string, uuid: string) => app.inject({ method: 'DELETE', url: `/eventmatch/${uuid}`, headers: as(user) });
     const list = async (user: string, query = ''): Promise<Record_[]> => {
       const response = await app.inject({ method: 'GET', url: `/eventmatch${query}`, headers: as(user) });
@@ -58,25 +73,28 @@ for (const backend of testBackends()) {
         assert.equal(response.statusCode, 200);
         const record = response.json<Record_>();
         assert.deepEqual(Object.keys(record), FIELDS);
-        assert.equal(response.headers['location'], `/eventmatch/${record.uuid}`);
+        assert.equal(response.headers.location, `/eventmatch/${record.uuid}`);
         assert.match(record.uuid, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
-        assert.deepEqual({ ...record, uuid: '', created: '', updated: '' }, {
-          user: 'alice',
-          uuid: '',
-          ...sample(),
-          auth: {},
-          extensions: {},
-          created: '',
-          updated: '',
-          deleted: null,
-          disabled: null,
-          version: 'v0.1',
-          error: null,
-        });
-        assert.match(String(record['created']), TIMESTAMP);
-        assert.equal(record.updated, record['created']);
+        assert.deepEqual(
+          { ...record, uuid: '', created: '', updated: '' },
+          {
+            user: 'alice',
+            uuid: '',
+            ...sample(),
+            auth: {},
+            extensions: {},
+            created: '',
+            updated: '',
+            deleted: null,
+            disabled: null,
+            version: 'v0.1',
+            error: null,
+          },
+        );
+        assert.match(String(record.created), TIMESTAMP);
+        assert.equal(record.updated, record.created);
         const now = new Date().toISOString().slice(0, 16);
-        assert.equal(String(record['created']).slice(0, 16) <= now, true);
+        assert.equal(String(record.created).slice(0, 16) <= now, true);
       });
 
       it('echoes auth and extensions as supplied', async () => {
@@ -86,7 +104,7 @@ for (const backend of testBackends()) {
         assert.deepEqual((await create('alice', sample({ auth: basic, extensions }))).auth, basic);
         const record = await create('alice', sample({ auth: header, extensions }));
         assert.deepEqual(record.auth, header);
-        assert.deepEqual(record['extensions'], extensions);
+        assert.deepEqual(record.extensions, extensions);
         assert.deepEqual((await get('alice', record.uuid)).json(), record);
       });
 
@@ -102,31 +120,39 @@ for (const backend of testBackends()) {
         };
         const record = await create('alice', sample(forged));
         assert.notEqual(record.uuid, forged.uuid);
-        assert.equal(record['user'], 'alice');
-        assert.notEqual(record['created'], forged.created);
-        assert.equal(record['deleted'], null);
-        assert.equal(record['version'], 'v0.1');
-        assert.equal(record['error'], null);
+        assert.equal(record.user, 'alice');
+        assert.notEqual(record.created, forged.created);
+        assert.equal(record.deleted, null);
+        assert.equal(record.version, 'v0.1');
+        assert.equal(record.error, null);
         assert.equal((await get('mallory', forged.uuid)).statusCode, 404);
       });
 
       it('accepts disabled: null as enabled and any other value as disabled at creation', async () => {
-        assert.equal((await create('alice', sample({ disabled: null })))['disabled'], null);
+        assert.equal((await create('alice', sample({ disabled: null }))).disabled, null);
         for (const value of [true, '2020-01-01T00:00:00.000000', 0]) {
           const record = await create('alice', sample({ disabled: value }));
-          assert.equal(record['disabled'], record['created'], `disabled: ${JSON.stringify(value)}`);
+          assert.equal(record.disabled, record.created, `disabled: ${JSON.stringify(value)}`);
         }
       });
 
       it('accepts an expression that is not valid RFC 9535 as jsonpath2, and a root-relative one', async () => {
         const record = await create('alice', sample({ jsonpath: '$.data[*][?(@.size > 100)].name' }));
-        assert.equal(record['jsonpath'], '$.data[*][?(@.size > 100)].name');
-        const row = await test.handle.db.selectFrom('subscriptions').select('dialect').where('uuid', '=', record.uuid).executeTakeFirstOrThrow();
+        assert.equal(record.jsonpath, '$.data[*][?(@.size > 100)].name');
+        const row = await test.handle.db
+          .selectFrom('subscriptions')
+          .select('dialect')
+          .where('uuid', '=', record.uuid)
+          .executeTakeFirstOrThrow();
         assert.equal(row.dialect, 'rfc9535');
         const pacifica = await create('alice', sample({ jsonpath: '$.data[*][?(@.mimetype = "text/plain")]' }));
-        const pacificaRow = await test.handle.db.selectFrom('subscriptions').select('dialect').where('uuid', '=', pacifica.uuid).executeTakeFirstOrThrow();
+        const pacificaRow = await test.handle.db
+          .selectFrom('subscriptions')
+          .select('dialect')
+          .where('uuid', '=', pacifica.uuid)
+          .executeTakeFirstOrThrow();
         assert.equal(pacificaRow.dialect, 'jsonpath2');
-        assert.equal((await create('alice', sample({ jsonpath: 'data.files[0]' })))['jsonpath'], 'data.files[0]');
+        assert.equal((await create('alice', sample({ jsonpath: 'data.files[0]' }))).jsonpath, 'data.files[0]');
       });
     });
 
@@ -142,18 +168,33 @@ for (const backend of testBackends()) {
         await create('someone-else');
         assert.deepEqual(await list('lister'), created);
         assert.equal((await remove('lister', created[1]!.uuid)).statusCode, 200);
-        assert.deepEqual((await list('lister')).map((r) => r.uuid), [created[0]!.uuid, created[2]!.uuid]);
+        assert.deepEqual(
+          (await list('lister')).map((r) => r.uuid),
+          [created[0]!.uuid, created[2]!.uuid],
+        );
         assert.deepEqual(await list('nobody'), []);
       });
 
       it('pages with limit and offset', async () => {
         const created: string[] = [];
         for (let i = 0; i < 5; i++) created.push((await create('pager', sample({ name: `n${i}` }))).uuid);
-        assert.deepEqual((await list('pager', '?limit=2')).map((r) => r.uuid), created.slice(0, 2));
-        assert.deepEqual((await list('pager', '?limit=2&offset=2')).map((r) => r.uuid), created.slice(2, 4));
-        assert.deepEqual((await list('pager', '?offset=4')).map((r) => r.uuid), created.slice(4));
+        assert.deepEqual(
+          (await list('pager', '?limit=2')).map((r) => r.uuid),
+          created.slice(0, 2),
+        );
+        assert.deepEqual(
+          (await list('pager', '?limit=2&offset=2')).map((r) => r.uuid),
+          created.slice(2, 4),
+        );
+        assert.deepEqual(
+          (await list('pager', '?offset=4')).map((r) => r.uuid),
+          created.slice(4),
+        );
         assert.deepEqual(await list('pager', '?offset=5'), []);
-        assert.deepEqual((await list('pager', '?limit=1000&offset=0')).map((r) => r.uuid), created);
+        assert.deepEqual(
+          (await list('pager', '?limit=1000&offset=0')).map((r) => r.uuid),
+          created,
+        );
       });
 
       it('answers at most 100 by default', async () => {
@@ -165,7 +206,10 @@ for (const backend of testBackends()) {
 
     describe('update', () => {
       it('a body with only target_url changes only target_url (and updated)', async () => {
-        const before = await create('alice', sample({ auth: { type: 'basic', basic: { username: 'u', password: 'p' } }, extensions: { project: 'x' } }));
+        const before = await create(
+          'alice',
+          sample({ auth: { type: 'basic', basic: { username: 'u', password: 'p' } }, extensions: { project: 'x' } }),
+        );
         const response = await put('alice', before.uuid, { target_url: 'http://elsewhere.example.org:8080/x?y=1' });
         assert.equal(response.statusCode, 200);
         const after = response.json<Record_>();
@@ -189,14 +233,24 @@ for (const backend of testBackends()) {
           assert.equal(response.statusCode, 200, response.body);
           assert.deepEqual(response.json<Record_>()[field], value);
         }
-        const row = await test.handle.db.selectFrom('subscriptions').select('dialect').where('uuid', '=', record.uuid).executeTakeFirstOrThrow();
+        const row = await test.handle.db
+          .selectFrom('subscriptions')
+          .select('dialect')
+          .where('uuid', '=', record.uuid)
+          .executeTakeFirstOrThrow();
         assert.equal(row.dialect, 'jsonpath2', 'a new expression is compiled and its dialect stored');
         assert.deepEqual((await put('alice', record.uuid, { auth: {} })).json<Record_>().auth, {});
       });
 
       it('accepts a record read back unchanged, ignoring its service-set fields', async () => {
         const record = await create('alice', sample({ auth: { type: 'basic', basic: { username: 'u', password: 'p' } } }));
-        const response = await put('alice', record.uuid, { ...record, uuid: randomUUID(), user: 'mallory', created: '1999-01-01T00:00:00.000000', version: 'v7' });
+        const response = await put('alice', record.uuid, {
+          ...record,
+          uuid: randomUUID(),
+          user: 'mallory',
+          created: '1999-01-01T00:00:00.000000',
+          version: 'v7',
+        });
         assert.equal(response.statusCode, 200, response.body);
         assert.deepEqual({ ...response.json<Record_>(), updated: '' }, { ...record, updated: '' });
       });
@@ -220,17 +274,21 @@ for (const backend of testBackends()) {
         const record = await create('alice');
         for (const value of ['2020-01-01T00:00:00.000000', true, false, 'yes', 1, {}]) {
           const disabled = (await put('alice', record.uuid, { disabled: value })).json<Record_>();
-          assert.match(String(disabled['disabled']), TIMESTAMP);
-          assert.equal(disabled['disabled'], disabled.updated, `disabled now, not ${JSON.stringify(value)}`);
+          assert.match(String(disabled.disabled), TIMESTAMP);
+          assert.equal(disabled.disabled, disabled.updated, `disabled now, not ${JSON.stringify(value)}`);
         }
         // As the delivery stage does when a target keeps failing.
-        await test.handle.db.updateTable('subscriptions').set({ error: 'target answered 410 Gone' }).where('uuid', '=', record.uuid).execute();
-        assert.equal((await get('alice', record.uuid)).json<Record_>()['error'], 'target answered 410 Gone');
+        await test.handle.db
+          .updateTable('subscriptions')
+          .set({ error: 'target answered 410 Gone' })
+          .where('uuid', '=', record.uuid)
+          .execute();
+        assert.equal((await get('alice', record.uuid)).json<Record_>().error, 'target answered 410 Gone');
         const renamed = (await put('alice', record.uuid, { name: 'still broken' })).json<Record_>();
-        assert.equal(renamed['error'], 'target answered 410 Gone', 'other changes keep the error');
+        assert.equal(renamed.error, 'target answered 410 Gone', 'other changes keep the error');
         const enabled = (await put('alice', record.uuid, { disabled: null })).json<Record_>();
-        assert.equal(enabled['disabled'], null);
-        assert.equal(enabled['error'], null);
+        assert.equal(enabled.disabled, null);
+        assert.equal(enabled.error, null);
       });
     });
 
@@ -241,10 +299,14 @@ for (const backend of testBackends()) {
         assert.equal(response.statusCode, 200);
         const final = response.json<Record_>();
         assert.deepEqual(Object.keys(final), FIELDS);
-        assert.match(String(final['deleted']), TIMESTAMP);
-        assert.ok(String(final['deleted']) > record.updated);
+        assert.match(String(final.deleted), TIMESTAMP);
+        assert.ok(String(final.deleted) > record.updated);
         assert.deepEqual({ ...final, deleted: null, updated: '' }, { ...record, updated: '' });
-        for (const again of [await remove('deleter', record.uuid), await get('deleter', record.uuid), await put('deleter', record.uuid, { name: 'x' })]) {
+        for (const again of [
+          await remove('deleter', record.uuid),
+          await get('deleter', record.uuid),
+          await put('deleter', record.uuid, { name: 'x' }),
+        ]) {
           assert.equal(again.statusCode, 404);
           assert.equal(again.json<{ message: string }>().message, `subscription ${record.uuid} not found`);
         }
@@ -255,7 +317,11 @@ for (const backend of testBackends()) {
 
       it('accepts a Content-Type: application/json header on a DELETE without a body', async () => {
         const record = await create('deleter');
-        const response = await app.inject({ method: 'DELETE', url: `/eventmatch/${record.uuid}`, headers: { ...as('deleter'), 'content-type': 'application/json' } });
+        const response = await app.inject({
+          method: 'DELETE',
+          url: `/eventmatch/${record.uuid}`,
+          headers: { ...as('deleter'), 'content-type': 'application/json' },
+        });
         assert.equal(response.statusCode, 200, response.body);
       });
     });
@@ -275,10 +341,15 @@ for (const backend of testBackends()) {
           ]) {
             const response = await request();
             assert.equal(response.statusCode, 404, `${reason}: ${response.body}`);
-            assert.deepEqual(response.json(), { statusCode: 404, error: 'Not Found', code: 'SUBSCRIPTION_NOT_FOUND', message: `subscription ${uuid} not found` });
+            assert.deepEqual(response.json(), {
+              statusCode: 404,
+              error: 'Not Found',
+              code: 'SUBSCRIPTION_NOT_FOUND',
+              message: `subscription ${uuid} not found`,
+            });
           }
         }
-        assert.deepEqual((await get('bob', foreign.uuid)).json(), foreign, "the foreign subscription is untouched");
+        assert.deepEqual((await get('bob', foreign.uuid)).json(), foreign, 'the foreign subscription is untouched');
       });
     });
 
@@ -286,10 +357,21 @@ for (const backend of testBackends()) {
       it('answers 401 without the header, with an empty one, or a blank one', async () => {
         const cases: Array<Record<string, string>> = [{}, { 'http-remote-user': '' }, { 'http-remote-user': '   ' }];
         for (const headers of cases) {
-          for (const [method, url] of [['GET', '/eventmatch'], ['POST', '/eventmatch'], ['GET', `/eventmatch/${randomUUID()}`], ['DELETE', `/eventmatch/${randomUUID()}`], ['POST', '/eventmatch/test']] as const) {
+          for (const [method, url] of [
+            ['GET', '/eventmatch'],
+            ['POST', '/eventmatch'],
+            ['GET', `/eventmatch/${randomUUID()}`],
+            ['DELETE', `/eventmatch/${randomUUID()}`],
+            ['POST', '/eventmatch/test'],
+          ] as const) {
             const response = await app.inject({ method, url, headers, ...(method === 'POST' ? { payload: sample() } : {}) });
             assert.equal(response.statusCode, 401, `${method} ${url} ${JSON.stringify(headers)}`);
-            assert.deepEqual(response.json(), { statusCode: 401, error: 'Unauthorized', code: 'UNAUTHENTICATED', message: 'missing identity: the Http-Remote-User header is required' });
+            assert.deepEqual(response.json(), {
+              statusCode: 401,
+              error: 'Unauthorized',
+              code: 'UNAUTHENTICATED',
+              message: 'missing identity: the Http-Remote-User header is required',
+            });
           }
         }
       });
@@ -323,8 +405,12 @@ for (const backend of testBackends()) {
         try {
           const created = await compat.inject({ method: 'POST', url: '/eventmatch', payload: sample() });
           assert.equal(created.statusCode, 200);
-          assert.equal(created.json<Record_>()['user'], 'facility');
-          const blank = await compat.inject({ method: 'GET', url: `/eventmatch/${created.json<Record_>().uuid}`, headers: { 'http-remote-user': ' ' } });
+          assert.equal(created.json<Record_>().user, 'facility');
+          const blank = await compat.inject({
+            method: 'GET',
+            url: `/eventmatch/${created.json<Record_>().uuid}`,
+            headers: { 'http-remote-user': ' ' },
+          });
           assert.equal(blank.statusCode, 200);
           const named = await compat.inject({ method: 'GET', url: `/eventmatch/${created.json<Record_>().uuid}`, headers: as('alice') });
           assert.equal(named.statusCode, 404, 'a named user is that user, not the default');
@@ -355,8 +441,17 @@ for (const backend of testBackends()) {
       it('refuses on create, by default, an address delivery would refuse, naming target_url, and stores nothing', async () => {
         const stored = (await list('carol')).length;
         for (const [url, why] of REFUSED) {
-          const response = await app.inject({ method: 'POST', url: '/eventmatch', headers: as('carol'), payload: sample({ target_url: url }) });
-          assert.deepEqual(message(response), { statusCode: 400, error: 'Bad Request', code: 'TARGET_DENIED', message: `body.target_url: ${why}` }, url);
+          const response = await app.inject({
+            method: 'POST',
+            url: '/eventmatch',
+            headers: as('carol'),
+            payload: sample({ target_url: url }),
+          });
+          assert.deepEqual(
+            message(response),
+            { statusCode: 400, error: 'Bad Request', code: 'TARGET_DENIED', message: `body.target_url: ${why}` },
+            url,
+          );
         }
         assert.equal((await list('carol')).length, stored);
       });
@@ -365,7 +460,11 @@ for (const backend of testBackends()) {
         const record = await create('carol');
         for (const [url, why] of REFUSED) {
           const response = await put('carol', record.uuid, { name: 'moved', target_url: url });
-          assert.deepEqual(message(response), { statusCode: 400, error: 'Bad Request', code: 'TARGET_DENIED', message: `body.target_url: ${why}` }, url);
+          assert.deepEqual(
+            message(response),
+            { statusCode: 400, error: 'Bad Request', code: 'TARGET_DENIED', message: `body.target_url: ${why}` },
+            url,
+          );
         }
         assert.deepEqual((await get('carol', record.uuid)).json(), record);
       });
@@ -376,13 +475,26 @@ for (const backend of testBackends()) {
         // localhost may also resolve to ::1: delivery would use that, so it is denied too.
         const strict = await appWith({ NOTIFICATIONS_TARGET_DENY: '127.0.0.0/8,::1/128' });
         try {
-          const created = await strict.inject({ method: 'POST', url: '/eventmatch', headers: as('dave'), payload: sample({ target_url: 'http://localhost:8080/hook' }) });
+          const created = await strict.inject({
+            method: 'POST',
+            url: '/eventmatch',
+            headers: as('dave'),
+            payload: sample({ target_url: 'http://localhost:8080/hook' }),
+          });
           assert.equal(created.statusCode, 400);
-          assert.match(message(created).message, /^body\.target_url: every address of localhost is refused: address (127\.0\.0\.1|::1) is denied by NOTIFICATIONS_TARGET_DENY/);
-          const moved = await strict.inject({ method: 'PUT', url: `/eventmatch/${accepted.uuid}`, headers: as('carol'), payload: { target_url: 'http://localhost:9090/' } });
+          assert.match(
+            message(created).message,
+            /^body\.target_url: every address of localhost is refused: address (127\.0\.0\.1|::1) is denied by NOTIFICATIONS_TARGET_DENY/,
+          );
+          const moved = await strict.inject({
+            method: 'PUT',
+            url: `/eventmatch/${accepted.uuid}`,
+            headers: as('carol'),
+            payload: { target_url: 'http://localhost:9090/' },
+          });
           assert.equal(moved.statusCode, 400);
           assert.match(message(moved).message, /^body\.target_url: every address of localhost is refused/);
-          assert.equal((await get('carol', accepted.uuid)).json<Record_>()['target_url'], 'http://localhost:8081/hook');
+          assert.equal((await get('carol', accepted.uuid)).json<Record_>().target_url, 'http://localhost:8081/hook');
           assert.equal((await list('dave')).length, 0);
         } finally {
           await strict.close();
@@ -392,9 +504,19 @@ for (const backend of testBackends()) {
       it('refuses an address outside NOTIFICATIONS_TARGET_ALLOW when there is one', async () => {
         const allowing = await appWith({ NOTIFICATIONS_TARGET_ALLOW: '10.0.0.0/8' });
         try {
-          const outside = await allowing.inject({ method: 'POST', url: '/eventmatch', headers: as('dave'), payload: sample({ target_url: 'http://127.0.0.1:8080/' }) });
+          const outside = await allowing.inject({
+            method: 'POST',
+            url: '/eventmatch',
+            headers: as('dave'),
+            payload: sample({ target_url: 'http://127.0.0.1:8080/' }),
+          });
           assert.equal(message(outside).message, 'body.target_url: address 127.0.0.1 is not in NOTIFICATIONS_TARGET_ALLOW');
-          const inside = await allowing.inject({ method: 'POST', url: '/eventmatch', headers: as('dave'), payload: sample({ target_url: 'http://[64:ff9b::10.1.2.3]:8080/' }) });
+          const inside = await allowing.inject({
+            method: 'POST',
+            url: '/eventmatch',
+            headers: as('dave'),
+            payload: sample({ target_url: 'http://[64:ff9b::10.1.2.3]:8080/' }),
+          });
           assert.equal(inside.statusCode, 200, inside.body);
         } finally {
           await allowing.close();
@@ -403,7 +525,7 @@ for (const backend of testBackends()) {
 
       it('accepts a name that does not resolve: delivery judges it when it connects', async () => {
         const record = await create('carol', sample({ target_url: 'http://does-not-exist.invalid/' }));
-        assert.equal(record['target_url'], 'http://does-not-exist.invalid/');
+        assert.equal(record.target_url, 'http://does-not-exist.invalid/');
         assert.equal((await put('carol', record.uuid, { target_url: 'https://also-not.invalid:8443/x' })).statusCode, 200);
       });
 
@@ -414,9 +536,19 @@ for (const backend of testBackends()) {
         });
         try {
           const started = performance.now();
-          const created = await silent.inject({ method: 'POST', url: '/eventmatch', headers: as('erin'), payload: sample({ target_url: 'http://slow.example/hook' }) });
+          const created = await silent.inject({
+            method: 'POST',
+            url: '/eventmatch',
+            headers: as('erin'),
+            payload: sample({ target_url: 'http://slow.example/hook' }),
+          });
           assert.equal(created.statusCode, 200, created.body);
-          const moved = await silent.inject({ method: 'PUT', url: `/eventmatch/${created.json<Record_>().uuid}`, headers: as('erin'), payload: { target_url: 'http://slower.example/' } });
+          const moved = await silent.inject({
+            method: 'PUT',
+            url: `/eventmatch/${created.json<Record_>().uuid}`,
+            headers: as('erin'),
+            payload: { target_url: 'http://slower.example/' },
+          });
           assert.equal(moved.statusCode, 200, moved.body);
           assert.ok(performance.now() - started < 2_000, `${performance.now() - started} ms`);
         } finally {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { buildApp } from '../../src/api/app.js';
-import { healthRoutes, type HealthDependencies } from '../../src/api/health.js';
+import { type HealthDependencies, healthRoutes } from '../../src/api/health.js';
 import { openDatabase } from '../../src/db/connect.js';
 import { syncSchema } from '../../src/db/migrate.js';
 import { describeOn, testBackends } from '../support/database.js';
@@ -9,7 +9,10 @@ import { startSilentListener } from '../support/database-proxy.js';
 
 for (const backend of testBackends()) {
   describeOn(backend, `/readyz (${backend.name})`, () => {
-    async function readyz(policyMode: HealthDependencies['policyMode'], prepare: (database: HealthDependencies['database']) => Promise<void>) {
+    async function readyz(
+      policyMode: HealthDependencies['policyMode'],
+      prepare: (database: HealthDependencies['database']) => Promise<void>,
+    ) {
       const created = await backend.create();
       const database = openDatabase(created.url);
       try {
@@ -33,8 +36,8 @@ for (const backend of testBackends()) {
     it('is not ready while the schema is out of date, and says what to run', async () => {
       const { status, body } = await readyz('allow-all', async () => undefined);
       assert.equal(status, 503);
-      assert.equal(body['status'], 'not ready');
-      assert.match(body['schema'] ?? '', /out of date: run svc-notifications-cmd dbsync/);
+      assert.equal(body.status, 'not ready');
+      assert.match(body.schema ?? '', /out of date: run svc-notifications-cmd dbsync/);
     });
   });
 }
@@ -42,7 +45,9 @@ for (const backend of testBackends()) {
 describe('/readyz without a database', () => {
   it('is not ready when the database cannot be reached', async () => {
     const database = openDatabase('postgres://postgres@127.0.0.1:1/nowhere');
-    const app = await buildApp({ maxBodyBytes: 1024, logger: 'silent', version: 'test' }, [healthRoutes({ database, policyMode: 'allow-all' })]);
+    const app = await buildApp({ maxBodyBytes: 1024, logger: 'silent', version: 'test' }, [
+      healthRoutes({ database, policyMode: 'allow-all' }),
+    ]);
     try {
       const response = await app.inject({ method: 'GET', url: '/readyz' });
       assert.equal(response.statusCode, 503);
@@ -58,7 +63,9 @@ describe('/readyz when the database does not answer', () => {
   it('answers 503 within about 2 s, not after the 5 s connect time-out', async () => {
     const silent = await startSilentListener();
     const database = openDatabase(silent.url);
-    const app = await buildApp({ maxBodyBytes: 1024, logger: 'silent', version: 'test' }, [healthRoutes({ database, policyMode: 'allow-all' })]);
+    const app = await buildApp({ maxBodyBytes: 1024, logger: 'silent', version: 'test' }, [
+      healthRoutes({ database, policyMode: 'allow-all' }),
+    ]);
     try {
       const started = Date.now();
       const response = await app.inject({ method: 'GET', url: '/readyz' });

@@ -11,16 +11,16 @@ import { eventmatchRoutes } from '../../src/api/eventmatch-routes.js';
 import { metricsRoutes } from '../../src/api/metrics-routes.js';
 import { receiveRoutes } from '../../src/api/receive-routes.js';
 import { queueReader } from '../../src/db/queue-stats.js';
-import { addressGuard } from '../../src/net/address-guard.js';
 import { createTargetClient, type TargetClient } from '../../src/delivery/target-client.js';
 import { EventLogBatch } from '../../src/events/event-log-batch.js';
 import { LiveMatcher } from '../../src/matching/live-matcher.js';
 import { createMetrics, type ServiceMetrics } from '../../src/metrics/registry.js';
+import { addressGuard } from '../../src/net/address-guard.js';
 import type { PolicyAnswer } from '../../src/policy/policy-client.js';
 import { systemClock } from '../../src/time/clock.js';
-import { byOutcome, DELIVERY_OUTCOMES, parseExposition, POLICY_OUTCOMES, sample, type Samples } from '../metrics/exposition.js';
+import { byOutcome, DELIVERY_OUTCOMES, POLICY_OUTCOMES, parseExposition, type Samples, sample } from '../metrics/exposition.js';
 import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
-import { startStub, type HttpStub } from '../support/http-stub.js';
+import { type HttpStub, startStub } from '../support/http-stub.js';
 import { round, testDeliveryRunner, testPolicyRunner } from '../support/runners.js';
 import { defaultTargetGuard } from '../support/target-guard.js';
 
@@ -55,8 +55,13 @@ for (const backend of testBackends()) {
       app = await buildApp({ maxBodyBytes: 1024 * 1024, logger: 'silent', version: 'test' }, [
         metricsRoutes({ registry: metrics.registry }),
         eventmatchRoutes({
-          database: t.handle, clock, secretKey: null, dialectMode: 'auto', targetGuard: defaultTargetGuard(),
-          identity: { header: 'http-remote-user', defaultUser: null }, onChange: (change) => matcher.apply(change),
+          database: t.handle,
+          clock,
+          secretKey: null,
+          dialectMode: 'auto',
+          targetGuard: defaultTargetGuard(),
+          identity: { header: 'http-remote-user', defaultUser: null },
+          onChange: (change) => matcher.apply(change),
         }),
         receiveRoutes({ eventLog: new EventLogBatch(t.handle), matcher, clock, receiveToken: null, onReceived: () => undefined, metrics }),
       ]);
@@ -80,7 +85,9 @@ for (const backend of testBackends()) {
     });
     async function subscribe(user: string, type: string, path: string): Promise<string> {
       const response = await app.inject({
-        method: 'POST', url: '/eventmatch', headers: { 'http-remote-user': user },
+        method: 'POST',
+        url: '/eventmatch',
+        headers: { 'http-remote-user': user },
         payload: { name: `${user}'s`, jsonpath: `$[?$.type == '${type}']`, target_url: `${stub.url}${path}` },
       });
       assert.equal(response.statusCode, 200, response.body);
@@ -95,7 +102,12 @@ for (const backend of testBackends()) {
       assert.deepEqual(byOutcome(samples, 'notifications_events_received_total', ['logged', 'duplicate']), { logged: 0, duplicate: 0 });
       assert.equal(sample(samples, 'notifications_matches_total'), 0);
       assert.deepEqual(byOutcome(samples, 'notifications_policy_answers_total', POLICY_OUTCOMES), { allowed: 0, denied: 0, retry: 0 });
-      assert.deepEqual(byOutcome(samples, 'notifications_deliveries_total', DELIVERY_OUTCOMES), { delivered: 0, retry: 0, failed: 0, cancelled: 0 });
+      assert.deepEqual(byOutcome(samples, 'notifications_deliveries_total', DELIVERY_OUTCOMES), {
+        delivered: 0,
+        retry: 0,
+        failed: 0,
+        cancelled: 0,
+      });
       assert.equal(sample(samples, 'notifications_delivery_latency_seconds_count'), 0);
       assert.deepEqual(queue(samples, 'notifications_queue_depth'), { policy: 0, deliver: 0 });
       assert.deepEqual(queue(samples, 'notifications_queue_oldest_pending_age_seconds'), { policy: 0, deliver: 0 });
@@ -140,8 +152,17 @@ for (const backend of testBackends()) {
       await t.handle.db.updateTable('subscriptions').set({ disabled: clock() }).where('uuid', '=', disabledLater).execute();
       assert.equal(await round(testDeliveryRunner({ handle: t.handle, clock }, { target, schedule, metrics })), 6);
       samples = await scrape();
-      assert.deepEqual(byOutcome(samples, 'notifications_deliveries_total', DELIVERY_OUTCOMES), { delivered: 2, retry: 1, failed: 1, cancelled: 2 });
-      assert.equal(sample(samples, 'notifications_delivery_duration_seconds_count'), 4, 'one per HTTP exchange: 2 delivered, 1 retry, 1 failed');
+      assert.deepEqual(byOutcome(samples, 'notifications_deliveries_total', DELIVERY_OUTCOMES), {
+        delivered: 2,
+        retry: 1,
+        failed: 1,
+        cancelled: 2,
+      });
+      assert.equal(
+        sample(samples, 'notifications_delivery_duration_seconds_count'),
+        4,
+        'one per HTTP exchange: 2 delivered, 1 retry, 1 failed',
+      );
       assert.equal(sample(samples, 'notifications_delivery_latency_seconds_count'), 2);
       const latency = sample(samples, 'notifications_delivery_latency_seconds_sum')!;
       assert.ok(latency > 0 && latency < 2 * 60, `latency sum ${latency}`);

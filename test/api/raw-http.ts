@@ -83,15 +83,15 @@ export function assertErrorShape(response: RawResponse, status: number, message?
   assert.match(response.headers['content-type'] ?? '', /^application\/json/);
   const body = JSON.parse(response.body) as Record<string, unknown>;
   assert.deepEqual(Object.keys(body), ['statusCode', 'error', 'code', 'message'], response.body);
-  assert.equal(body['statusCode'], status);
-  assert.equal(body['error'], STATUS_CODES[status]);
-  assert.ok(Object.hasOwn(ERRORS, body['code'] as string), `${String(body['code'])} is in the catalogue`);
-  assert.equal(ERRORS[body['code'] as ErrorCode].status, status, `${String(body['code'])} is a ${status}`);
-  if (code) assert.equal(body['code'], code, response.body);
-  assert.equal(typeof body['message'], 'string');
-  assert.notEqual(body['message'], '');
-  if (message) assert.match(body['message'] as string, message);
-  return body['message'] as string;
+  assert.equal(body.statusCode, status);
+  assert.equal(body.error, STATUS_CODES[status]);
+  assert.ok(Object.hasOwn(ERRORS, body.code as string), `${String(body.code)} is in the catalogue`);
+  assert.equal(ERRORS[body.code as ErrorCode].status, status, `${String(body.code)} is a ${status}`);
+  if (code) assert.equal(body.code, code, response.body);
+  assert.equal(typeof body.message, 'string');
+  assert.notEqual(body.message, '');
+  if (message) assert.match(body.message as string, message);
+  return body.message as string;
 }
 
 /**
@@ -101,12 +101,16 @@ export function assertErrorShape(response: RawResponse, status: number, message?
 export function request(method: string, path: string, headers: Record<string, string>, body?: string | Buffer): Buffer {
   const bytes = body === undefined ? undefined : Buffer.isBuffer(body) ? body : Buffer.from(body, 'utf8');
   const all: Record<string, string> = { host: 'localhost', connection: 'close', ...headers };
-  if (bytes !== undefined && all['content-length'] === undefined && all['transfer-encoding'] === undefined) all['content-length'] = String(bytes.length);
-  const head = `${method} ${path} HTTP/1.1\r\n${Object.entries(all).map(([name, value]) => `${name}: ${value}\r\n`).join('')}\r\n`;
+  if (bytes !== undefined && all['content-length'] === undefined && all['transfer-encoding'] === undefined)
+    all['content-length'] = String(bytes.length);
+  const head = `${method} ${path} HTTP/1.1\r\n${Object.entries(all)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('')}\r\n`;
   return Buffer.concat([Buffer.from(head, 'latin1'), bytes ?? Buffer.alloc(0)]);
 }
 
 /** Sends one raw request to the port `port()` names when called (set once the app listens). */
 export function rawSender(port: () => number) {
-  return (method: string, path: string, headers: Record<string, string>, body?: string | Buffer) => exchangeOne(port(), request(method, path, headers, body));
+  return (method: string, path: string, headers: Record<string, string>, body?: string | Buffer) =>
+    exchangeOne(port(), request(method, path, headers, body));
 }

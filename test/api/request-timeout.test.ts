@@ -15,7 +15,11 @@ describe('a request that does not arrive whole in time', () => {
       const port = (app.server.address() as { port: number }).port;
       const started = performance.now();
       // Ten bytes promised, two sent, and the connection kept open.
-      const [response] = await exchange(port, 'POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 10\r\n\r\n{}', { timeoutMs: 5_000 });
+      const [response] = await exchange(
+        port,
+        'POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 10\r\n\r\n{}',
+        { timeoutMs: 5_000 },
+      );
       assertErrorShape(response!, 408, /^request: not received in time$/, 'REQUEST_TIMEOUT');
       assert.ok(performance.now() - started < 3_000, 'answered soon after the time-out, not at the next 30 s check');
     } finally {

@@ -37,7 +37,19 @@ const LAYERS: readonly (readonly string[])[] = [
 ];
 
 /** The storage layer sits at the bottom: it never reaches up into configuration or the stages. */
-const DB_MAY_NOT_IMPORT = ['config', 'api', 'cli', 'delivery', 'policy', 'events', 'matching', 'routing', 'subscriptions', 'metrics', 'main.ts'];
+const DB_MAY_NOT_IMPORT = [
+  'config',
+  'api',
+  'cli',
+  'delivery',
+  'policy',
+  'events',
+  'matching',
+  'routing',
+  'subscriptions',
+  'metrics',
+  'main.ts',
+];
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -118,7 +130,8 @@ describe('folders of src/', () => {
     const violations: string[] = [];
     for (const [from, edges] of graph) {
       for (const [to, imports] of edges) {
-        if (layerOf.get(to)! >= layerOf.get(from)!) violations.push(`${from} (layer ${layerOf.get(from)}) -> ${to} (layer ${layerOf.get(to)}), by ${imports.join('; ')}`);
+        if (layerOf.get(to)! >= layerOf.get(from)!)
+          violations.push(`${from} (layer ${layerOf.get(from)}) -> ${to} (layer ${layerOf.get(to)}), by ${imports.join('; ')}`);
       }
     }
     assert.deepEqual(violations, []);
@@ -135,6 +148,9 @@ describe('folders of src/', () => {
 
   it('the reading of imports finds every kind of relative import', () => {
     const text = `import a from './a.js';\nimport type { B } from '../b/c.js';\nexport { d } from './d.js';\nawait import('../e.js');\nimport './f.js';\nimport x from 'kysely';`;
-    assert.deepEqual([...text.matchAll(IMPORT)].map((m) => m[1]), ['./a.js', '../b/c.js', './d.js', '../e.js', './f.js']);
+    assert.deepEqual(
+      [...text.matchAll(IMPORT)].map((m) => m[1]),
+      ['./a.js', '../b/c.js', './d.js', '../e.js', './f.js'],
+    );
   });
 });

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { openDatabase } from '../../src/db/connect.js';
 import { sql } from 'kysely';
-import { describeOn, testBackends, type TestDatabase } from '../support/database.js';
+import { openDatabase } from '../../src/db/connect.js';
+import { describeOn, type TestDatabase, testBackends } from '../support/database.js';
 import { runCli } from '../support/processes.js';
 
 for (const backend of testBackends()) {
@@ -39,7 +39,9 @@ for (const backend of testBackends()) {
     it('dbchk --equal refuses a schema newer than the program; plain dbchk accepts it', async () => {
       const handle = openDatabase(database.url);
       try {
-        await sql`insert into kysely_migration (name, timestamp) values ('9999-from-the-future', '2030-01-01T00:00:00.000Z')`.execute(handle.db);
+        await sql`insert into kysely_migration (name, timestamp) values ('9999-from-the-future', '2030-01-01T00:00:00.000Z')`.execute(
+          handle.db,
+        );
         assert.equal((await cli('dbchk')).code, 0);
         const equal = await cli('dbchk', '--equal');
         assert.equal(equal.code, 255);
@@ -85,7 +87,10 @@ describe('svc-notifications-cmd arguments and failures', () => {
   });
 
   it('never prints the database password, even for a URL it cannot open', async () => {
-    for (const url of ['postgres://notifications:top-secret-pw@127.0.0.1:1/x', 'postgres://notifications:top-secret-pw@127.0.0.1:1/x?schema=not-a-name']) {
+    for (const url of [
+      'postgres://notifications:top-secret-pw@127.0.0.1:1/x',
+      'postgres://notifications:top-secret-pw@127.0.0.1:1/x?schema=not-a-name',
+    ]) {
       const result = await runCli(['--database-url', url, 'dbchk']);
       assert.equal(result.code, 1, result.stderr);
       assert.doesNotMatch(result.stdout + result.stderr, /top-secret-pw/);

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { it } from 'node:test';
-import { logEvent, type EventRow, type MatchRow } from '../../src/db/events.js';
+import { type EventRow, logEvent, type MatchRow } from '../../src/db/events.js';
 import { recordAttempts } from '../../src/db/matches.js';
 import { insertSubscription } from '../../src/db/subscriptions.js';
 import { parseCliDate } from '../../src/time/clock.js';
-import { describeOn, openTestDatabase, testBackends, type TestBackend } from '../support/database.js';
+import { describeOn, openTestDatabase, type TestBackend, testBackends } from '../support/database.js';
 import { runCli } from '../support/processes.js';
 
 const SUBSCRIPTION = '00000000-0000-0000-0000-0000000000a1';
@@ -19,8 +19,19 @@ function event(received: number, uuid: string = randomUUID()): EventRow {
 
 function match(eventUuid: string, created: number, state: MatchRow['state'], policy: number | null, target: number | null): MatchRow {
   return {
-    uuid: randomUUID(), event_uuid: eventUuid, subscription_uuid: SUBSCRIPTION, owner: 'alice', state, policy_code: policy,
-    target_code: target, created, due: created, locked_until: null, locked_by: null, attempts: 0, updated: created,
+    uuid: randomUUID(),
+    event_uuid: eventUuid,
+    subscription_uuid: SUBSCRIPTION,
+    owner: 'alice',
+    state,
+    policy_code: policy,
+    target_code: target,
+    created,
+    due: created,
+    locked_until: null,
+    locked_by: null,
+    attempts: 0,
+    updated: created,
   };
 }
 
@@ -30,8 +41,20 @@ async function withLog(backend: TestBackend, body: (t: Seeded, cli: (...args: st
   const t = await openTestDatabase(backend);
   try {
     await insertSubscription(t.handle.db, t.handle.capabilities, {
-      uuid: SUBSCRIPTION, owner: 'alice', name: 'uploads', jsonpath: '$.data', dialect: 'rfc9535', target_url: 'http://127.0.0.1:9/',
-      auth: '{}', extensions: '{}', version: 'v0.1', created: 1, updated: 1, deleted: null, disabled: null, error: null,
+      uuid: SUBSCRIPTION,
+      owner: 'alice',
+      name: 'uploads',
+      jsonpath: '$.data',
+      dialect: 'rfc9535',
+      target_url: 'http://127.0.0.1:9/',
+      auth: '{}',
+      extensions: '{}',
+      version: 'v0.1',
+      created: 1,
+      updated: 1,
+      deleted: null,
+      disabled: null,
+      error: null,
     });
     await body(t, (...args) => runCli(['--database-url', t.database.url, ...args]));
   } finally {
@@ -39,7 +62,11 @@ async function withLog(backend: TestBackend, body: (t: Seeded, cli: (...args: st
   }
 }
 
-const printedEvents = (stdout: string) => stdout.split('\n').filter((l) => l.startsWith('Event - ')).map((l) => l.slice('Event - '.length));
+const printedEvents = (stdout: string) =>
+  stdout
+    .split('\n')
+    .filter((l) => l.startsWith('Event - '))
+    .map((l) => l.slice('Event - '.length));
 
 for (const backend of testBackends()) {
   describeOn(backend, `svc-notifications-cmd eventget (${backend.name})`, () => {
@@ -76,30 +103,54 @@ for (const backend of testBackends()) {
         for (const e of [...recent].reverse()) await logEvent(handle.db, e, [match(e.uuid, e.received, 'delivered', 200, 200)]);
         const result = await cli('eventget');
         assert.equal(result.code, 0, result.stderr);
-        assert.deepEqual(printedEvents(result.stdout), recent.slice(2).map((e) => e.uuid));
+        assert.deepEqual(
+          printedEvents(result.stdout),
+          recent.slice(2).map((e) => e.uuid),
+        );
         assert.equal(result.stdout.split('\n').filter((l) => l.startsWith('    ELM ')).length, 10);
 
         const three = await cli('eventget', '--limit', '3');
-        assert.deepEqual(printedEvents(three.stdout), recent.slice(9).map((e) => e.uuid));
+        assert.deepEqual(
+          printedEvents(three.stdout),
+          recent.slice(9).map((e) => e.uuid),
+        );
         const none = await cli('eventget', '--limit=0');
         assert.equal(none.code, 0);
         assert.equal(none.stdout, '');
         const all = await cli('eventget', '--limit', '100');
-        assert.deepEqual(printedEvents(all.stdout), recent.map((e) => e.uuid), 'nothing older than a day');
+        assert.deepEqual(
+          printedEvents(all.stdout),
+          recent.map((e) => e.uuid),
+          'nothing older than a day',
+        );
       });
     });
 
     it('--start-date and --end-date choose the window (both ends included); --limit keeps its most recent', async () => {
       await withLog(backend, async ({ handle }, cli) => {
-        const events = ['2024-01-01 09:59:59', '2024-01-01 10:00:00', '2024-01-01 11:00:00', '2024-01-01 12:00:00', '2024-01-01 12:00:01'].map(
-          (date) => event(at(date)),
-        );
+        const events = [
+          '2024-01-01 09:59:59',
+          '2024-01-01 10:00:00',
+          '2024-01-01 11:00:00',
+          '2024-01-01 12:00:00',
+          '2024-01-01 12:00:01',
+        ].map((date) => event(at(date)));
         for (const e of events) await logEvent(handle.db, e, []);
         const window = ['--start-date', '2024-01-01 10:00:00', '--end-date', '2024-01-01 12:00:00'];
-        assert.deepEqual(printedEvents((await cli('eventget', ...window)).stdout), events.slice(1, 4).map((e) => e.uuid));
-        assert.deepEqual(printedEvents((await cli('eventget', ...window, '--limit', '2')).stdout), events.slice(2, 4).map((e) => e.uuid));
+        assert.deepEqual(
+          printedEvents((await cli('eventget', ...window)).stdout),
+          events.slice(1, 4).map((e) => e.uuid),
+        );
+        assert.deepEqual(
+          printedEvents((await cli('eventget', ...window, '--limit', '2')).stdout),
+          events.slice(2, 4).map((e) => e.uuid),
+        );
         const dayBeforeEnd = await cli('eventget', '--end-date', '2024-01-01 11:00:00');
-        assert.deepEqual(printedEvents(dayBeforeEnd.stdout), events.slice(0, 3).map((e) => e.uuid), 'the day before --end-date');
+        assert.deepEqual(
+          printedEvents(dayBeforeEnd.stdout),
+          events.slice(0, 3).map((e) => e.uuid),
+          'the day before --end-date',
+        );
       });
     });
 
@@ -108,11 +159,18 @@ for (const backend of testBackends()) {
         const base = at('2024-02-01 00:00:00');
         // Three events per microsecond, so page boundaries fall inside runs of equal `received`.
         const events = Array.from({ length: 1230 }, (_, i) => event(base + Math.floor(i / 3)));
-        for (let i = 0; i < events.length; i += 400) await handle.db.insertInto('events').values(events.slice(i, i + 400)).execute();
+        for (let i = 0; i < events.length; i += 400)
+          await handle.db
+            .insertInto('events')
+            .values(events.slice(i, i + 400))
+            .execute();
         const expected = [...events].sort((a, b) => a.received - b.received || (a.uuid < b.uuid ? -1 : 1)).slice(-1100);
         const result = await cli('eventget', '--start-date', '2024-02-01 00:00:00', '--end-date', '2024-02-01 00:00:01', '--limit', '1100');
         assert.equal(result.code, 0, result.stderr);
-        assert.deepEqual(printedEvents(result.stdout), expected.map((e) => e.uuid));
+        assert.deepEqual(
+          printedEvents(result.stdout),
+          expected.map((e) => e.uuid),
+        );
       });
     });
 
@@ -121,12 +179,17 @@ for (const backend of testBackends()) {
         const e = event(at('2024-03-01 12:00:00'));
         const m = match(e.uuid, e.received + 5, 'deliver', 200, 503);
         await logEvent(handle.db, e, [m]);
-        await recordAttempts(handle.db, handle.capabilities, [{ matchUuid: m.uuid, stage: 'deliver', at: e.received + 9, status: 503, error: null, durationMs: 12 }]);
+        await recordAttempts(handle.db, handle.capabilities, [
+          { matchUuid: m.uuid, stage: 'deliver', at: e.received + 9, status: 503, error: null, durationMs: 12 },
+        ]);
         const bare = event(at('2024-03-01 12:00:01'));
         await logEvent(handle.db, bare, []);
         const result = await cli('eventget', '--json', '--start-date', '2024-03-01 00:00:00', '--end-date', '2024-03-02 00:00:00');
         assert.equal(result.code, 0, result.stderr);
-        const lines = result.stdout.trim().split('\n').map((line) => JSON.parse(line) as unknown);
+        const lines = result.stdout
+          .trim()
+          .split('\n')
+          .map((line) => JSON.parse(line) as unknown);
         assert.deepEqual(lines, [
           {
             uuid: e.uuid,
@@ -134,8 +197,14 @@ for (const backend of testBackends()) {
             event: JSON.parse(e.body),
             matches: [
               {
-                uuid: m.uuid, created: '2024-03-01T12:00:00.000005', subscription: SUBSCRIPTION, user: 'alice', state: 'deliver', policy: 200,
-                target: 503, attempts: [{ at: '2024-03-01T12:00:00.000009', stage: 'deliver', status: 503, error: null, duration_ms: 12 }],
+                uuid: m.uuid,
+                created: '2024-03-01T12:00:00.000005',
+                subscription: SUBSCRIPTION,
+                user: 'alice',
+                state: 'deliver',
+                policy: 200,
+                target: 503,
+                attempts: [{ at: '2024-03-01T12:00:00.000009', stage: 'deliver', status: 503, error: null, duration_ms: 12 }],
               },
             ],
           },

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { it } from 'node:test';
-import { logEvent, type EventRow, type MatchRow } from '../../src/db/events.js';
+import type { DatabaseHandle } from '../../src/db/connect.js';
+import { type EventRow, logEvent, type MatchRow } from '../../src/db/events.js';
 import { recordAttempts } from '../../src/db/matches.js';
 import { insertSubscription } from '../../src/db/subscriptions.js';
-import type { DatabaseHandle } from '../../src/db/connect.js';
 import { parseCliDate } from '../../src/time/clock.js';
-import { describeOn, openTestDatabase, testBackends, type TestBackend } from '../support/database.js';
+import { describeOn, openTestDatabase, type TestBackend, testBackends } from '../support/database.js';
 import { runCli } from '../support/processes.js';
 
 const SUBSCRIPTION = '00000000-0000-0000-0000-0000000000b1';
@@ -20,8 +20,19 @@ function event(received: number): EventRow {
 
 function match(eventUuid: string, state: MatchRow['state'] = 'delivered'): MatchRow {
   return {
-    uuid: randomUUID(), event_uuid: eventUuid, subscription_uuid: SUBSCRIPTION, owner: 'alice', state, policy_code: 200,
-    target_code: null, created: 1, due: 1, locked_until: null, locked_by: null, attempts: 0, updated: 1,
+    uuid: randomUUID(),
+    event_uuid: eventUuid,
+    subscription_uuid: SUBSCRIPTION,
+    owner: 'alice',
+    state,
+    policy_code: 200,
+    target_code: null,
+    created: 1,
+    due: 1,
+    locked_until: null,
+    locked_by: null,
+    attempts: 0,
+    updated: 1,
   };
 }
 
@@ -30,7 +41,11 @@ async function seed(handle: DatabaseHandle, received: number, states: MatchRow['
   const e = event(received);
   const matches = states.map((state) => match(e.uuid, state));
   await logEvent(handle.db, e, matches);
-  await recordAttempts(handle.db, handle.capabilities, matches.map((m) => ({ matchUuid: m.uuid, stage: 'deliver', at: 2, status: 200, error: null, durationMs: 3 })));
+  await recordAttempts(
+    handle.db,
+    handle.capabilities,
+    matches.map((m) => ({ matchUuid: m.uuid, stage: 'deliver', at: 2, status: 200, error: null, durationMs: 3 })),
+  );
   return e;
 }
 
@@ -38,12 +53,27 @@ async function remainingEvents(handle: DatabaseHandle): Promise<string[]> {
   return (await handle.db.selectFrom('events').select('uuid').orderBy('received').execute()).map((r) => r.uuid);
 }
 
-async function withLog(backend: TestBackend, body: (handle: DatabaseHandle, cli: (...args: string[]) => ReturnType<typeof runCli>) => Promise<void>) {
+async function withLog(
+  backend: TestBackend,
+  body: (handle: DatabaseHandle, cli: (...args: string[]) => ReturnType<typeof runCli>) => Promise<void>,
+) {
   const t = await openTestDatabase(backend);
   try {
     await insertSubscription(t.handle.db, t.handle.capabilities, {
-      uuid: SUBSCRIPTION, owner: 'alice', name: 'n', jsonpath: '$', dialect: 'rfc9535', target_url: 'http://127.0.0.1:9/',
-      auth: '{}', extensions: '{}', version: 'v0.1', created: 1, updated: 1, deleted: null, disabled: null, error: null,
+      uuid: SUBSCRIPTION,
+      owner: 'alice',
+      name: 'n',
+      jsonpath: '$',
+      dialect: 'rfc9535',
+      target_url: 'http://127.0.0.1:9/',
+      auth: '{}',
+      extensions: '{}',
+      version: 'v0.1',
+      created: 1,
+      updated: 1,
+      deleted: null,
+      disabled: null,
+      error: null,
     });
     await body(t.handle, (...args) => runCli(['--database-url', t.database.url, ...args]));
   } finally {
@@ -56,7 +86,8 @@ for (const backend of testBackends()) {
     it('deletes events received before the date, oldest first, at most --limit, and says how many', async () => {
       await withLog(backend, async (handle, cli) => {
         const events: EventRow[] = [];
-        for (const date of ['2024-01-01 00:00:03', '2024-01-01 00:00:01', '2024-01-01 00:00:02', '2024-01-01 00:00:04']) events.push(await seed(handle, at(date)));
+        for (const date of ['2024-01-01 00:00:03', '2024-01-01 00:00:01', '2024-01-01 00:00:02', '2024-01-01 00:00:04'])
+          events.push(await seed(handle, at(date)));
         const [third, first, second, onTheDate] = events as [EventRow, EventRow, EventRow, EventRow];
         const limited = await cli('eventpurge', '--older-than-date', '2024-01-01 00:00:04', '--limit', '2');
         assert.equal(limited.code, 0, limited.stderr);
@@ -99,9 +130,17 @@ for (const backend of testBackends()) {
         assert.equal(forced.stderr, '');
         assert.deepEqual(await remainingEvents(handle), [kept.uuid]);
         const matches = await handle.db.selectFrom('matches').select(['event_uuid', 'uuid']).execute();
-        assert.deepEqual(matches.map((m) => m.event_uuid), [kept.uuid], 'no orphan matches');
+        assert.deepEqual(
+          matches.map((m) => m.event_uuid),
+          [kept.uuid],
+          'no orphan matches',
+        );
         const attempts = await handle.db.selectFrom('attempts').select('match_uuid').execute();
-        assert.deepEqual(attempts.map((a) => a.match_uuid), [matches[0]!.uuid], 'no orphan attempts');
+        assert.deepEqual(
+          attempts.map((a) => a.match_uuid),
+          [matches[0]!.uuid],
+          'no orphan attempts',
+        );
       });
     });
 
@@ -109,14 +148,27 @@ for (const backend of testBackends()) {
       await withLog(backend, async (handle, cli) => {
         const base = at('2024-01-01 00:00:00');
         const events = Array.from({ length: 1200 }, (_, i) => event(base + i));
-        for (let i = 0; i < events.length; i += 400) await handle.db.insertInto('events').values(events.slice(i, i + 400)).execute();
+        for (let i = 0; i < events.length; i += 400)
+          await handle.db
+            .insertInto('events')
+            .values(events.slice(i, i + 400))
+            .execute();
         // Unfinished work at the very start: skipped over, not a reason to stop.
-        await handle.db.insertInto('matches').values([match(events[0]!.uuid, 'policy'), ...events.slice(1).map((e) => match(e.uuid))]).execute();
+        await handle.db
+          .insertInto('matches')
+          .values([match(events[0]!.uuid, 'policy'), ...events.slice(1).map((e) => match(e.uuid))])
+          .execute();
         const result = await cli('eventpurge', '--older-than-date', '2025-01-01 00:00:00', '--limit', '1100');
         assert.equal(result.code, 0, result.stderr);
         assert.equal(result.stdout, 'purged 1100 events\n');
-        assert.deepEqual(await remainingEvents(handle), [events[0]!, ...events.slice(1101)].map((e) => e.uuid));
-        const matches = await handle.db.selectFrom('matches').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+        assert.deepEqual(
+          await remainingEvents(handle),
+          [events[0]!, ...events.slice(1101)].map((e) => e.uuid),
+        );
+        const matches = await handle.db
+          .selectFrom('matches')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .executeTakeFirstOrThrow();
         assert.equal(Number(matches.n), 100);
       });
     });

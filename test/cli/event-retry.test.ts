@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { it } from 'node:test';
 import type { DatabaseHandle } from '../../src/db/connect.js';
-import { logEvent, type EventRow, type MatchRow } from '../../src/db/events.js';
+import { type EventRow, logEvent, type MatchRow } from '../../src/db/events.js';
 import { insertSubscription } from '../../src/db/subscriptions.js';
 import type { SubscriptionRow } from '../../src/db/tables.js';
-import { describeOn, openTestDatabase, testBackends, type TestBackend } from '../support/database.js';
+import { describeOn, openTestDatabase, type TestBackend, testBackends } from '../support/database.js';
 import { eventually, startStub } from '../support/http-stub.js';
 import { runCli, startServer } from '../support/processes.js';
 
@@ -13,25 +13,60 @@ const MATCHING = '$.data.project';
 
 function subscription(owner: string, jsonpath: string, changes: Partial<SubscriptionRow> = {}): SubscriptionRow {
   return {
-    uuid: randomUUID(), owner, name: 'n', jsonpath, dialect: 'rfc9535', target_url: 'http://127.0.0.1:9/', auth: '{}', extensions: '{}',
-    version: 'v0.1', created: 1, updated: 1, deleted: null, disabled: null, error: null, ...changes,
+    uuid: randomUUID(),
+    owner,
+    name: 'n',
+    jsonpath,
+    dialect: 'rfc9535',
+    target_url: 'http://127.0.0.1:9/',
+    auth: '{}',
+    extensions: '{}',
+    version: 'v0.1',
+    created: 1,
+    updated: 1,
+    deleted: null,
+    disabled: null,
+    error: null,
+    ...changes,
   };
 }
 
 function event(data: unknown = { project: 1234 }): EventRow {
   const uuid = randomUUID();
   const body = { specversion: '1.0', id: uuid, source: '/facility', type: 'org.example.upload', data };
-  return { uuid, source: '/facility', event_id: uuid, type: body.type, spec_version: '1.0', body: JSON.stringify(body), received: 1_000_000 };
+  return {
+    uuid,
+    source: '/facility',
+    event_id: uuid,
+    type: body.type,
+    spec_version: '1.0',
+    body: JSON.stringify(body),
+    received: 1_000_000,
+  };
 }
 
 function match(eventUuid: string, sub: SubscriptionRow, state: MatchRow['state']): MatchRow {
   return {
-    uuid: randomUUID(), event_uuid: eventUuid, subscription_uuid: sub.uuid, owner: sub.owner, state, policy_code: 200,
-    target_code: 500, created: 2_000_000, due: 2_000_000, locked_until: null, locked_by: null, attempts: 3, updated: 2_000_000,
+    uuid: randomUUID(),
+    event_uuid: eventUuid,
+    subscription_uuid: sub.uuid,
+    owner: sub.owner,
+    state,
+    policy_code: 200,
+    target_code: 500,
+    created: 2_000_000,
+    due: 2_000_000,
+    locked_until: null,
+    locked_by: null,
+    attempts: 3,
+    updated: 2_000_000,
   };
 }
 
-async function withLog(backend: TestBackend, body: (handle: DatabaseHandle, cli: (...args: string[]) => ReturnType<typeof runCli>) => Promise<void>) {
+async function withLog(
+  backend: TestBackend,
+  body: (handle: DatabaseHandle, cli: (...args: string[]) => ReturnType<typeof runCli>) => Promise<void>,
+) {
   const t = await openTestDatabase(backend);
   try {
     await body(t.handle, (...args) => runCli(['--database-url', t.database.url, ...args]));
@@ -41,7 +76,13 @@ async function withLog(backend: TestBackend, body: (handle: DatabaseHandle, cli:
 }
 
 const newMatchesOf = (handle: DatabaseHandle, eventUuid: string) =>
-  handle.db.selectFrom('matches').selectAll().where('event_uuid', '=', eventUuid).where('created', '>', 2_000_000).orderBy('owner').execute();
+  handle.db
+    .selectFrom('matches')
+    .selectAll()
+    .where('event_uuid', '=', eventUuid)
+    .where('created', '>', 2_000_000)
+    .orderBy('owner')
+    .execute();
 
 for (const backend of testBackends()) {
   describeOn(backend, `svc-notifications-cmd eventretry (${backend.name})`, () => {
@@ -62,9 +103,18 @@ for (const backend of testBackends()) {
         assert.equal(result.code, 0, result.stderr);
         const rows = await newMatchesOf(handle, e.uuid);
         assert.deepEqual(result.stdout.trim().split('\n').sort(), rows.map((r) => r.uuid).sort());
-        assert.deepEqual(rows.map((r) => [r.subscription_uuid, r.owner]), [[alice.uuid, 'alice'], [bob.uuid, 'bob']]);
+        assert.deepEqual(
+          rows.map((r) => [r.subscription_uuid, r.owner]),
+          [
+            [alice.uuid, 'alice'],
+            [bob.uuid, 'bob'],
+          ],
+        );
         for (const row of rows) {
-          assert.deepEqual([row.state, row.policy_code, row.target_code, row.attempts, row.locked_by, row.locked_until], ['policy', null, null, 0, null, null]);
+          assert.deepEqual(
+            [row.state, row.policy_code, row.target_code, row.attempts, row.locked_by, row.locked_until],
+            ['policy', null, null, 0, null, null],
+          );
           assert.ok(row.due >= before && row.due <= Date.now() * 1000 && row.created === row.due, 'due now');
         }
         const old = await handle.db.selectFrom('matches').select('state').where('created', '=', 2_000_000).execute();
@@ -83,7 +133,10 @@ for (const backend of testBackends()) {
         assert.equal(result.code, 0, result.stderr);
         assert.match(result.stderr, new RegExp(`${alice.uuid} still has a match in progress`));
         const rows = await newMatchesOf(handle, e.uuid);
-        assert.deepEqual(rows.map((r) => r.subscription_uuid), [bob.uuid]);
+        assert.deepEqual(
+          rows.map((r) => r.subscription_uuid),
+          [bob.uuid],
+        );
         assert.equal(result.stdout, `${rows[0]!.uuid}\n`);
       });
     });

@@ -15,7 +15,12 @@ const usageOf = (command: string) => new RegExp(`^usage: svc-notifications-cmd \
 describe('svc-notifications-cmd --help', () => {
   for (const command of COMMANDS) {
     it(`${command} --help and -h print its usage and exit 0, without opening the database`, async () => {
-      for (const args of [[command, '--help'], [command, '-h'], [...UNREACHABLE, command, '--help'], ['help', command]]) {
+      for (const args of [
+        [command, '--help'],
+        [command, '-h'],
+        [...UNREACHABLE, command, '--help'],
+        ['help', command],
+      ]) {
         const result = await runCli(args);
         assert.equal(result.code, 0, `${args.join(' ')}: ${result.stderr}`);
         assert.equal(result.stderr, '');

@@ -8,7 +8,7 @@ import { readdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { after, before, it } from 'node:test';
 import pg from 'pg';
-import { describeOn, POSTGRES_TEST_URL, testBackends, type TestDatabase } from '../support/database.js';
+import { describeOn, POSTGRES_TEST_URL, type TestDatabase, testBackends } from '../support/database.js';
 import { run, runCli, SERVER_BIN } from '../support/processes.js';
 
 for (const backend of testBackends()) {
@@ -40,7 +40,11 @@ for (const backend of testBackends()) {
       assert.equal(result.code, 255, result.stderr);
       assert.equal(result.stderr.trim().split('\n').length, 1, result.stderr);
       assert.match(result.stderr, /dbsync/);
-      if (backend.name === 'sqlite') assert.match(result.stderr, /^svc-notifications-cmd dbchk: the schema is out of date \(the database file \S+ does not exist\): run `svc-notifications-cmd dbsync` to create it$/m);
+      if (backend.name === 'sqlite')
+        assert.match(
+          result.stderr,
+          /^svc-notifications-cmd dbchk: the schema is out of date \(the database file \S+ does not exist\): run `svc-notifications-cmd dbsync` to create it$/m,
+        );
       assert.deepEqual(await leftBehind(), []);
     });
 
@@ -49,7 +53,14 @@ for (const backend of testBackends()) {
         const result = await cli(...args);
         assert.equal(result.code, 1, result.stderr);
         assert.equal(result.stderr.trim().split('\n').length, 1, result.stderr);
-        if (backend.name === 'sqlite') assert.match(result.stderr, new RegExp(`^svc-notifications-cmd ${args[0]}: the schema is out of date \\(the database file \\S+ does not exist\\): run \`svc-notifications-cmd dbsync\` to create it$`, 'm'));
+        if (backend.name === 'sqlite')
+          assert.match(
+            result.stderr,
+            new RegExp(
+              `^svc-notifications-cmd ${args[0]}: the schema is out of date \\(the database file \\S+ does not exist\\): run \`svc-notifications-cmd dbsync\` to create it$`,
+              'm',
+            ),
+          );
         assert.deepEqual(await leftBehind(), []);
       });
     }
@@ -59,7 +70,11 @@ for (const backend of testBackends()) {
       assert.equal(result.code, 1, result.stderr);
       assert.equal(result.stderr.trim().split('\n').length, 1, result.stderr);
       assert.match(result.stderr, /svc-notifications-cmd dbsync/);
-      if (backend.name === 'sqlite') assert.match(result.stderr, /^svc-notifications: the database schema is out of date \(the database file \S+ does not exist\): run `svc-notifications-cmd dbsync` to create it$/m);
+      if (backend.name === 'sqlite')
+        assert.match(
+          result.stderr,
+          /^svc-notifications: the database schema is out of date \(the database file \S+ does not exist\): run `svc-notifications-cmd dbsync` to create it$/m,
+        );
       assert.deepEqual(await leftBehind(), []);
     });
 

@@ -17,8 +17,25 @@ function table(name: string, predicate: (value: string) => boolean, valid: strin
 table(
   'RFC 3339 timestamps',
   isRfc3339,
-  ['2018-04-05T17:31:00Z', '2018-04-05t17:31:00z', '2018-04-05T17:31:00.123456789+05:30', '2016-12-31T23:59:60Z', '2024-02-29T00:00:00-00:00'],
-  ['2018-04-05', '2018-04-05 17:31:00Z', '2018-04-05T17:31Z', '2018-04-05T17:31:00', '2018-13-01T00:00:00Z', '2023-02-29T00:00:00Z', '2018-04-05T24:00:00Z', '2018-04-05T17:31:00+24:00', '2018-04-05T17:31:00.Z', 'Tue Nov 29 14:09:05 PST 2016'],
+  [
+    '2018-04-05T17:31:00Z',
+    '2018-04-05t17:31:00z',
+    '2018-04-05T17:31:00.123456789+05:30',
+    '2016-12-31T23:59:60Z',
+    '2024-02-29T00:00:00-00:00',
+  ],
+  [
+    '2018-04-05',
+    '2018-04-05 17:31:00Z',
+    '2018-04-05T17:31Z',
+    '2018-04-05T17:31:00',
+    '2018-13-01T00:00:00Z',
+    '2023-02-29T00:00:00Z',
+    '2018-04-05T24:00:00Z',
+    '2018-04-05T17:31:00+24:00',
+    '2018-04-05T17:31:00.Z',
+    'Tue Nov 29 14:09:05 PST 2016',
+  ],
 );
 
 table(
@@ -40,7 +57,12 @@ table(
   ['/with space', '1a:b', 'http://exa mple.org/', 'http://[::1/', 'http://host:port/', '/50%', '/ünïcode', 'a#b#c', '/tab\t'],
 );
 
-table('absolute URIs (dataschema)', isAbsoluteUri, ['https://example.org/schema.json', 'urn:example:schema', 'https://example.org/s.json#/definitions/a'], ['/schemas/1', 'schema.json', '']);
+table(
+  'absolute URIs (dataschema)',
+  isAbsoluteUri,
+  ['https://example.org/schema.json', 'urn:example:schema', 'https://example.org/s.json#/definitions/a'],
+  ['/schemas/1', 'schema.json', ''],
+);
 
 table('base64 (RFC 4648)', isBase64, ['', 'AA==', 'AAE=', 'AAEC', 'aGVsbG8gd29ybGQ='], ['A', 'AA=', 'AA', 'AA==AA==', 'aGVs bG8=', 'a-_b']);
 
@@ -53,7 +75,10 @@ table(
 
 describe('Content-Type parsing', () => {
   it('lower-cases the type and parameter names, unquotes values, keeps quoted semicolons', () => {
-    assert.deepEqual(parseMediaType('Text/Plain; Charset="UTF-8"; x="a;b"'), { essence: 'text/plain', parameters: { charset: 'UTF-8', x: 'a;b' } });
+    assert.deepEqual(parseMediaType('Text/Plain; Charset="UTF-8"; x="a;b"'), {
+      essence: 'text/plain',
+      parameters: { charset: 'UTF-8', x: 'a;b' },
+    });
     assert.deepEqual(parseMediaType(undefined), { essence: '', parameters: {} });
   });
 });

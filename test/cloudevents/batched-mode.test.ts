@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { BATCHED, fails, raw, structured, v01, v03, v1 } from './helpers.js';
+import { BATCHED, fails, raw, structured, v1, v01, v03 } from './helpers.js';
 
 const FACILITY_EVENT = new URL('../../../../shared/fixtures/pacifica-ingest-event-v0.1.json', import.meta.url);
 
@@ -14,8 +14,14 @@ describe('batched mode', () => {
     ];
     const { batch, events } = structured(members, `${BATCHED}; charset=UTF-8`);
     assert.equal(batch, true);
-    assert.deepEqual(events.map((event) => event.id), ['1', '2', '3']);
-    assert.deepEqual(events.map((event) => event.document), members);
+    assert.deepEqual(
+      events.map((event) => event.id),
+      ['1', '2', '3'],
+    );
+    assert.deepEqual(
+      events.map((event) => event.document),
+      members,
+    );
   });
 
   it('accepts an empty batch: no events, still a batch', () => {
@@ -23,9 +29,15 @@ describe('batched mode', () => {
   });
 
   it('accepts a batch of 0.3 events and a batch of 0.1 events', () => {
-    assert.deepEqual(structured([v03, { ...v03, id: 'x' }], BATCHED).events.map((event) => event.specVersion), ['0.3', '0.3']);
+    assert.deepEqual(
+      structured([v03, { ...v03, id: 'x' }], BATCHED).events.map((event) => event.specVersion),
+      ['0.3', '0.3'],
+    );
     const facility = JSON.parse(readFileSync(FACILITY_EVENT, 'utf8')) as object;
-    assert.deepEqual(structured([facility, v01], BATCHED).events.map((event) => event.id), ['C234-1234-1234', v01.eventID]);
+    assert.deepEqual(
+      structured([facility, v01], BATCHED).events.map((event) => event.id),
+      ['C234-1234-1234', v01.eventID],
+    );
   });
 
   it('answers a single structured event as no batch', () => {
@@ -42,7 +54,11 @@ describe('batched mode errors', () => {
   it('names the index and attribute for any validation failure', () => {
     fails(() => structured([v1, { ...v1, time: 'soon' }], BATCHED), 400, '[1].time: not an RFC 3339 timestamp');
     fails(() => structured([{ ...v01, eventTime: 'soon' }], BATCHED), 400, '[0].eventTime: not an RFC 3339 timestamp');
-    fails(() => structured([{ ...v1, specversion: '2.0' }], BATCHED), 400, '[0].specversion: unsupported version "2.0" (1.0, 0.3 and the legacy 0.1 are accepted)');
+    fails(
+      () => structured([{ ...v1, specversion: '2.0' }], BATCHED),
+      400,
+      '[0].specversion: unsupported version "2.0" (1.0, 0.3 and the legacy 0.1 are accepted)',
+    );
   });
 
   it('refuses a member that is not an object', () => {
@@ -55,8 +71,16 @@ describe('batched mode errors', () => {
   });
 
   it('refuses a batch that mixes spec versions', () => {
-    fails(() => structured([v1, v03], BATCHED), 400, '[1].specversion: every event in a batch must have the same spec version as [0] (1.0)');
-    fails(() => structured([v03, v01], BATCHED), 400, '[1].cloudEventsVersion: every event in a batch must have the same spec version as [0] (0.3)');
+    fails(
+      () => structured([v1, v03], BATCHED),
+      400,
+      '[1].specversion: every event in a batch must have the same spec version as [0] (1.0)',
+    );
+    fails(
+      () => structured([v03, v01], BATCHED),
+      400,
+      '[1].cloudEventsVersion: every event in a batch must have the same spec version as [0] (0.3)',
+    );
   });
 
   it('refuses malformed JSON in a batch', () => {

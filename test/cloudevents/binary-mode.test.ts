@@ -11,7 +11,11 @@ const headers = {
 
 describe('binary mode', () => {
   it('parses a JSON body into data and builds the structured document', () => {
-    const { batch, events } = raw('application/json; charset=utf-8', '{"appinfoA": "abc", "appinfoB": 123}', { ...headers, 'ce-time': '2018-04-05T03:56:24Z', host: 'example.org' });
+    const { batch, events } = raw('application/json; charset=utf-8', '{"appinfoA": "abc", "appinfoB": 123}', {
+      ...headers,
+      'ce-time': '2018-04-05T03:56:24Z',
+      host: 'example.org',
+    });
     assert.equal(batch, false);
     assert.deepEqual(events, [
       {
@@ -30,8 +34,15 @@ describe('binary mode', () => {
   });
 
   it('parses a +json body and a JSON string body', () => {
-    assert.deepEqual(raw('application/vnd.example+json', '[1, 2]', headers).events[0]?.document, { ...withoutCe(headers), datacontenttype: 'application/vnd.example+json', data: [1, 2] });
-    assert.equal((raw('application/json', '"I\'m just a string"', headers).events[0]?.document as { data: unknown }).data, "I'm just a string");
+    assert.deepEqual(raw('application/vnd.example+json', '[1, 2]', headers).events[0]?.document, {
+      ...withoutCe(headers),
+      datacontenttype: 'application/vnd.example+json',
+      data: [1, 2],
+    });
+    assert.equal(
+      (raw('application/json', '"I\'m just a string"', headers).events[0]!.document as { data: unknown }).data,
+      "I'm just a string",
+    );
   });
 
   it('keeps a UTF-8 text body as a string', () => {
@@ -44,7 +55,7 @@ describe('binary mode', () => {
 
   it('keeps an XML text body as a string', () => {
     const document = raw('text/xml', '<much wow="xml"/>', headers).events[0]?.document as Record<string, unknown>;
-    assert.equal(document['data'], '<much wow="xml"/>');
+    assert.equal(document.data, '<much wow="xml"/>');
   });
 
   it('puts a binary body into data_base64 (1.0)', () => {
@@ -60,21 +71,27 @@ describe('binary mode', () => {
     const latin1 = Buffer.from('Grüße', 'latin1');
     for (const contentType of ['text/plain; charset=iso-8859-1', 'text/plain']) {
       const document = raw(contentType, latin1, headers).events[0]?.document as Record<string, unknown>;
-      assert.equal(document['data_base64'], latin1.toString('base64'), contentType);
-      assert.equal(document['data'], undefined);
+      assert.equal(document.data_base64, latin1.toString('base64'), contentType);
+      assert.equal(document.data, undefined);
     }
   });
 
   it('encodes a 0.3 binary body as base64 data with datacontentencoding', () => {
-    const document = raw('image/png', Buffer.from([0x89, 0x50]), { ...headers, 'ce-specversion': '0.3' }).events[0]?.document as Record<string, unknown>;
-    assert.equal(document['datacontentencoding'], 'base64');
-    assert.equal(document['data'], 'iVA=');
+    const document = raw('image/png', Buffer.from([0x89, 0x50]), { ...headers, 'ce-specversion': '0.3' }).events[0]?.document as Record<
+      string,
+      unknown
+    >;
+    assert.equal(document.datacontentencoding, 'base64');
+    assert.equal(document.data, 'iVA=');
   });
 
   it('takes a body without Content-Type as binary data, and an empty body as no data', () => {
     assert.deepEqual(raw(undefined, Buffer.from([1]), headers).events[0]?.document, { ...withoutCe(headers), data_base64: 'AQ==' });
     assert.deepEqual(raw(undefined, '', headers).events[0]?.document, withoutCe(headers));
-    assert.deepEqual(raw('application/json', '', headers).events[0]?.document, { ...withoutCe(headers), datacontenttype: 'application/json' });
+    assert.deepEqual(raw('application/json', '', headers).events[0]?.document, {
+      ...withoutCe(headers),
+      datacontenttype: 'application/json',
+    });
   });
 
   it('percent-decodes header values as UTF-8', () => {
@@ -84,24 +101,33 @@ describe('binary mode', () => {
       'ce-subject': '100%25%20sure',
       'ce-comexampleext': '%e2%82%ac',
     }).events[0]?.document as Record<string, unknown>;
-    assert.equal(document['id'], 'Euro € 😀');
-    assert.equal(document['subject'], '100% sure');
-    assert.equal(document['comexampleext'], '€');
+    assert.equal(document.id, 'Euro € 😀');
+    assert.equal(document.subject, '100% sure');
+    assert.equal(document.comexampleext, '€');
   });
 
   it('unquotes double-quoted header values before percent-decoding', () => {
-    const document = raw(undefined, '', { ...headers, 'ce-subject': '"a \\"quoted\\" value%21"' }).events[0]?.document as Record<string, unknown>;
-    assert.equal(document['subject'], 'a "quoted" value!');
+    const document = raw(undefined, '', { ...headers, 'ce-subject': '"a \\"quoted\\" value%21"' }).events[0]?.document as Record<
+      string,
+      unknown
+    >;
+    assert.equal(document.subject, 'a "quoted" value!');
   });
 
   it('reads raw UTF-8 header bytes, which Node hands over as latin1 characters', () => {
     const latin1 = Buffer.from('Grüße', 'utf8').toString('latin1');
     const document = raw(undefined, '', { ...headers, 'ce-subject': latin1 }).events[0]?.document as Record<string, unknown>;
-    assert.equal(document['subject'], 'Grüße');
+    assert.equal(document.subject, 'Grüße');
   });
 
   it('reads header names case-insensitively and keeps other headers out', () => {
-    const document = raw('text/plain', 'x', { 'CE-SpecVersion': '1.0', 'Ce-Id': '1', 'ce-source': '/s', 'CE-TYPE': 't', 'x-request-id': 'r' }).events[0]?.document;
+    const document = raw('text/plain', 'x', {
+      'CE-SpecVersion': '1.0',
+      'Ce-Id': '1',
+      'ce-source': '/s',
+      'CE-TYPE': 't',
+      'x-request-id': 'r',
+    }).events[0]?.document;
     assert.deepEqual(document, { specversion: '1.0', id: '1', source: '/s', type: 't', datacontenttype: 'text/plain', data: 'x' });
   });
 
@@ -109,7 +135,7 @@ describe('binary mode', () => {
     const body = JSON.stringify({ specversion: '1.0', id: 'inner', source: '/inner', type: 'inner' });
     const [event] = raw('application/json', body, headers).events;
     assert.equal(event?.id, 'A234-1234-1234');
-    assert.deepEqual((event?.document as Record<string, unknown>)['data'], JSON.parse(body));
+    assert.deepEqual((event!.document as Record<string, unknown>).data, JSON.parse(body));
   });
 });
 
@@ -123,15 +149,27 @@ describe('binary mode errors', () => {
   }
 
   it('refuses an unsupported ce-specversion', () => {
-    fails(() => raw('text/plain', 'x', { ...headers, 'ce-specversion': '2.0' }), 400, 'ce-specversion: unsupported version "2.0" (1.0, 0.3 and the legacy 0.1 are accepted)');
+    fails(
+      () => raw('text/plain', 'x', { ...headers, 'ce-specversion': '2.0' }),
+      400,
+      'ce-specversion: unsupported version "2.0" (1.0, 0.3 and the legacy 0.1 are accepted)',
+    );
   });
 
   it('refuses 0.1 in binary mode: that shape exists only in structured mode', () => {
-    fails(() => raw('text/plain', 'x', { ...headers, 'ce-specversion': '0.1' }), 400, /^ce-specversion: 0\.1 events carry cloudEventsVersion/);
+    fails(
+      () => raw('text/plain', 'x', { ...headers, 'ce-specversion': '0.1' }),
+      400,
+      /^ce-specversion: 0\.1 events carry cloudEventsVersion/,
+    );
   });
 
   it('refuses ce-datacontenttype, which the binding forbids beside Content-Type', () => {
-    fails(() => raw('text/plain', 'x', { ...headers, 'ce-datacontenttype': 'text/plain' }), 400, /^ce-datacontenttype: not allowed in binary mode/);
+    fails(
+      () => raw('text/plain', 'x', { ...headers, 'ce-datacontenttype': 'text/plain' }),
+      400,
+      /^ce-datacontenttype: not allowed in binary mode/,
+    );
   });
 
   for (const [value, message] of [
@@ -148,7 +186,11 @@ describe('binary mode errors', () => {
 
   for (const header of ['ce-data', 'ce-data_base64']) {
     it(`refuses ${header}: in binary mode the body is the data`, () => {
-      fails(() => raw(undefined, '', { ...headers, [header]: 'AA==' }), 400, `${header}: not an attribute; in binary mode the body is the data`);
+      fails(
+        () => raw(undefined, '', { ...headers, [header]: 'AA==' }),
+        400,
+        `${header}: not an attribute; in binary mode the body is the data`,
+      );
     });
   }
 
@@ -168,7 +210,11 @@ describe('binary mode errors', () => {
   it('validates header attributes like structured ones', () => {
     fails(() => raw('text/plain', 'x', { ...headers, 'ce-time': 'yesterday' }), 400, 'ce-time: not an RFC 3339 timestamp');
     fails(() => raw('text/plain', 'x', { ...headers, 'ce-source': 'not a uri' }), 400, 'ce-source: must be a non-empty URI-reference');
-    fails(() => raw('text/plain', 'x', { ...headers, 'ce-my_ext': 'v' }), 400, /^ce-my_ext: extension attribute names are 1 to 20 lowercase letters/);
+    fails(
+      () => raw('text/plain', 'x', { ...headers, 'ce-my_ext': 'v' }),
+      400,
+      /^ce-my_ext: extension attribute names are 1 to 20 lowercase letters/,
+    );
     fails(() => raw('not a media type', 'x', headers), 400, /^content-type: must be a media type/);
   });
 });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
+import { type ParsedMessage, parseReceived } from '../../src/cloudevents/index.js';
 import { ServiceError } from '../../src/errors.js';
-import { parseReceived, type ParsedMessage } from '../../src/cloudevents/index.js';
 
 export const STRUCTURED = 'application/cloudevents+json; charset=utf-8';
 export const BATCHED = 'application/cloudevents-batch+json';
@@ -13,7 +13,11 @@ export function structured(document: unknown, contentType = STRUCTURED): ParsedM
   return parseReceived({ contentType, headers: {}, body: Buffer.from(JSON.stringify(document)) });
 }
 
-export function raw(contentType: string | undefined, body: string | Buffer, headers: Record<string, string | string[] | undefined> = {}): ParsedMessage {
+export function raw(
+  contentType: string | undefined,
+  body: string | Buffer,
+  headers: Record<string, string | string[] | undefined> = {},
+): ParsedMessage {
   return parseReceived({ contentType, headers, body: typeof body === 'string' ? Buffer.from(body) : body });
 }
 

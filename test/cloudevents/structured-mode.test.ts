@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { BATCHED, fails, raw, STRUCTURED, structured, v03, v1 } from './helpers.js';
+import { BATCHED, fails, raw, STRUCTURED, structured, v1, v03 } from './helpers.js';
 
 const FACILITY_EVENT = new URL('../../../../shared/fixtures/pacifica-ingest-event-v0.1.json', import.meta.url);
 const HOW = /: send a structured, binary or batched CloudEvent/;
@@ -44,7 +44,14 @@ describe('structured mode', () => {
   });
 
   it('accepts a 0.3 event with schemaurl, datacontentencoding and a map extension', () => {
-    const document = { ...v03, schemaurl: '/schemas/ingest', datacontentencoding: 'base64', data: 'aGVsbG8=', ext: { nested: 1 }, time: '2019-01-01T00:00:00+01:00' };
+    const document = {
+      ...v03,
+      schemaurl: '/schemas/ingest',
+      datacontentencoding: 'base64',
+      data: 'aGVsbG8=',
+      ext: { nested: 1 },
+      time: '2019-01-01T00:00:00+01:00',
+    };
     const [event] = structured(document).events;
     assert.equal(event?.specVersion, '0.3');
     assert.equal(event?.id, v03.id);
@@ -56,7 +63,12 @@ describe('structured mode', () => {
     assert.deepEqual(structured(document).events[0]?.document, document);
   });
 
-  for (const contentType of ['application/cloudevents+json', 'Application/CloudEvents+JSON; charset=UTF-8', 'application/cloudevents+json;charset="utf-8"', 'application/cloudevents+json; charset=utf8']) {
+  for (const contentType of [
+    'application/cloudevents+json',
+    'Application/CloudEvents+JSON; charset=UTF-8',
+    'application/cloudevents+json;charset="utf-8"',
+    'application/cloudevents+json; charset=utf8',
+  ]) {
     it(`reads the content type ${contentType}`, () => {
       assert.equal(structured(v1, contentType).events[0]?.id, v1.id);
     });
@@ -73,7 +85,11 @@ describe('structured mode', () => {
   });
 
   it('validates an application/json event that names an unsupported version', () => {
-    fails(() => structured({ ...v1, specversion: '2.0' }, 'application/json'), 400, 'specversion: unsupported version "2.0" (1.0, 0.3 and the legacy 0.1 are accepted)');
+    fails(
+      () => structured({ ...v1, specversion: '2.0' }, 'application/json'),
+      400,
+      'specversion: unsupported version "2.0" (1.0, 0.3 and the legacy 0.1 are accepted)',
+    );
   });
 
   it('ignores a leading UTF-8 byte order mark before JSON', () => {
@@ -143,6 +159,11 @@ describe('structured mode errors', () => {
     assert.equal(structured({ ...v1, data: nested(99) }).events.length, 1);
     fails(() => structured({ ...v1, data: nested(100) }), 400, 'body: nested deeper than 100 levels');
     fails(() => structured([{ ...v1, data: nested(99) }], BATCHED), 400, 'body: nested deeper than 100 levels');
-    fails(() => raw('application/json', JSON.stringify(nested(101)), { 'ce-specversion': '1.0', 'ce-id': '1', 'ce-source': '/s', 'ce-type': 't' }), 400, 'body: nested deeper than 100 levels');
+    fails(
+      () =>
+        raw('application/json', JSON.stringify(nested(101)), { 'ce-specversion': '1.0', 'ce-id': '1', 'ce-source': '/s', 'ce-type': 't' }),
+      400,
+      'body: nested deeper than 100 levels',
+    );
   });
 });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { fails, structured, v01, v03, v1 } from './helpers.js';
+import { fails, structured, v1, v01, v03 } from './helpers.js';
 
 const ACCEPTED = '(1.0, 0.3 and the legacy 0.1 are accepted)';
 
@@ -53,7 +53,11 @@ describe('spec versions', () => {
   }
 
   it('points a specversion "0.1" event to the 0.1 attribute names', () => {
-    fails(() => structured({ ...v1, specversion: '0.1' }), 400, /^specversion: 0\.1 events carry cloudEventsVersion, eventID and eventType/);
+    fails(
+      () => structured({ ...v1, specversion: '0.1' }),
+      400,
+      /^specversion: 0\.1 events carry cloudEventsVersion, eventID and eventType/,
+    );
   });
 });
 
@@ -61,7 +65,11 @@ describe('attribute types', () => {
   const cases: [string, Record<string, unknown>, string][] = [
     ['1.0 id a number', { ...v1, id: 1234 }, 'id: must be a string'],
     ['1.0 id empty', { ...v1, id: '' }, 'id: must be a non-empty string'],
-    ['1.0 id with a control character', { ...v1, id: 'a\u0007b' }, 'id: must not contain control characters, unpaired surrogates or Unicode noncharacters (CloudEvents String)'],
+    [
+      '1.0 id with a control character',
+      { ...v1, id: 'a\u0007b' },
+      'id: must not contain control characters, unpaired surrogates or Unicode noncharacters (CloudEvents String)',
+    ],
     ['1.0 type an object', { ...v1, type: { name: 't' } }, 'type: must be a string'],
     ['1.0 source empty', { ...v1, source: '' }, 'source: must be a non-empty URI-reference'],
     ['1.0 source with a space', { ...v1, source: '/my context' }, 'source: must be a non-empty URI-reference'],
@@ -72,7 +80,11 @@ describe('attribute types', () => {
     ['1.0 time a number', { ...v1, time: 1522949460 }, 'time: must be a string'],
     ['0.3 time on 31 April', { ...v03, time: '2018-04-31T17:31:00Z' }, 'time: not an RFC 3339 timestamp'],
     ['0.1 eventTime not a timestamp', { ...v01, eventTime: '05/04/2018' }, 'eventTime: not an RFC 3339 timestamp'],
-    ['1.0 datacontenttype not a media type', { ...v1, datacontenttype: 'json' }, 'datacontenttype: must be a media type such as "application/json" (RFC 2046)'],
+    [
+      '1.0 datacontenttype not a media type',
+      { ...v1, datacontenttype: 'json' },
+      'datacontenttype: must be a media type such as "application/json" (RFC 2046)',
+    ],
     ['0.3 datacontenttype not a string', { ...v03, datacontenttype: ['application/json'] }, 'datacontenttype: must be a string'],
     ['1.0 dataschema relative', { ...v1, dataschema: '/schemas/1' }, 'dataschema: must be a non-empty absolute URI'],
     ['1.0 dataschema empty', { ...v1, dataschema: '' }, 'dataschema: must be a non-empty absolute URI'],
@@ -82,9 +94,21 @@ describe('attribute types', () => {
     ['1.0 subject a boolean', { ...v1, subject: true }, 'subject: must be a string'],
     ['0.3 subject empty', { ...v03, subject: '' }, 'subject: must be a non-empty string'],
     ['1.0 data_base64 not base64', { ...v1, data_base64: 'not base64!' }, 'data_base64: must be a base64 string (RFC 4648)'],
-    ['1.0 data_base64 beside data', { ...v1, data: 'x', data_base64: 'AA==' }, 'data_base64: not allowed together with data; send one of them'],
-    ['0.3 datacontentencoding not base64', { ...v03, datacontentencoding: 'quoted-printable', data: 'x' }, 'datacontentencoding: must be "base64", the only encoding CloudEvents 0.3 defines'],
-    ['0.3 base64 data that is not base64', { ...v03, datacontentencoding: 'base64', data: 'héllo' }, 'data: must be a base64 string when datacontentencoding is "base64"'],
+    [
+      '1.0 data_base64 beside data',
+      { ...v1, data: 'x', data_base64: 'AA==' },
+      'data_base64: not allowed together with data; send one of them',
+    ],
+    [
+      '0.3 datacontentencoding not base64',
+      { ...v03, datacontentencoding: 'quoted-printable', data: 'x' },
+      'datacontentencoding: must be "base64", the only encoding CloudEvents 0.3 defines',
+    ],
+    [
+      '0.3 base64 data that is not base64',
+      { ...v03, datacontentencoding: 'base64', data: 'héllo' },
+      'data: must be a base64 string when datacontentencoding is "base64"',
+    ],
     ['0.1 eventID empty', { ...v01, eventID: '' }, 'eventID: must be a non-empty string'],
     ['0.1 eventType a number', { ...v01, eventType: 7 }, 'eventType: must be a string'],
     ['0.1 extensions an array', { ...v01, extensions: ['a'] }, 'extensions: must be an object'],
@@ -104,7 +128,10 @@ describe('attribute types', () => {
   });
 
   it('accepts the legacy 0.1 shape leniently: any non-empty source string, an empty extensions object', () => {
-    assert.equal(structured({ ...v01, source: 'pacifica metadata', extensions: {}, eventTypeVersion: '1' }).events[0]?.source, 'pacifica metadata');
+    assert.equal(
+      structured({ ...v01, source: 'pacifica metadata', extensions: {}, eventTypeVersion: '1' }).events[0]?.source,
+      'pacifica metadata',
+    );
   });
 });
 
@@ -137,7 +164,12 @@ describe('extension attributes', () => {
     ['1.0', v1, { nested: 1 }, 'an extension attribute must be a string, a boolean or an integer'],
     ['1.0', v1, ['a'], 'an extension attribute must be a string, a boolean or an integer'],
     ['1.0', v1, 'bell\u0007', 'must not contain control characters, unpaired surrogates or Unicode noncharacters (CloudEvents String)'],
-    ['1.0', v1, 'lone \ud800 surrogate', 'must not contain control characters, unpaired surrogates or Unicode noncharacters (CloudEvents String)'],
+    [
+      '1.0',
+      v1,
+      'lone \ud800 surrogate',
+      'must not contain control characters, unpaired surrogates or Unicode noncharacters (CloudEvents String)',
+    ],
     ['0.3', v03, ['a'], 'an extension attribute must be a string, a boolean, an integer or an object'],
     ['0.3', v03, 0.5, 'numbers in attributes must be integers from -2147483648 to 2147483647 (CloudEvents Integer)'],
   ] as const) {
@@ -164,11 +196,19 @@ describe('the attributes that identify an event', () => {
     it(`${version}: ${name} is at most 1 KiB (it keys the log), in bytes as UTF-8`, () => {
       const fits = unit + 'a'.repeat(1_023);
       assert.doesNotThrow(() => structured({ ...document, [name]: fits }));
-      fails(() => structured({ ...document, [name]: `${fits}a` }), 400, `${name}: at most 1024 bytes as UTF-8 (found 1025); it identifies the event in the log`);
+      fails(
+        () => structured({ ...document, [name]: `${fits}a` }),
+        400,
+        `${name}: at most 1024 bytes as UTF-8 (found 1025); it identifies the event in the log`,
+      );
       // é is two bytes: 513 of them are 1,026 bytes though 513 characters (a 1.0 source is a
       // URI-reference, which has no such character).
       if (version === '1.0' && name === 'source') return;
-      fails(() => structured({ ...document, [name]: unit + 'é'.repeat(513) }), 400, `${name}: at most 1024 bytes as UTF-8 (found ${1 + 1026}); it identifies the event in the log`);
+      fails(
+        () => structured({ ...document, [name]: unit + 'é'.repeat(513) }),
+        400,
+        `${name}: at most 1024 bytes as UTF-8 (found ${1 + 1026}); it identifies the event in the log`,
+      );
     });
   }
 });

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { parseReceived, withExtensions, type ReceivedEvent } from '../../src/cloudevents/index.js';
-import { structured, v01, v03, v1 } from './helpers.js';
+import { parseReceived, type ReceivedEvent, withExtensions } from '../../src/cloudevents/index.js';
+import { structured, v1, v01, v03 } from './helpers.js';
 
 const FACILITY_EVENT = new URL('../../../../shared/fixtures/pacifica-ingest-event-v0.1.json', import.meta.url);
 
@@ -25,23 +25,37 @@ describe('withExtensions', () => {
   });
 
   it('adds to the existing extensions object of a 0.1 event (the facility event)', () => {
-    const [event] = parseReceived({ contentType: 'application/cloudevents+json; charset=utf-8', headers: {}, body: readFileSync(FACILITY_EVENT) }).events;
+    const [event] = parseReceived({
+      contentType: 'application/cloudevents+json; charset=utf-8',
+      headers: {},
+      body: readFileSync(FACILITY_EVENT),
+    }).events;
     assert.ok(event);
     const delivered = withExtensions(event, { tenant: 'lab1' }) as Record<string, unknown>;
-    assert.deepEqual(delivered['extensions'], { comExampleExtension: 'value', tenant: 'lab1' });
-    assert.equal(delivered['tenant'], undefined);
+    assert.deepEqual(delivered.extensions, { comExampleExtension: 'value', tenant: 'lab1' });
+    assert.equal(delivered.tenant, undefined);
     assert.deepEqual({ ...delivered, extensions: undefined }, { ...(event.document as object), extensions: undefined });
   });
 
   it('creates the extensions object of a 0.1 event that has none, or has null', () => {
     assert.deepEqual(withExtensions(received(v01), { tenant: 'lab1' }), { ...v01, extensions: { tenant: 'lab1' } });
-    assert.deepEqual(withExtensions(received({ ...v01, extensions: null }), { tenant: 'lab1' }), { ...v01, extensions: { tenant: 'lab1' } });
+    assert.deepEqual(withExtensions(received({ ...v01, extensions: null }), { tenant: 'lab1' }), {
+      ...v01,
+      extensions: { tenant: 'lab1' },
+    });
   });
 
   it("never overwrites the event's own attributes or extensions", () => {
-    assert.deepEqual(withExtensions(received({ ...v1, tenant: 'from-producer' }), { tenant: 'from-subscription', other: 1 }), { ...v1, tenant: 'from-producer', other: 1 });
+    assert.deepEqual(withExtensions(received({ ...v1, tenant: 'from-producer' }), { tenant: 'from-subscription', other: 1 }), {
+      ...v1,
+      tenant: 'from-producer',
+      other: 1,
+    });
     assert.deepEqual(withExtensions(received({ ...v03, tenant: 7 }), { tenant: 'x' }), { ...v03, tenant: 7 });
-    assert.deepEqual(withExtensions(received({ ...v01, extensions: { tenant: 'p' } }), { tenant: 's' }), { ...v01, extensions: { tenant: 'p' } });
+    assert.deepEqual(withExtensions(received({ ...v01, extensions: { tenant: 'p' } }), { tenant: 's' }), {
+      ...v01,
+      extensions: { tenant: 'p' },
+    });
   });
 
   it('fills an attribute the event sets to null, which means unset', () => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { configurationDoc } from '../../src/config/configuration-doc.js';
-import { SETTINGS, SETTING_KEYS } from '../../src/config/settings.js';
+import { SETTING_KEYS, SETTINGS } from '../../src/config/settings.js';
 
 // Tests run from dist/test/config/, three levels below the project root.
 const DOC = new URL('../../../docs/configuration.md', import.meta.url);
@@ -10,10 +10,7 @@ const DOC = new URL('../../../docs/configuration.md', import.meta.url);
 describe('docs/configuration.md', () => {
   it('is what `npm run docs` generates from the settings table', () => {
     const committed = readFileSync(DOC, 'utf8');
-    assert.ok(
-      committed === configurationDoc(),
-      'docs/configuration.md is not current: run `npm run docs` and commit the result',
-    );
+    assert.ok(committed === configurationDoc(), 'docs/configuration.md is not current: run `npm run docs` and commit the result');
   });
 
   it('has one table row per setting, with its flag and default', () => {

@@ -36,28 +36,31 @@ const HOUR_MS = 3_600_000;
 
 describe('loadConfig: defaults', () => {
   it('gives every documented default', () => {
-    assert.deepEqual({ ...load({}) }, {
-      databaseUrl: 'sqlite:./notifications.sqlite3',
-      address: '127.0.0.1',
-      port: 8070,
-      policyUrl: null,
-      userHeader: 'http-remote-user',
-      defaultUser: null,
-      receiveToken: null,
-      retryDelaysMs: [1_000, 5_000, 30_000, 120_000, 600_000, 1_800_000, HOUR_MS, 2 * HOUR_MS, 4 * HOUR_MS, 8 * HOUR_MS, 9 * HOUR_MS],
-      targetTimeoutMs: 10_000,
-      targetConcurrency: 16,
-      databaseTimeoutMs: 5_000,
-      maxBodyBytes: 1_048_576,
-      targetAllow: [],
-      targetDeny: ['0.0.0.0/8', '::/128', '169.254.0.0/16', 'fe80::/10', '100.100.100.200/32', 'fd00:ec2::254/128'],
-      secretKey: null,
-      jsonpathDialect: 'auto',
-      logLevel: 'info',
-      leaseMs: 30_000,
-      shutdownGraceMs: 10_000,
-      retentionMs: 30 * 24 * HOUR_MS,
-    });
+    assert.deepEqual(
+      { ...load({}) },
+      {
+        databaseUrl: 'sqlite:./notifications.sqlite3',
+        address: '127.0.0.1',
+        port: 8070,
+        policyUrl: null,
+        userHeader: 'http-remote-user',
+        defaultUser: null,
+        receiveToken: null,
+        retryDelaysMs: [1_000, 5_000, 30_000, 120_000, 600_000, 1_800_000, HOUR_MS, 2 * HOUR_MS, 4 * HOUR_MS, 8 * HOUR_MS, 9 * HOUR_MS],
+        targetTimeoutMs: 10_000,
+        targetConcurrency: 16,
+        databaseTimeoutMs: 5_000,
+        maxBodyBytes: 1_048_576,
+        targetAllow: [],
+        targetDeny: ['0.0.0.0/8', '::/128', '169.254.0.0/16', 'fe80::/10', '100.100.100.200/32', 'fd00:ec2::254/128'],
+        secretKey: null,
+        jsonpathDialect: 'auto',
+        logLevel: 'info',
+        leaseMs: 30_000,
+        shutdownGraceMs: 10_000,
+        retentionMs: 30 * 24 * HOUR_MS,
+      },
+    );
   });
 
   it('retries for at least 24 hours by default', () => {
@@ -73,7 +76,9 @@ describe('loadConfig: defaults', () => {
 });
 
 describe('loadConfig: precedence flag > env > file > default', () => {
-  const files = { 'c.json': JSON.stringify({ NOTIFICATIONS_PORT: 8001, NOTIFICATIONS_ADDRESS: '0.0.0.0', NOTIFICATIONS_LOG_LEVEL: 'warn' }) };
+  const files = {
+    'c.json': JSON.stringify({ NOTIFICATIONS_PORT: 8001, NOTIFICATIONS_ADDRESS: '0.0.0.0', NOTIFICATIONS_LOG_LEVEL: 'warn' }),
+  };
   const env = { NOTIFICATIONS_CONFIG: 'c.json', NOTIFICATIONS_PORT: '8002', NOTIFICATIONS_ADDRESS: '::1' };
 
   it('takes the flag over the environment, the file and the default', () => {
@@ -104,8 +109,14 @@ describe('loadConfig: precedence flag > env > file > default', () => {
   });
 
   it('says where a refused value came from', () => {
-    assert.equal(refusal({ argv: ['--port', '80x'] }).message, 'NOTIFICATIONS_PORT: "80x" is not a port (an integer from 0 to 65535) (set by --port)');
-    assert.equal(refusal({ env: { NOTIFICATIONS_PORT: '80x' } }).message, 'NOTIFICATIONS_PORT: "80x" is not a port (an integer from 0 to 65535)');
+    assert.equal(
+      refusal({ argv: ['--port', '80x'] }).message,
+      'NOTIFICATIONS_PORT: "80x" is not a port (an integer from 0 to 65535) (set by --port)',
+    );
+    assert.equal(
+      refusal({ env: { NOTIFICATIONS_PORT: '80x' } }).message,
+      'NOTIFICATIONS_PORT: "80x" is not a port (an integer from 0 to 65535)',
+    );
     assert.equal(
       refusal({ argv: ['--config', 'c.json'], files: { 'c.json': '{"NOTIFICATIONS_PORT": "80x"}' } }).message,
       'NOTIFICATIONS_PORT: "80x" is not a port (an integer from 0 to 65535) (in config file "c.json")',
@@ -115,22 +126,66 @@ describe('loadConfig: precedence flag > env > file > default', () => {
 
 describe('loadConfig: unknown and malformed input', () => {
   const cases: Array<[string, Given, string]> = [
-    ['an unknown flag', { argv: ['--prot', '1'] }, '--prot: unknown flag (accepted: --address, --config, --database-url, --port; did you mean --port?)'],
+    [
+      'an unknown flag',
+      { argv: ['--prot', '1'] },
+      '--prot: unknown flag (accepted: --address, --config, --database-url, --port; did you mean --port?)',
+    ],
     ['a positional argument', { argv: ['serve'] }, 'command line: unexpected argument "serve"'],
     ['a flag without a value', { argv: ['--port'] }, '--port: needs a value'],
     ['a flag followed by another flag', { argv: ['--address', '--port', '1'] }, '--address: needs a value'],
     ['an empty --flag=', { argv: ['--port='] }, '--port: needs a value'],
     ['a repeated flag', { argv: ['--port', '1', '--port=2'] }, '--port: is given more than once'],
-    ['a misspelt variable', { env: { NOTIFICATIONS_RETRY_DELAY: '1s' } }, 'NOTIFICATIONS_RETRY_DELAY: unknown environment variable, not a setting; did you mean NOTIFICATIONS_RETRY_DELAYS?'],
-    ['an unrelated variable', { env: { NOTIFICATIONS_COLOUR: 'blue' } }, 'NOTIFICATIONS_COLOUR: unknown environment variable, not a setting; --help lists the settings'],
-    ['an unknown file key', { argv: ['--config', 'c.json'], files: { 'c.json': '{"NOTIFICATIONS_PORTS": 1}' } }, 'NOTIFICATIONS_PORTS: unknown key in config file "c.json", not a setting; did you mean NOTIFICATIONS_PORT?'],
-    ['NOTIFICATIONS_CONFIG inside the file', { argv: ['--config', 'c.json'], files: { 'c.json': '{"NOTIFICATIONS_CONFIG": "x"}' } }, 'NOTIFICATIONS_CONFIG: unknown key'],
-    ['a boolean in the file', { argv: ['--config', 'c.json'], files: { 'c.json': '{"NOTIFICATIONS_PORT": true}' } }, 'NOTIFICATIONS_PORT: must be a string or a number in config file "c.json", not boolean'],
-    ['a list in the file', { argv: ['--config', 'c.json'], files: { 'c.json': '{"NOTIFICATIONS_TARGET_DENY": ["::1"]}' } }, 'NOTIFICATIONS_TARGET_DENY: must be a string or a number in config file "c.json", not an array'],
-    ['a file that is not an object', { argv: ['--config', 'c.json'], files: { 'c.json': '[]' } }, '--config: the config file "c.json" must hold a JSON object'],
-    ['a missing file', { env: { NOTIFICATIONS_CONFIG: 'gone.json' } }, 'NOTIFICATIONS_CONFIG: cannot read the config file "gone.json": ENOENT'],
-    ['a file that is not JSON', { argv: ['--config', 'c.json'], files: { 'c.json': '{"NOTIFICATIONS_SECRET_KEY": hunter2}' } }, '--config: the config file "c.json" is not valid JSON'],
-    ['a value with line breaks', { argv: ['--config', 'c.json'], files: { 'c.json': '{\n"NOTIFICATIONS_PORT":\n"x\\ny"}' } }, 'NOTIFICATIONS_PORT: "x\\ny" is not a port'],
+    [
+      'a misspelt variable',
+      { env: { NOTIFICATIONS_RETRY_DELAY: '1s' } },
+      'NOTIFICATIONS_RETRY_DELAY: unknown environment variable, not a setting; did you mean NOTIFICATIONS_RETRY_DELAYS?',
+    ],
+    [
+      'an unrelated variable',
+      { env: { NOTIFICATIONS_COLOUR: 'blue' } },
+      'NOTIFICATIONS_COLOUR: unknown environment variable, not a setting; --help lists the settings',
+    ],
+    [
+      'an unknown file key',
+      { argv: ['--config', 'c.json'], files: { 'c.json': '{"NOTIFICATIONS_PORTS": 1}' } },
+      'NOTIFICATIONS_PORTS: unknown key in config file "c.json", not a setting; did you mean NOTIFICATIONS_PORT?',
+    ],
+    [
+      'NOTIFICATIONS_CONFIG inside the file',
+      { argv: ['--config', 'c.json'], files: { 'c.json': '{"NOTIFICATIONS_CONFIG": "x"}' } },
+      'NOTIFICATIONS_CONFIG: unknown key',
+    ],
+    [
+      'a boolean in the file',
+      { argv: ['--config', 'c.json'], files: { 'c.json': '{"NOTIFICATIONS_PORT": true}' } },
+      'NOTIFICATIONS_PORT: must be a string or a number in config file "c.json", not boolean',
+    ],
+    [
+      'a list in the file',
+      { argv: ['--config', 'c.json'], files: { 'c.json': '{"NOTIFICATIONS_TARGET_DENY": ["::1"]}' } },
+      'NOTIFICATIONS_TARGET_DENY: must be a string or a number in config file "c.json", not an array',
+    ],
+    [
+      'a file that is not an object',
+      { argv: ['--config', 'c.json'], files: { 'c.json': '[]' } },
+      '--config: the config file "c.json" must hold a JSON object',
+    ],
+    [
+      'a missing file',
+      { env: { NOTIFICATIONS_CONFIG: 'gone.json' } },
+      'NOTIFICATIONS_CONFIG: cannot read the config file "gone.json": ENOENT',
+    ],
+    [
+      'a file that is not JSON',
+      { argv: ['--config', 'c.json'], files: { 'c.json': '{"NOTIFICATIONS_SECRET_KEY": hunter2}' } },
+      '--config: the config file "c.json" is not valid JSON',
+    ],
+    [
+      'a value with line breaks',
+      { argv: ['--config', 'c.json'], files: { 'c.json': '{\n"NOTIFICATIONS_PORT":\n"x\\ny"}' } },
+      'NOTIFICATIONS_PORT: "x\\ny" is not a port',
+    ],
   ];
   for (const [name, given, expected] of cases) {
     it(`refuses ${name}`, () => {
@@ -203,11 +258,14 @@ describe('describeSettings', () => {
       assert.ok(setting.default !== '' && setting.description !== '' && !setting.description.includes('\n'), setting.name);
     }
     assert.deepEqual(described.find((setting) => setting.name === 'NOTIFICATIONS_POLICY_URL')?.default, 'unset: allow-all mode');
-    assert.deepEqual(described.find((setting) => setting.name === 'NOTIFICATIONS_PORT'), {
-      name: 'NOTIFICATIONS_PORT',
-      flag: '--port',
-      default: '8070',
-      description: 'port the HTTP server listens on (0: any free port)',
-    });
+    assert.deepEqual(
+      described.find((setting) => setting.name === 'NOTIFICATIONS_PORT'),
+      {
+        name: 'NOTIFICATIONS_PORT',
+        flag: '--port',
+        default: '8070',
+        description: 'port the HTTP server listens on (0: any free port)',
+      },
+    );
   });
 });

@@ -102,7 +102,11 @@ const INVALID: Array<[string, string, string]> = [
   ['NOTIFICATIONS_TARGET_DENY', 'example.com', 'is not a CIDR block'],
   ['NOTIFICATIONS_TARGET_DENY', 'fe80::1%eth0/64', 'is not a CIDR block'],
   ['NOTIFICATIONS_TARGET_DENY', '10.0.0.0/', 'has a prefix outside 0 to 32'],
-  ['NOTIFICATIONS_SECRET_KEY', KEY_HEX.slice(2), 'is not 32 bytes written as 64 hex characters or 44 base64 characters; make one with: openssl rand -base64 32'],
+  [
+    'NOTIFICATIONS_SECRET_KEY',
+    KEY_HEX.slice(2),
+    'is not 32 bytes written as 64 hex characters or 44 base64 characters; make one with: openssl rand -base64 32',
+  ],
   ['NOTIFICATIONS_SECRET_KEY', Buffer.alloc(16).toString('base64'), 'openssl rand -base64 32'],
   ['NOTIFICATIONS_SECRET_KEY', 'correct horse battery staple', 'openssl rand -base64 32'],
   ['NOTIFICATIONS_JSONPATH_DIALECT', 'xpath', 'is not one of auto, jsonpath2-first, rfc9535, jsonpath2'],
@@ -110,11 +114,19 @@ const INVALID: Array<[string, string, string]> = [
   ['NOTIFICATIONS_LEASE', '30', 'has no unit'],
   ['NOTIFICATIONS_LEASE', '5s', '5000ms must be longer than NOTIFICATIONS_TARGET_TIMEOUT (10000ms)'],
   ['NOTIFICATIONS_SHUTDOWN_GRACE', 'soon', 'is not a duration'],
-  ['NOTIFICATIONS_RETENTION', '0', '"0" would purge every event as soon as it is finished; write a duration such as "30d", or "off" to keep every event'],
+  [
+    'NOTIFICATIONS_RETENTION',
+    '0',
+    '"0" would purge every event as soon as it is finished; write a duration such as "30d", or "off" to keep every event',
+  ],
   ['NOTIFICATIONS_RETENTION', '0d', 'would purge every event as soon as it is finished'],
   ['NOTIFICATIONS_RETENTION', '-1d', '"-1d" is negative; write a duration such as "30d", or "off"'],
   ['NOTIFICATIONS_RETENTION', '30', 'has no unit'],
-  ['NOTIFICATIONS_RETENTION', 'OFF', 'is not a duration (an integer followed by ms, s, m, h or d, e.g. "30s"); write a duration such as "30d", or "off"'],
+  [
+    'NOTIFICATIONS_RETENTION',
+    'OFF',
+    'is not a duration (an integer followed by ms, s, m, h or d, e.g. "30s"); write a duration such as "30d", or "off"',
+  ],
   ['NOTIFICATIONS_RETENTION', 'never', 'is not a duration'],
   ['NOTIFICATIONS_RETENTION', '36501d', 'is too long (at most 36500d)'],
 ];
@@ -146,8 +158,14 @@ describe('settings: invalid values', () => {
 
   it('covers every setting with both a valid and an invalid form', () => {
     for (const setting of Object.values(SETTINGS)) {
-      assert.ok(VALID.some(([variable]) => variable === setting.env), `no valid case for ${setting.env}`);
-      assert.ok(INVALID.some(([variable]) => variable === setting.env), `no invalid case for ${setting.env}`);
+      assert.ok(
+        VALID.some(([variable]) => variable === setting.env),
+        `no valid case for ${setting.env}`,
+      );
+      assert.ok(
+        INVALID.some(([variable]) => variable === setting.env),
+        `no invalid case for ${setting.env}`,
+      );
     }
   });
 });
@@ -160,21 +178,27 @@ describe('settings: secrets in error messages', () => {
   ];
   for (const [variable, secret] of secrets) {
     it(`${variable} is never echoed`, () => {
-      assert.throws(() => loadEnv({ [variable]: secret }), (error: unknown) => {
-        assert.ok(error instanceof ConfigError);
-        assert.ok(!error.message.includes('hunter2') && !error.message.includes(KEY_HEX), error.message);
-        assert.match(error.message, new RegExp(`^${variable}: the value \\(hidden, ${secret.length} characters\\)`));
-        return true;
-      });
+      assert.throws(
+        () => loadEnv({ [variable]: secret }),
+        (error: unknown) => {
+          assert.ok(error instanceof ConfigError);
+          assert.ok(!error.message.includes('hunter2') && !error.message.includes(KEY_HEX), error.message);
+          assert.match(error.message, new RegExp(`^${variable}: the value \\(hidden, ${secret.length} characters\\)`));
+          return true;
+        },
+      );
     });
   }
 
   it('masks the password of a refused database URL', () => {
-    assert.throws(() => loadEnv({ NOTIFICATIONS_DATABASE_URL: 'postgres://app:hunter2@db:99999999/n' }), (error: unknown) => {
-      assert.ok(error instanceof ConfigError);
-      assert.ok(!error.message.includes('hunter2'), error.message);
-      assert.ok(error.message.includes('"postgres://app:***@db:99999999/n"'), error.message);
-      return true;
-    });
+    assert.throws(
+      () => loadEnv({ NOTIFICATIONS_DATABASE_URL: 'postgres://app:hunter2@db:99999999/n' }),
+      (error: unknown) => {
+        assert.ok(error instanceof ConfigError);
+        assert.ok(!error.message.includes('hunter2'), error.message);
+        assert.ok(error.message.includes('"postgres://app:***@db:99999999/n"'), error.message);
+        return true;
+      },
+    );
   });
 });

@@ -5,12 +5,12 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { it } from 'node:test';
-import { openDatabase, type DatabaseHandle } from '../../src/db/connect.js';
-import { purgeOldestEventsBefore, type PurgedEvents } from '../../src/db/event-log.js';
+import { type DatabaseHandle, openDatabase } from '../../src/db/connect.js';
+import { type PurgedEvents, purgeOldestEventsBefore } from '../../src/db/event-log.js';
 import type { EventRow, MatchRow } from '../../src/db/events.js';
 import { insertSubscription } from '../../src/db/subscriptions.js';
 import type { MatchState } from '../../src/db/tables.js';
-import { POSTGRES, describeOn, openTestDatabase, testBackends, type TestBackend } from '../support/database.js';
+import { describeOn, openTestDatabase, POSTGRES, type TestBackend, testBackends } from '../support/database.js';
 
 const SUBSCRIPTION = '00000000-0000-0000-0000-0000000000c1';
 const CUT_OFF = 1_000_000;
@@ -27,24 +27,49 @@ async function seed(handle: DatabaseHandle, specs: ReadonlyArray<{ received: num
     const uuid = randomUUID();
     const event = { uuid, source: '/purge', event_id: `${i}-${uuid}`, type: 't', spec_version: '1.0', body: '{}', received };
     const matches = states.map((state) => ({
-      uuid: randomUUID(), event_uuid: uuid, subscription_uuid: SUBSCRIPTION, owner: 'alice', state, policy_code: 200,
-      target_code: null, created: received, due: received, locked_until: null, locked_by: null, attempts: 1, updated: received,
+      uuid: randomUUID(),
+      event_uuid: uuid,
+      subscription_uuid: SUBSCRIPTION,
+      owner: 'alice',
+      state,
+      policy_code: 200,
+      target_code: null,
+      created: received,
+      due: received,
+      locked_until: null,
+      locked_by: null,
+      attempts: 1,
+      updated: received,
     }));
     return { event, matches };
   });
   const inChunks = async <T>(rows: T[], insert: (chunk: T[]) => Promise<unknown>) => {
     for (let i = 0; i < rows.length; i += 200) await insert(rows.slice(i, i + 200));
   };
-  await inChunks(seeded.map((s) => s.event), (chunk) => handle.db.insertInto('events').values(chunk).execute());
+  await inChunks(
+    seeded.map((s) => s.event),
+    (chunk) => handle.db.insertInto('events').values(chunk).execute(),
+  );
   const matches = seeded.flatMap((s) => s.matches);
   await inChunks(matches, (chunk) => handle.db.insertInto('matches').values(chunk).execute());
-  const attempts = matches.map((m) => ({ uuid: randomUUID(), match_uuid: m.uuid, stage: 'deliver' as const, at: m.created, status: 200, error: null, duration_ms: 1 }));
+  const attempts = matches.map((m) => ({
+    uuid: randomUUID(),
+    match_uuid: m.uuid,
+    stage: 'deliver' as const,
+    at: m.created,
+    status: 200,
+    error: null,
+    duration_ms: 1,
+  }));
   await inChunks(attempts, (chunk) => handle.db.insertInto('attempts').values(chunk).execute());
   return seeded;
 }
 
 async function count(handle: DatabaseHandle, table: 'events' | 'matches' | 'attempts'): Promise<number> {
-  const row = await handle.db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const row = await handle.db
+    .selectFrom(table)
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
@@ -56,8 +81,20 @@ async function withLog(backend: TestBackend, body: (handle: DatabaseHandle, url:
   const t = await openTestDatabase(backend);
   try {
     await insertSubscription(t.handle.db, t.handle.capabilities, {
-      uuid: SUBSCRIPTION, owner: 'alice', name: 'n', jsonpath: '$', dialect: 'rfc9535', target_url: 'http://127.0.0.1:9/',
-      auth: '{}', extensions: '{}', version: 'v0.1', created: 1, updated: 1, deleted: null, disabled: null, error: null,
+      uuid: SUBSCRIPTION,
+      owner: 'alice',
+      name: 'n',
+      jsonpath: '$',
+      dialect: 'rfc9535',
+      target_url: 'http://127.0.0.1:9/',
+      auth: '{}',
+      extensions: '{}',
+      version: 'v0.1',
+      created: 1,
+      updated: 1,
+      deleted: null,
+      disabled: null,
+      error: null,
     });
     await body(t.handle, t.database.url);
   } finally {
@@ -72,14 +109,14 @@ for (const backend of testBackends()) {
   describeOn(backend, `purging finished events (${backend.name})`, () => {
     it('deletes the old events whose matches are all finished, or that have none, with their matches and attempts, and counts them', async () => {
       await withLog(backend, async (handle) => {
-        const [allFinished, noMatch, waitingForPolicy, delivering, partlyFinished, recent] = await seed(handle, [
+        const [allFinished, noMatch, waitingForPolicy, delivering, partlyFinished, recent] = (await seed(handle, [
           { received: 10, states: FINISHED },
           { received: 20, states: [] },
           { received: 30, states: ['policy'] },
           { received: 40, states: ['deliver'] },
           { received: 50, states: ['delivered', 'deliver'] },
           { received: CUT_OFF, states: ['delivered'] },
-        ]) as [Seeded, Seeded, Seeded, Seeded, Seeded, Seeded];
+        ])) as [Seeded, Seeded, Seeded, Seeded, Seeded, Seeded];
 
         const purged = await purge(handle, 500);
         assert.deepEqual(new Set(purged.eventUuids), new Set([allFinished.event.uuid, noMatch.event.uuid]));
@@ -90,7 +127,10 @@ for (const backend of testBackends()) {
           'unfinished work is kept, and an event received at the cut-off is not older than it',
         );
         const remainingMatches = (await handle.db.selectFrom('matches').select('uuid').execute()).map((r) => r.uuid).sort();
-        assert.deepEqual(remainingMatches, [waitingForPolicy, delivering, partlyFinished, recent].flatMap((s) => s.matches.map((m) => m.uuid)).sort());
+        assert.deepEqual(
+          remainingMatches,
+          [waitingForPolicy, delivering, partlyFinished, recent].flatMap((s) => s.matches.map((m) => m.uuid)).sort(),
+        );
         assert.equal(await count(handle, 'attempts'), remainingMatches.length, 'the purged matches’ attempts went with them');
         assert.deepEqual(await purge(handle, 500), { eventUuids: [], matches: 0 }, 'nothing left to purge');
       });
@@ -98,7 +138,10 @@ for (const backend of testBackends()) {
 
     it('takes the oldest first, at most the limit per call', async () => {
       await withLog(backend, async (handle) => {
-        const seeded = await seed(handle, [5, 1, 4, 2, 3].map((received) => ({ received, states: ['delivered'] as const })));
+        const seeded = await seed(
+          handle,
+          [5, 1, 4, 2, 3].map((received) => ({ received, states: ['delivered'] as const })),
+        );
         const byAge = [...seeded].sort((a, b) => a.event.received - b.event.received).map((s) => s.event.uuid);
         assert.deepEqual(new Set((await purge(handle, 2)).eventUuids), new Set(byAge.slice(0, 2)));
         assert.deepEqual(new Set((await purge(handle, 2)).eventUuids), new Set(byAge.slice(2, 4)));
@@ -113,7 +156,10 @@ describeOn(POSTGRES, 'purging with several instances on PostgreSQL', () => {
     await withLog(POSTGRES, async (first, url) => {
       const second = openDatabase(url);
       try {
-        const seeded = await seed(first, Array.from({ length: 8 }, (_, i) => ({ received: 100 + i, states: ['delivered'] as const })));
+        const seeded = await seed(
+          first,
+          Array.from({ length: 8 }, (_, i) => ({ received: 100 + i, states: ['delivered'] as const })),
+        );
         const oldest = seeded.slice(0, 3).map((s) => s.event.uuid);
         let release!: () => void;
         const released = new Promise<void>((resolve) => (release = resolve));
@@ -130,12 +176,20 @@ describeOn(POSTGRES, 'purging with several instances on PostgreSQL', () => {
           const timeout = new Promise<'waited'>((resolve) => setTimeout(() => resolve('waited'), 3_000).unref());
           const outcome = await Promise.race([purge(second, 4), timeout]);
           assert.notEqual(outcome, 'waited', 'the purge waited for the locked events');
-          assert.deepEqual(new Set((outcome as PurgedEvents).eventUuids), new Set(seeded.slice(3, 7).map((s) => s.event.uuid)), 'the next four, not the locked three');
+          assert.deepEqual(
+            new Set((outcome as PurgedEvents).eventUuids),
+            new Set(seeded.slice(3, 7).map((s) => s.event.uuid)),
+            'the next four, not the locked three',
+          );
         } finally {
           release();
           await holder;
         }
-        assert.deepEqual(new Set((await purge(second, 4)).eventUuids), new Set([...oldest, seeded[7]!.event.uuid]), 'once released, they are purged');
+        assert.deepEqual(
+          new Set((await purge(second, 4)).eventUuids),
+          new Set([...oldest, seeded[7]!.event.uuid]),
+          'once released, they are purged',
+        );
       } finally {
         await second.close();
       }

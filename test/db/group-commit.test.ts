@@ -25,7 +25,10 @@ function row(uuid: string): SubscriptionRow {
   };
 }
 
-const inTransaction = (db: Kysely<Database>) => <T>(work: (tx: Kysely<Database>) => Promise<T>) => db.transaction().execute(work);
+const inTransaction =
+  (db: Kysely<Database>) =>
+  <T>(work: (tx: Kysely<Database>) => Promise<T>) =>
+    db.transaction().execute(work);
 
 /** Lets the event loop turn until `done`, for five seconds at most. */
 async function turnsUntil(done: () => boolean): Promise<void> {
@@ -54,22 +57,30 @@ for (const backend of testBackends()) {
         );
         assert.deepEqual(results, ids);
         // Queued at once: two lanes take 500 each, and the first lane free takes the last 200.
-        assert.deepEqual([...writesPerTransaction.values()].sort((a, b) => b - a), [500, 500, 200]);
-        const count = await handle.db.selectFrom('subscriptions').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+        assert.deepEqual(
+          [...writesPerTransaction.values()].sort((a, b) => b - a),
+          [500, 500, 200],
+        );
+        const count = await handle.db
+          .selectFrom('subscriptions')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .executeTakeFirstOrThrow();
         assert.equal(Number(count.n), ids.length);
       } finally {
         await close();
       }
     });
 
-    it('answers a commit\'s writers only once the commit is durable, and fails them when it cannot be', async () => {
+    it("answers a commit's writers only once the commit is durable, and fails them when it cannot be", async () => {
       const { handle, close } = await openTestDatabase(backend);
       try {
         const syncs: Array<{ resolve: () => void; reject: (error: Error) => void }> = [];
         const durable = () => new Promise<void>((resolve, reject) => syncs.push({ resolve, reject }));
         const group = new GroupCommit(inTransaction(handle.db), 1, durable);
         let settled = false;
-        const first = group.run((tx) => insertSubscription(tx, handle.capabilities, row('00000000-0000-0000-0000-000000000001'))).finally(() => (settled = true));
+        const first = group
+          .run((tx) => insertSubscription(tx, handle.capabilities, row('00000000-0000-0000-0000-000000000001')))
+          .finally(() => (settled = true));
         await turnsUntil(() => syncs.length === 1);
         // Committed (another connection sees it), but not yet said to be durable: not answered.
         const committed = await handle.db.selectFrom('subscriptions').select('uuid').execute();
@@ -96,9 +107,15 @@ for (const backend of testBackends()) {
           group.run((tx) => insertSubscription(tx, handle.capabilities, row('00000000-0000-0000-0000-000000000001'))), // duplicate key
           group.run((tx) => insertSubscription(tx, handle.capabilities, row('00000000-0000-0000-0000-000000000002'))),
         ]);
-        assert.deepEqual(outcomes.map((o) => o.status), ['fulfilled', 'rejected', 'fulfilled']);
+        assert.deepEqual(
+          outcomes.map((o) => o.status),
+          ['fulfilled', 'rejected', 'fulfilled'],
+        );
         const rows = await handle.db.selectFrom('subscriptions').select('uuid').orderBy('uuid').execute();
-        assert.deepEqual(rows.map((r) => r.uuid), ['00000000-0000-0000-0000-000000000001', '00000000-0000-0000-0000-000000000002']);
+        assert.deepEqual(
+          rows.map((r) => r.uuid),
+          ['00000000-0000-0000-0000-000000000001', '00000000-0000-0000-0000-000000000002'],
+        );
       } finally {
         await close();
       }

@@ -6,8 +6,20 @@ import { describeOn, openTestDatabase, testBackends } from '../support/database.
 
 function subscription(n: number, deleted: number | null = null): SubscriptionRow {
   return {
-    uuid: `00000000-0000-0000-0000-${String(n).padStart(12, '0')}`, owner: `user-${n}`, name: 'n', jsonpath: `$.n${n}`, dialect: 'rfc9535',
-    target_url: 'http://127.0.0.1:9/', auth: '{"secret":1}', extensions: '{}', version: 'v0.1', created: n, updated: n, deleted, disabled: n === 3 ? 7 : null, error: null,
+    uuid: `00000000-0000-0000-0000-${String(n).padStart(12, '0')}`,
+    owner: `user-${n}`,
+    name: 'n',
+    jsonpath: `$.n${n}`,
+    dialect: 'rfc9535',
+    target_url: 'http://127.0.0.1:9/',
+    auth: '{"secret":1}',
+    extensions: '{}',
+    version: 'v0.1',
+    created: n,
+    updated: n,
+    deleted,
+    disabled: n === 3 ? 7 : null,
+    error: null,
   };
 }
 
@@ -16,11 +28,22 @@ for (const backend of testBackends()) {
     it('pages through every subscription not deleted, disabled ones included, with only what matching needs', async () => {
       const t = await openTestDatabase(backend);
       try {
-        for (const n of [5, 1, 4, 2, 3, 6]) await insertSubscription(t.handle.db, t.handle.capabilities, subscription(n, n === 4 ? 9 : null));
+        for (const n of [5, 1, 4, 2, 3, 6])
+          await insertSubscription(t.handle.db, t.handle.capabilities, subscription(n, n === 4 ? 9 : null));
         const pages = [];
         for await (const page of liveSubscriptionPages(t.handle.db, 2)) pages.push(page);
-        assert.deepEqual(pages.map((p) => p.map((r) => r.owner)), [['user-1', 'user-2'], ['user-3', 'user-5'], ['user-6']]);
-        assert.deepEqual(pages[1]![0], { uuid: subscription(3).uuid, owner: 'user-3', jsonpath: '$.n3', dialect: 'rfc9535', deleted: null, disabled: 7 });
+        assert.deepEqual(
+          pages.map((p) => p.map((r) => r.owner)),
+          [['user-1', 'user-2'], ['user-3', 'user-5'], ['user-6']],
+        );
+        assert.deepEqual(pages[1]![0], {
+          uuid: subscription(3).uuid,
+          owner: 'user-3',
+          jsonpath: '$.n3',
+          dialect: 'rfc9535',
+          deleted: null,
+          disabled: 7,
+        });
       } finally {
         await t.close();
       }

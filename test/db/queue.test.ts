@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { it } from 'node:test';
 import { sql } from 'kysely';
-import { logEvent, logEvents, type EventRow, type MatchRow } from '../../src/db/events.js';
-import { EventLogBatch } from '../../src/events/event-log-batch.js';
+import { type EventRow, logEvent, logEvents, type MatchRow } from '../../src/db/events.js';
 import { claimDueMatches, recordAttempts, settleMatches } from '../../src/db/matches.js';
 import { insertSubscription } from '../../src/db/subscriptions.js';
+import { EventLogBatch } from '../../src/events/event-log-batch.js';
 import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
 import { eventually } from '../support/http-stub.js';
 
@@ -18,8 +18,19 @@ function event(source = '/facility', id: string = randomUUID()): EventRow {
 
 function match(eventUuid: string, due: number, state: MatchRow['state'] = 'policy'): MatchRow {
   return {
-    uuid: randomUUID(), event_uuid: eventUuid, subscription_uuid: SUBSCRIPTION, owner: 'alice', state,
-    policy_code: null, target_code: null, created: due, due, locked_until: null, locked_by: null, attempts: 0, updated: due,
+    uuid: randomUUID(),
+    event_uuid: eventUuid,
+    subscription_uuid: SUBSCRIPTION,
+    owner: 'alice',
+    state,
+    policy_code: null,
+    target_code: null,
+    created: due,
+    due,
+    locked_until: null,
+    locked_by: null,
+    attempts: 0,
+    updated: due,
   };
 }
 
@@ -29,8 +40,20 @@ for (const backend of testBackends()) {
       const t = await openTestDatabase(backend);
       try {
         await insertSubscription(t.handle.db, t.handle.capabilities, {
-          uuid: SUBSCRIPTION, owner: 'alice', name: 'n', jsonpath: '$', dialect: 'rfc9535', target_url: 'http://127.0.0.1:9/',
-          auth: '{}', extensions: '{}', version: 'v0.1', created: 1, updated: 1, deleted: null, disabled: null, error: null,
+          uuid: SUBSCRIPTION,
+          owner: 'alice',
+          name: 'n',
+          jsonpath: '$',
+          dialect: 'rfc9535',
+          target_url: 'http://127.0.0.1:9/',
+          auth: '{}',
+          extensions: '{}',
+          version: 'v0.1',
+          created: 1,
+          updated: 1,
+          deleted: null,
+          disabled: null,
+          error: null,
         });
         await body(t);
       } finally {
@@ -47,7 +70,10 @@ for (const backend of testBackends()) {
         assert.deepEqual(again, { uuid: first.uuid, matches: 2, duplicate: true });
         const other = await logEvent(handle.db, event('/b', 'same-id'), []);
         assert.equal(other.duplicate, false, 'the same id from another source is another event');
-        const count = await handle.db.selectFrom('matches').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+        const count = await handle.db
+          .selectFrom('matches')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .executeTakeFirstOrThrow();
         assert.equal(Number(count.n), 2);
       });
     });
@@ -73,7 +99,11 @@ for (const backend of testBackends()) {
           { uuid: fresh.uuid, matches: 0, duplicate: false },
         ]);
         const matches = await handle.db.selectFrom('matches').select('event_uuid').execute();
-        assert.deepEqual(matches.map((m) => m.event_uuid).sort(), [earlier.uuid, first.uuid, first.uuid].sort(), 'no match rows for duplicates');
+        assert.deepEqual(
+          matches.map((m) => m.event_uuid).sort(),
+          [earlier.uuid, first.uuid, first.uuid].sort(),
+          'no match rows for duplicates',
+        );
       });
     });
 
@@ -85,7 +115,10 @@ for (const backend of testBackends()) {
         });
         const logged = await logEvents(handle.db, entries);
         assert.ok(logged.every((l, i) => l.uuid === entries[i]!.event.uuid && !l.duplicate && l.matches === 1));
-        const count = await handle.db.selectFrom('matches').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+        const count = await handle.db
+          .selectFrom('matches')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .executeTakeFirstOrThrow();
         assert.equal(Number(count.n), 2_500);
       });
     });
@@ -100,7 +133,10 @@ for (const backend of testBackends()) {
           ...good.map((e) => batch.log({ event: e, matches: [match(e.uuid, 1)] })),
           batch.log({ event: bad, matches: [orphan] }),
         ]);
-        assert.deepEqual(results.slice(0, 3).map((r) => r.status === 'fulfilled' && r.value.uuid), good.map((e) => e.uuid));
+        assert.deepEqual(
+          results.slice(0, 3).map((r) => r.status === 'fulfilled' && r.value.uuid),
+          good.map((e) => e.uuid),
+        );
         assert.equal(results[3]!.status, 'rejected');
         const events = await handle.db.selectFrom('events').select('uuid').execute();
         assert.deepEqual(events.map((e) => e.uuid).sort(), good.map((e) => e.uuid).sort(), 'the failed event left nothing behind');
@@ -112,8 +148,17 @@ for (const backend of testBackends()) {
         const e = event();
         const rows = [match(e.uuid, 30), match(e.uuid, 10), match(e.uuid, 20), match(e.uuid, 500), match(e.uuid, 5, 'deliver')];
         await logEvent(handle.db, e, rows);
-        const claimed = await claimDueMatches(handle.db, handle.capabilities, 'policy', { holder: 'w1', now: 100, durationUs: LEASE_US }, 2);
-        assert.deepEqual(claimed.map((r) => r.due), [10, 20]);
+        const claimed = await claimDueMatches(
+          handle.db,
+          handle.capabilities,
+          'policy',
+          { holder: 'w1', now: 100, durationUs: LEASE_US },
+          2,
+        );
+        assert.deepEqual(
+          claimed.map((r) => r.due),
+          [10, 20],
+        );
         assert.ok(claimed.every((r) => r.locked_by === 'w1' && r.locked_until === 100 + LEASE_US));
       });
     });
@@ -122,24 +167,41 @@ for (const backend of testBackends()) {
       await withQueue(async ({ handle }) => {
         const e = event();
         await logEvent(handle.db, e, [match(e.uuid, 1)]);
-        const claim = (holder: string, now: number) => claimDueMatches(handle.db, handle.capabilities, 'policy', { holder, now, durationUs: LEASE_US }, 10);
+        const claim = (holder: string, now: number) =>
+          claimDueMatches(handle.db, handle.capabilities, 'policy', { holder, now, durationUs: LEASE_US }, 10);
         assert.equal((await claim('w1', 100)).length, 1);
         assert.equal((await claim('w2', 200)).length, 0, 'held');
         const taken = await claim('w2', 100 + LEASE_US + 1);
         assert.equal(taken.length, 1, 'an expired lease returns the row');
-        assert.deepEqual(await settleMatches(handle.db, [taken[0]!.uuid], 'w1', { state: 'deliver', due: 5 }, 300), [], 'the old holder cannot settle it');
-        assert.deepEqual(await settleMatches(handle.db, [taken[0]!.uuid], 'w2', { state: 'deliver', due: 5, policyCode: 200, attempts: 'count' }, 300), [taken[0]!.uuid]);
+        assert.deepEqual(
+          await settleMatches(handle.db, [taken[0]!.uuid], 'w1', { state: 'deliver', due: 5 }, 300),
+          [],
+          'the old holder cannot settle it',
+        );
+        assert.deepEqual(
+          await settleMatches(handle.db, [taken[0]!.uuid], 'w2', { state: 'deliver', due: 5, policyCode: 200, attempts: 'count' }, 300),
+          [taken[0]!.uuid],
+        );
         const row = await handle.db.selectFrom('matches').selectAll().executeTakeFirstOrThrow();
-        assert.deepEqual([row.state, row.due, row.policy_code, row.attempts, row.locked_by, row.locked_until], ['deliver', 5, 200, 1, null, null]);
+        assert.deepEqual(
+          [row.state, row.due, row.policy_code, row.attempts, row.locked_by, row.locked_until],
+          ['deliver', 5, 200, 1, null, null],
+        );
       });
     });
 
     it('concurrent claims get disjoint rows', async () => {
       await withQueue(async ({ handle }) => {
         const e = event();
-        await logEvent(handle.db, e, Array.from({ length: 200 }, (_, i) => match(e.uuid, i)));
+        await logEvent(
+          handle.db,
+          e,
+          Array.from({ length: 200 }, (_, i) => match(e.uuid, i)),
+        );
         const claims = await Promise.all(
-          ['a', 'b', 'c', 'd'].map((holder) => claimDueMatches(handle.db, handle.capabilities, 'policy', { holder, now: 1_000, durationUs: LEASE_US }, 60)),
+          ['a', 'b', 'c', 'd'].map((holder) =>
+            claimDueMatches(handle.db, handle.capabilities, 'policy', { holder, now: 1_000, durationUs: LEASE_US }, 60),
+          ),
         );
         const all = claims.flat().map((r) => r.uuid);
         assert.equal(new Set(all).size, all.length, 'no row claimed twice');
@@ -197,14 +259,22 @@ for (const backend of testBackends()) {
             await mayCommit;
           });
           await deleted;
-          const recording = handle.db.transaction().execute((tx) =>
-            recordAttempts(tx, handle.capabilities, [{ matchUuid: m.uuid, stage: 'deliver', at: 10, status: 200, error: null, durationMs: 3 }]),
-          );
+          const recording = handle.db
+            .transaction()
+            .execute((tx) =>
+              recordAttempts(tx, handle.capabilities, [
+                { matchUuid: m.uuid, stage: 'deliver', at: 10, status: 200, error: null, durationMs: 3 },
+              ]),
+            );
           // Without the row lock, the insert would see the row (not yet deleted for it) and then
           // fail its foreign key check once the purge commits. The purge commits once the
           // recording is seen waiting for it, not after a time that hopes it is.
           const waitingForPurge = async () =>
-            (await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where ${purgePid}::int = any(pg_blocking_pids(pid))`.execute(handle.db)).rows[0]!.n > 0;
+            (
+              await sql<{
+                n: number;
+              }>`select count(*)::int as n from pg_stat_activity where ${purgePid}::int = any(pg_blocking_pids(pid))`.execute(handle.db)
+            ).rows[0]!.n > 0;
           await eventually(waitingForPurge, 'the recording waits for the purge’s lock', 5_000);
           commitPurge();
           await purge;

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { TargetDeniedError } from '../../src/net/address-guard.js';
-import { ExchangeTimeoutError, TargetUrlError } from '../../src/net/network-error.js';
 import { classifyNoAnswer, classifyResponse, decideDelivery, ERROR_LIMIT, type Try } from '../../src/delivery/decision.js';
-import { describeNetworkError } from '../../src/net/network-error.js';
+import { TargetDeniedError } from '../../src/net/address-guard.js';
+import { describeNetworkError, ExchangeTimeoutError, TargetUrlError } from '../../src/net/network-error.js';
 
 const errno = (code: string, message = code) => Object.assign(new Error(message), { code });
 
@@ -14,17 +13,27 @@ describe('classifyResponse', () => {
 
   it('408, 425, 429 and 5xx are retried, with the Retry-After given', () => {
     for (const status of [408, 425, 429, 500, 502, 503, 504, 599]) assert.equal(classifyResponse(status).kind, 'retry', String(status));
-    assert.deepEqual(classifyResponse(429, 30_000, 'slow down'), { kind: 'retry', retryAfterMs: 30_000, reason: 'target answered 429 Too Many Requests: slow down' });
+    assert.deepEqual(classifyResponse(429, 30_000, 'slow down'), {
+      kind: 'retry',
+      retryAfterMs: 30_000,
+      reason: 'target answered 429 Too Many Requests: slow down',
+    });
     assert.deepEqual(classifyResponse(503), { kind: 'retry', reason: 'target answered 503 Service Unavailable' });
   });
 
   it('other 4xx are permanent, and the reason quotes the body', () => {
     for (const status of [400, 401, 403, 404, 410, 422, 499]) assert.equal(classifyResponse(status).kind, 'permanent', String(status));
-    assert.deepEqual(classifyResponse(404, undefined, 'no such hook\n'), { kind: 'permanent', reason: 'target answered 404 Not Found: no such hook' });
+    assert.deepEqual(classifyResponse(404, undefined, 'no such hook\n'), {
+      kind: 'permanent',
+      reason: 'target answered 404 Not Found: no such hook',
+    });
   });
 
   it('3xx is permanent: redirects are not followed', () => {
-    assert.deepEqual(classifyResponse(301, undefined, 'moved'), { kind: 'permanent', reason: 'target answered 301 Moved Permanently (redirects are not followed): moved' });
+    assert.deepEqual(classifyResponse(301, undefined, 'moved'), {
+      kind: 'permanent',
+      reason: 'target answered 301 Moved Permanently (redirects are not followed): moved',
+    });
     assert.equal(classifyResponse(307).kind, 'permanent');
   });
 
@@ -60,13 +69,20 @@ describe('classifyNoAnswer, over what describeNetworkError says of an error', ()
     assert.deepEqual(classifyError(denied), { kind: 'permanent', reason: denied.message });
     assert.equal(classifyError(new TargetUrlError('ftp: is not http: or https:')).kind, 'permanent');
   });
-
 });
 
 describe('decideDelivery', () => {
   const AT = 1_700_000_000_000_000;
   const schedule = { delaysMs: [1_000, 5_000, 30_000], random: () => 0.5 };
-  const answered = (status: number, extra: Partial<Try> = {}): Try => ({ status, error: null, permanent: false, durationMs: 12, bodyExcerpt: '', at: AT, ...extra });
+  const answered = (status: number, extra: Partial<Try> = {}): Try => ({
+    status,
+    error: null,
+    permanent: false,
+    durationMs: 12,
+    bodyExcerpt: '',
+    at: AT,
+    ...extra,
+  });
   const noAnswer = (error: string, permanent = false): Try => ({ status: null, error, permanent, durationMs: 30, bodyExcerpt: '', at: AT });
 
   it('2xx: delivered, the status kept as the target code, the try counted', () => {
@@ -80,10 +96,18 @@ describe('decideDelivery', () => {
   });
 
   it('5xx, 408, 425, 429: due again after the next delay of the schedule', () => {
-    for (const [attempts, delay] of [[0, 1_000], [1, 5_000], [2, 30_000]] as const) {
+    for (const [attempts, delay] of [
+      [0, 1_000],
+      [1, 5_000],
+      [2, 30_000],
+    ] as const) {
       for (const status of [500, 503, 408, 425, 429]) {
         const decision = decideDelivery({ attempts }, answered(status), schedule);
-        assert.deepEqual(decision.change, { state: 'deliver', due: AT + delay * 1000, targetCode: status, attempts: 'count' }, `${status} after ${attempts}`);
+        assert.deepEqual(
+          decision.change,
+          { state: 'deliver', due: AT + delay * 1000, targetCode: status, attempts: 'count' },
+          `${status} after ${attempts}`,
+        );
         assert.equal(decision.outcome, 'retry');
         assert.equal(decision.disable, undefined);
       }
@@ -120,7 +144,12 @@ describe('decideDelivery', () => {
   });
 
   it('410 Gone and other 4xx: failed at once, the subscription disabled naming the status', () => {
-    for (const [status, phrase] of [[410, 'Gone'], [404, 'Not Found'], [400, 'Bad Request'], [401, 'Unauthorized']] as const) {
+    for (const [status, phrase] of [
+      [410, 'Gone'],
+      [404, 'Not Found'],
+      [400, 'Bad Request'],
+      [401, 'Unauthorized'],
+    ] as const) {
       const decision = decideDelivery({ attempts: 0 }, answered(status), schedule);
       assert.deepEqual(decision.change, { state: 'failed', targetCode: status, attempts: 'count' });
       assert.equal(decision.disable, `target answered ${status} ${phrase}`);
@@ -134,7 +163,11 @@ describe('decideDelivery', () => {
   });
 
   it('a refused address: failed at once, without a target code', () => {
-    const decision = decideDelivery({ attempts: 0 }, noAnswer('address 169.254.169.254 is denied by NOTIFICATIONS_TARGET_DENY', true), schedule);
+    const decision = decideDelivery(
+      { attempts: 0 },
+      noAnswer('address 169.254.169.254 is denied by NOTIFICATIONS_TARGET_DENY', true),
+      schedule,
+    );
     assert.deepEqual(decision.change, { state: 'failed', targetCode: undefined, attempts: 'count' });
     assert.equal(decision.disable, 'address 169.254.169.254 is denied by NOTIFICATIONS_TARGET_DENY');
   });

@@ -36,8 +36,15 @@ describe('origin health', () => {
     assert.equal(health.allowance(O, 1, T), 0, 'not within the second');
     assert.equal(health.allowance(O, 1, T + PROBE_EVERY_US), 1, 'a probe a second on');
     assert.equal(health.allowance(O, 1, T + PROBE_EVERY_US), 0, 'and only one');
-    assert.deepEqual(health.probesDue(T + 2 * PROBE_EVERY_US, () => false), [O], 'with nothing waiting, it asks for a row to probe with');
-    assert.deepEqual(health.probesDue(T + 2 * PROBE_EVERY_US, () => true), []);
+    assert.deepEqual(
+      health.probesDue(T + 2 * PROBE_EVERY_US, () => false),
+      [O],
+      'with nothing waiting, it asks for a row to probe with',
+    );
+    assert.deepEqual(
+      health.probesDue(T + 2 * PROBE_EVERY_US, () => true),
+      [],
+    );
   });
 
   it('any answer ends it: the origin is up again', () => {

@@ -10,18 +10,35 @@ describe('deliveries and policy calls from a worker thread', { timeout: 20_000 }
     const target = await startStubServer((request, response) => response.writeHead(request.url === '/gone' ? 410 : 204).end());
     const policy = await startStubServer((request, response) => response.writeHead(request.url.endsWith('/mallory') ? 403 : 200).end());
     t.after(() => Promise.all([target.close(), policy.close()]));
-    const outbound = startOutboundThread({ target: TARGET, policy: { baseUrl: policy.origin, timeoutMs: 2_000 } }, (error) => assert.fail(error));
+    const outbound = startOutboundThread({ target: TARGET, policy: { baseUrl: policy.origin, timeoutMs: 2_000 } }, (error) =>
+      assert.fail(error),
+    );
     try {
       const posts = await Promise.all(
-        Array.from({ length: 50 }, (_, i) => outbound.target.post({ url: `${target.origin}/${i === 7 ? 'gone' : 'hook'}`, auth: { type: 'basic', basic: { username: 'u', password: 'p' } }, body: `{"n":${i}}` })),
+        Array.from({ length: 50 }, (_, i) =>
+          outbound.target.post({
+            url: `${target.origin}/${i === 7 ? 'gone' : 'hook'}`,
+            auth: { type: 'basic', basic: { username: 'u', password: 'p' } },
+            body: `{"n":${i}}`,
+          }),
+        ),
       );
-      assert.deepEqual(posts.map((p) => p.status), posts.map((_, i) => (i === 7 ? 410 : 204)));
+      assert.deepEqual(
+        posts.map((p) => p.status),
+        posts.map((_, i) => (i === 7 ? 410 : 204)),
+      );
       assert.equal(target.received.length, 50);
-      assert.deepEqual(target.received.map((r) => JSON.parse(r.body).n).sort((a, b) => a - b), Array.from({ length: 50 }, (_, i) => i));
+      assert.deepEqual(
+        target.received.map((r) => JSON.parse(r.body).n).sort((a, b) => a - b),
+        Array.from({ length: 50 }, (_, i) => i),
+      );
       assert.equal(target.received[0]?.headers.authorization, `Basic ${Buffer.from('u:p').toString('base64')}`);
 
       const answers = await Promise.all([outbound.policy!.ask('alice', { id: 'e-1' }), outbound.policy!.ask('mallory', { id: 'e-1' })]);
-      assert.deepEqual(answers, [{ kind: 'allow', status: 200 }, { kind: 'deny', status: 403 }]);
+      assert.deepEqual(answers, [
+        { kind: 'allow', status: 200 },
+        { kind: 'deny', status: 403 },
+      ]);
       assert.deepEqual(JSON.parse(policy.received[0]!.body), { id: 'e-1' });
     } finally {
       await outbound.close();
@@ -36,7 +53,9 @@ describe('deliveries and policy calls from a worker thread', { timeout: 20_000 }
   it('judges target addresses in the worker by the configured rules', async (t) => {
     const target = await startStubServer((_request, response) => response.writeHead(204).end());
     t.after(() => target.close());
-    const outbound = startOutboundThread({ target: { ...TARGET, rules: { allow: [], deny: ['127.0.0.0/8'] } } }, (error) => assert.fail(error));
+    const outbound = startOutboundThread({ target: { ...TARGET, rules: { allow: [], deny: ['127.0.0.0/8'] } } }, (error) =>
+      assert.fail(error),
+    );
     try {
       const answer = await outbound.target.post({ url: `${target.origin}/hook`, auth: {}, body: '{}' });
       assert.equal(answer.permanent, true);

@@ -8,20 +8,28 @@ import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import { it, type TestContext } from 'node:test';
-import { openDatabase, type DatabaseHandle } from '../../src/db/connect.js';
-import { syncSchema } from '../../src/db/migrate.js';
-import { isDatabaseUnavailable } from '../../src/db/unavailable.js';
-import { Handoff } from '../../src/routing/handoff.js';
+import { type DatabaseHandle, openDatabase } from '../../src/db/connect.js';
 import { logEvent, pendingMatch } from '../../src/db/events.js';
+import { syncSchema } from '../../src/db/migrate.js';
 import { insertSubscription } from '../../src/db/subscriptions.js';
 import type { MatchesTable, SubscriptionRow } from '../../src/db/tables.js';
-import { addressGuard } from '../../src/net/address-guard.js';
+import { isDatabaseUnavailable } from '../../src/db/unavailable.js';
 import { DOWN_AFTER } from '../../src/delivery/origin-health.js';
 import { createTargetClient, type TargetClient } from '../../src/delivery/target-client.js';
+import { addressGuard } from '../../src/net/address-guard.js';
+import { Handoff } from '../../src/routing/handoff.js';
 import { sealSecret } from '../../src/subscriptions/secret-box.js';
-import { POSTGRES, describeOn, createPostgres, openTestDatabase, POSTGRES_TEST_URL, testBackends, type TestBackend } from '../support/database.js';
+import {
+  createPostgres,
+  describeOn,
+  openTestDatabase,
+  POSTGRES,
+  POSTGRES_TEST_URL,
+  type TestBackend,
+  testBackends,
+} from '../support/database.js';
 import { startDatabaseProxy } from '../support/database-proxy.js';
-import { eventually, startStub, type HttpStub, type StubAnswer } from '../support/http-stub.js';
+import { eventually, type HttpStub, type StubAnswer, startStub } from '../support/http-stub.js';
 import { freePort } from '../support/processes.js';
 import { round, TEST_LEASE_US, testDeliveryRunner } from '../support/runners.js';
 
@@ -61,8 +69,21 @@ async function scene(t: TestContext, backend: TestBackend, { deny = [] as string
     clock: () => s.now,
     subscribe: async (targetUrl, fields = {}) => {
       const row: SubscriptionRow = {
-        uuid: randomUUID(), owner: 'alice', name: 'n', jsonpath: '$', dialect: 'rfc9535', target_url: targetUrl,
-        auth: '{}', extensions: '{}', version: 'v0.1', created: 1, updated: 1, deleted: null, disabled: null, error: null, ...fields,
+        uuid: randomUUID(),
+        owner: 'alice',
+        name: 'n',
+        jsonpath: '$',
+        dialect: 'rfc9535',
+        target_url: targetUrl,
+        auth: '{}',
+        extensions: '{}',
+        version: 'v0.1',
+        created: 1,
+        updated: 1,
+        deleted: null,
+        disabled: null,
+        error: null,
+        ...fields,
       };
       await insertSubscription(db.handle.db, db.handle.capabilities, row);
       return row;
@@ -72,11 +93,14 @@ async function scene(t: TestContext, backend: TestBackend, { deny = [] as string
       const id = `e${++events}`;
       const match = { ...pendingMatch(eventUuid, subscription, NOW - 1_000_000 + events), state: 'deliver' as const, ...fields };
       const body = JSON.stringify({ specversion: '1.0', id, source: '/t', type: 't' });
-      await logEvent(db.handle.db, { uuid: eventUuid, source: '/t', event_id: id, type: 't', spec_version: '1.0', body, received: 1 }, [match]);
+      await logEvent(db.handle.db, { uuid: eventUuid, source: '/t', event_id: id, type: 't', spec_version: '1.0', body, received: 1 }, [
+        match,
+      ]);
       return match;
     },
     read: (uuid) => db.handle.db.selectFrom('matches').selectAll().where('uuid', '=', uuid).executeTakeFirstOrThrow(),
-    attempts: (uuid) => db.handle.db.selectFrom('attempts').select(['status', 'error']).where('match_uuid', '=', uuid).orderBy('at').execute(),
+    attempts: (uuid) =>
+      db.handle.db.selectFrom('attempts').select(['status', 'error']).where('match_uuid', '=', uuid).orderBy('at').execute(),
     stub: async (answer) => {
       const stub = await startStub(answer);
       stubs.push(stub);
@@ -105,12 +129,19 @@ for (const backend of testBackends()) {
       const subscription = await s.subscribe(stub.url);
       const rows = [await s.queue(subscription), await s.queue(subscription)];
       const changes: string[] = [];
-      const runner = testDeliveryRunner({ handle: s.handle, clock: s.clock }, { target: s.target, onSubscriptionChange: (c) => changes.push(c.kind === 'upsert' ? c.row.uuid : c.uuid) });
+      const runner = testDeliveryRunner(
+        { handle: s.handle, clock: s.clock },
+        { target: s.target, onSubscriptionChange: (c) => changes.push(c.kind === 'upsert' ? c.row.uuid : c.uuid) },
+      );
       assert.equal(await round(runner), 2);
       const [bad, good] = [await s.read(rows[0]!.uuid), await s.read(rows[1]!.uuid)];
       assert.deepEqual([bad.state, bad.target_code, bad.locked_by], ['failed', 400, null]);
       assert.deepEqual([good.state, good.target_code], ['delivered', 200]);
-      const stored = await s.handle.db.selectFrom('subscriptions').selectAll().where('uuid', '=', subscription.uuid).executeTakeFirstOrThrow();
+      const stored = await s.handle.db
+        .selectFrom('subscriptions')
+        .selectAll()
+        .where('uuid', '=', subscription.uuid)
+        .executeTakeFirstOrThrow();
       assert.notEqual(stored.disabled, null);
       assert.equal(stored.error, 'target answered 400 Bad Request: no');
       assert.deepEqual(changes, [subscription.uuid], 'the matcher hears of it');
@@ -130,21 +161,35 @@ for (const backend of testBackends()) {
     it("keeps the target's last HTTP status when a try gets none, and retries on the schedule", async (t) => {
       const s = await scene(t, backend);
       const row = await s.queue(await s.subscribe('http://127.0.0.1:1/refused'), { target_code: 500, attempts: 1 });
-      const runner = testDeliveryRunner({ handle: s.handle, clock: s.clock }, { target: s.target, schedule: { delaysMs: [1_000, 5_000], random: () => 0.5 } });
+      const runner = testDeliveryRunner(
+        { handle: s.handle, clock: s.clock },
+        { target: s.target, schedule: { delaysMs: [1_000, 5_000], random: () => 0.5 } },
+      );
       assert.equal(await round(runner), 1);
       const stored = await s.read(row.uuid);
-      assert.deepEqual([stored.state, stored.target_code, stored.attempts, stored.due, stored.locked_by], ['deliver', 500, 2, NOW + 5_000_000, null]);
+      assert.deepEqual(
+        [stored.state, stored.target_code, stored.attempts, stored.due, stored.locked_by],
+        ['deliver', 500, 2, NOW + 5_000_000, null],
+      );
     });
 
     it('a row whose credentials cannot be opened fails alone, without a request; the others are delivered', async (t) => {
       const s = await scene(t, backend);
       const stub = await s.stub();
-      const sealed = await s.subscribe(stub.url, { auth: sealSecret('{"type":"header","header":{"type":"Bearer","credentials":"x"}}', randomBytes(32)) });
+      const sealed = await s.subscribe(stub.url, {
+        auth: sealSecret('{"type":"header","header":{"type":"Bearer","credentials":"x"}}', randomBytes(32)),
+      });
       const plain = await s.subscribe(stub.url);
       const rows = [await s.queue(sealed), await s.queue(plain)];
-      assert.equal(await round(testDeliveryRunner({ handle: s.handle, clock: s.clock }, { target: s.target, secretKey: randomBytes(32) })), 2);
+      assert.equal(
+        await round(testDeliveryRunner({ handle: s.handle, clock: s.clock }, { target: s.target, secretKey: randomBytes(32) })),
+        2,
+      );
       assert.equal((await s.read(rows[0]!.uuid)).state, 'failed');
-      assert.match((await s.attempts(rows[0]!.uuid))[0]?.error ?? '', /^not sent: stored target credentials are encrypted; start the service with the NOTIFICATIONS_SECRET_KEY/);
+      assert.match(
+        (await s.attempts(rows[0]!.uuid))[0]?.error ?? '',
+        /^not sent: stored target credentials are encrypted; start the service with the NOTIFICATIONS_SECRET_KEY/,
+      );
       assert.equal((await s.read(rows[1]!.uuid)).state, 'delivered');
       assert.equal(stub.requests.length, 1);
     });
@@ -161,7 +206,10 @@ for (const backend of testBackends()) {
     it('rows of a subscription deleted or disabled since they were queued are cancelled, not sent', async (t) => {
       const s = await scene(t, backend);
       const stub = await s.stub();
-      const rows = [await s.queue(await s.subscribe(stub.url, { deleted: 5 })), await s.queue(await s.subscribe(stub.url, { disabled: 5 }))];
+      const rows = [
+        await s.queue(await s.subscribe(stub.url, { deleted: 5 })),
+        await s.queue(await s.subscribe(stub.url, { disabled: 5 })),
+      ];
       assert.equal(await round(testDeliveryRunner({ handle: s.handle, clock: s.clock }, { target: s.target })), 2);
       for (const row of rows) assert.equal((await s.read(row.uuid)).state, 'cancelled');
       assert.equal(stub.requests.length, 0);
@@ -198,7 +246,10 @@ for (const backend of testBackends()) {
       const subscription = await s.subscribe('http://127.0.0.1:1/refused');
       const rows: MatchesTable[] = [];
       for (let i = 0; i < 30; i++) rows.push(await s.queue(subscription));
-      const runner = testDeliveryRunner({ handle: s.handle, clock: s.clock }, { target: s.target, connectionsPerOrigin: 4, schedule: { delaysMs: [60_000, 60_000], random: () => 0.5 } });
+      const runner = testDeliveryRunner(
+        { handle: s.handle, clock: s.clock },
+        { target: s.target, connectionsPerOrigin: 4, schedule: { delaysMs: [60_000, 60_000], random: () => 0.5 } },
+      );
       const tried = async () => (await s.handle.db.selectFrom('attempts').select('uuid').execute()).length;
 
       await round(runner);
@@ -227,7 +278,10 @@ for (const backend of testBackends()) {
       const subscription = await s.subscribe(`http://127.0.0.1:${port}/`);
       const rows: MatchesTable[] = [];
       for (let i = 0; i < 16; i++) rows.push(await s.queue(subscription));
-      const runner = testDeliveryRunner({ handle: s.handle, clock: s.clock }, { target: s.target, connectionsPerOrigin: 4, schedule: { delaysMs: [60_000, 60_000], random: () => 0.5 } });
+      const runner = testDeliveryRunner(
+        { handle: s.handle, clock: s.clock },
+        { target: s.target, connectionsPerOrigin: 4, schedule: { delaysMs: [60_000, 60_000], random: () => 0.5 } },
+      );
       await round(runner);
       assert.deepEqual(runner.downOrigins(), [`http://127.0.0.1:${port}`], 'nothing listens yet');
       const received: string[] = [];
@@ -297,7 +351,10 @@ for (const backend of testBackends()) {
       s.now += TEST_LEASE_US - 2_000_000;
       await runner.intake();
       const renewed = (row: MatchesTable) => row.locked_until === null || row.locked_until === s.now + TEST_LEASE_US;
-      await eventually(async () => (await Promise.all(rows.slice(1).map((r) => s.read(r.uuid)))).every(renewed), 'the old leases are given up');
+      await eventually(
+        async () => (await Promise.all(rows.slice(1).map((r) => s.read(r.uuid)))).every(renewed),
+        'the old leases are given up',
+      );
       const waiting = await Promise.all(rows.slice(1).map((r) => s.read(r.uuid)));
       for (const [i, row] of waiting.entries()) {
         assert.deepEqual([row.state, row.attempts, row.due], ['deliver', 0, rows[i + 1]!.due], 'untried, in its place');
@@ -307,7 +364,10 @@ for (const backend of testBackends()) {
       release();
       await runner.idle();
       while ((await round(runner)) > 0);
-      assert.deepEqual((await Promise.all(rows.map((r) => s.read(r.uuid)))).map((r) => r.state), ['delivered', 'delivered', 'delivered', 'delivered']);
+      assert.deepEqual(
+        (await Promise.all(rows.map((r) => s.read(r.uuid)))).map((r) => r.state),
+        ['delivered', 'delivered', 'delivered', 'delivered'],
+      );
       assert.equal(slow.requests.length, 4, 'each sent once');
     });
 
@@ -322,13 +382,20 @@ for (const backend of testBackends()) {
       await runner.intake();
       await eventually(() => old.requests.length === 1, 'the first is on the wire');
       const changed = { ...subscription, target_url: moved.url, updated: 2 };
-      await s.handle.db.updateTable('subscriptions').set({ target_url: moved.url, updated: 2 }).where('uuid', '=', subscription.uuid).execute();
+      await s.handle.db
+        .updateTable('subscriptions')
+        .set({ target_url: moved.url, updated: 2 })
+        .where('uuid', '=', subscription.uuid)
+        .execute();
       runner.subscriptionChanged({ kind: 'upsert', row: changed });
       await eventually(async () => (await s.read(rows[1]!.uuid)).locked_by === null, 'given back');
       release();
       await runner.idle();
       while ((await round(runner)) > 0);
-      assert.deepEqual((await Promise.all(rows.map((r) => s.read(r.uuid)))).map((r) => r.state), ['delivered', 'delivered', 'delivered']);
+      assert.deepEqual(
+        (await Promise.all(rows.map((r) => s.read(r.uuid)))).map((r) => r.state),
+        ['delivered', 'delivered', 'delivered'],
+      );
       assert.equal(old.requests.length, 1, 'only the one already on its way went to the old target');
       assert.equal(moved.requests.length, 2);
     });
@@ -352,13 +419,30 @@ describeOn(POSTGRES, 'delivery runner, the database failing mid-round', () => {
     });
     await syncSchema(direct);
     const subscription: SubscriptionRow = {
-      uuid: randomUUID(), owner: 'alice', name: 'n', jsonpath: '$', dialect: 'rfc9535', target_url: 'http://127.0.0.1:9/',
-      auth: '{}', extensions: '{}', version: 'v0.1', created: 1, updated: 1, deleted: null, disabled: null, error: null,
+      uuid: randomUUID(),
+      owner: 'alice',
+      name: 'n',
+      jsonpath: '$',
+      dialect: 'rfc9535',
+      target_url: 'http://127.0.0.1:9/',
+      auth: '{}',
+      extensions: '{}',
+      version: 'v0.1',
+      created: 1,
+      updated: 1,
+      deleted: null,
+      disabled: null,
+      error: null,
     };
     await insertSubscription(direct.db, direct.capabilities, subscription);
     const eventUuid = randomUUID();
     const now = Date.now() * 1000;
-    const row = { ...pendingMatch(eventUuid, subscription, now), state: 'deliver' as const, locked_by: 'me', locked_until: now + TEST_LEASE_US };
+    const row = {
+      ...pendingMatch(eventUuid, subscription, now),
+      state: 'deliver' as const,
+      locked_by: 'me',
+      locked_until: now + TEST_LEASE_US,
+    };
     const event = { uuid: eventUuid, source: '/t', event_id: 'e1', type: 't', spec_version: '1.0', body: '{}', received: now };
     await logEvent(direct.db, event, [row]);
     const inbox = new Handoff(10, 0);
@@ -370,7 +454,11 @@ describeOn(POSTGRES, 'delivery runner, the database failing mid-round', () => {
     await assert.rejects(runner.intake(), (error: unknown) => isDatabaseUnavailable(error));
     proxy.release();
     await runner.idle();
-    const stored = await direct.db.selectFrom('matches').select(['state', 'locked_by', 'attempts']).where('uuid', '=', row.uuid).executeTakeFirstOrThrow();
+    const stored = await direct.db
+      .selectFrom('matches')
+      .select(['state', 'locked_by', 'attempts'])
+      .where('uuid', '=', row.uuid)
+      .executeTakeFirstOrThrow();
     assert.deepEqual(stored, { state: 'deliver', locked_by: null, attempts: 0 }, 'given back untried');
   });
 });

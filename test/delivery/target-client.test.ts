@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
 import { describe, it, type TestContext } from 'node:test';
-import { addressGuard, type AddressRules } from '../../src/net/address-guard.js';
 import { classifyNoAnswer, classifyResponse } from '../../src/delivery/decision.js';
 import { createTargetClient, type TargetClientOptions } from '../../src/delivery/target-client.js';
-import { startStubServer, unusedPort, type ReceivedRequest, type StubServer } from './stub-server.js';
+import { type AddressRules, addressGuard } from '../../src/net/address-guard.js';
+import { type ReceivedRequest, type StubServer, startStubServer, unusedPort } from './stub-server.js';
 
 const DEFAULT_RULES: AddressRules = { allow: [], deny: ['169.254.0.0/16', 'fe80::/10', '100.100.100.200/32', 'fd00:ec2::254/128'] };
 const EVENT = JSON.stringify({ specversion: '1.0', id: 'e-1', source: '/metadata', type: 'org.example.upload', data: { name: 'ü.txt' } });
@@ -22,9 +22,11 @@ function client(t: TestContext, options: Partial<TargetClientOptions> & { rules?
   return target;
 }
 
-const reply = (status: number, body = '', headers: Record<string, string> = {}) => (_request: ReceivedRequest, response: ServerResponse) => {
-  response.writeHead(status, headers).end(body);
-};
+const reply =
+  (status: number, body = '', headers: Record<string, string> = {}) =>
+  (_request: ReceivedRequest, response: ServerResponse) => {
+    response.writeHead(status, headers).end(body);
+  };
 
 describe('target client: answers', () => {
   it('POSTs the event as structured CloudEvents JSON, without Authorization when there is no auth', async (t) => {
@@ -46,7 +48,11 @@ describe('target client: answers', () => {
 
   it('sends basic auth as base64 of username:password in UTF-8', async (t) => {
     const stub = await server(t, reply(204));
-    const response = await client(t).post({ url: stub.origin, auth: { type: 'basic', basic: { username: 'alice', password: 'pa:ss wörd' } }, body: EVENT });
+    const response = await client(t).post({
+      url: stub.origin,
+      auth: { type: 'basic', basic: { username: 'alice', password: 'pa:ss wörd' } },
+      body: EVENT,
+    });
     assert.equal(response.status, 204);
     assert.equal(stub.received[0]?.headers.authorization, `Basic ${Buffer.from('alice:pa:ss wörd').toString('base64')}`);
     assert.equal(stub.received[0]?.url, '/');
@@ -54,7 +60,11 @@ describe('target client: answers', () => {
 
   it('sends header auth as "<type> <credentials>"', async (t) => {
     const stub = await server(t, reply(202));
-    const response = await client(t).post({ url: `${stub.origin}/h`, auth: { type: 'header', header: { type: 'Bearer', credentials: 'tok.en-1' } }, body: EVENT });
+    const response = await client(t).post({
+      url: `${stub.origin}/h`,
+      auth: { type: 'header', header: { type: 'Bearer', credentials: 'tok.en-1' } },
+      body: EVENT,
+    });
     assert.equal(response.status, 202);
     assert.equal(stub.received[0]?.headers.authorization, 'Bearer tok.en-1');
     assert.equal(stub.received[0]?.body, EVENT);
@@ -64,7 +74,10 @@ describe('target client: answers', () => {
     const stub = await server(t, reply(404, 'no hook here'));
     const response = await client(t).post({ url: `${stub.origin}/gone`, auth: {}, body: EVENT });
     assert.deepEqual([response.status, response.error, response.bodyExcerpt], [404, null, 'no hook here']);
-    assert.deepEqual(classifyResponse(404, response.retryAfterMs, response.bodyExcerpt), { kind: 'permanent', reason: 'target answered 404 Not Found: no hook here' });
+    assert.deepEqual(classifyResponse(404, response.retryAfterMs, response.bodyExcerpt), {
+      kind: 'permanent',
+      reason: 'target answered 404 Not Found: no hook here',
+    });
   });
 
   it('returns a 500: to be retried', async (t) => {
@@ -79,7 +92,11 @@ describe('target client: answers', () => {
     const response = await client(t).post({ url: stub.origin, auth: {}, body: EVENT });
     assert.equal(response.status, 429);
     assert.equal(response.retryAfterMs, 7000);
-    assert.deepEqual(classifyResponse(429, response.retryAfterMs), { kind: 'retry', retryAfterMs: 7000, reason: 'target answered 429 Too Many Requests' });
+    assert.deepEqual(classifyResponse(429, response.retryAfterMs), {
+      kind: 'retry',
+      retryAfterMs: 7000,
+      reason: 'target answered 429 Too Many Requests',
+    });
   });
 
   it('reads Retry-After of a 429 as an HTTP date, against the clock given', async (t) => {
@@ -91,7 +108,11 @@ describe('target client: answers', () => {
   it('does not follow a redirect: the 3xx is the answer', async (t) => {
     const elsewhere = await server(t, reply(200));
     const stub = await server(t, reply(301, 'moved', { location: `${elsewhere.origin}/new` }));
-    const response = await client(t).post({ url: stub.origin, auth: { type: 'header', header: { type: 'Bearer', credentials: 'secret' } }, body: EVENT });
+    const response = await client(t).post({
+      url: stub.origin,
+      auth: { type: 'header', header: { type: 'Bearer', credentials: 'secret' } },
+      body: EVENT,
+    });
     assert.equal(response.status, 301);
     assert.equal(elsewhere.received.length, 0);
     assert.equal(classifyResponse(301, undefined, response.bodyExcerpt).kind, 'permanent');
@@ -137,9 +158,13 @@ describe('target client: connections', () => {
     const started = performance.now();
     // Three rounds of 300 ms on two connections: the last pair waits 600 ms, longer than the time-out.
     const responses = await Promise.all(Array.from({ length: 6 }, () => target.post({ url: stub.origin, auth: {}, body: EVENT })));
-    assert.deepEqual(responses.map((r) => [r.status, r.error]), Array.from({ length: 6 }, () => [200, null]));
+    assert.deepEqual(
+      responses.map((r) => [r.status, r.error]),
+      Array.from({ length: 6 }, () => [200, null]),
+    );
     assert.ok(performance.now() - started >= 850, 'the requests took turns');
-    for (const r of responses) assert.ok(r.durationMs >= 290 && r.durationMs < 500, `the exchange took ${r.durationMs} ms, waiting included?`);
+    for (const r of responses)
+      assert.ok(r.durationMs >= 290 && r.durationMs < 500, `the exchange took ${r.durationMs} ms, waiting included?`);
     assert.equal(stub.connections(), 2);
   });
 
@@ -242,9 +267,16 @@ describe('target client: address guard', () => {
 
   it('refuses a name that resolves to denied addresses only', async (t) => {
     const stub = await server(t, reply(200));
-    const response = await client(t, { rules: { allow: [], deny: ['127.0.0.0/8', '::1/128'] } }).post({ url: `http://localhost:${stub.port}/`, auth: {}, body: EVENT });
+    const response = await client(t, { rules: { allow: [], deny: ['127.0.0.0/8', '::1/128'] } }).post({
+      url: `http://localhost:${stub.port}/`,
+      auth: {},
+      body: EVENT,
+    });
     assert.equal(response.status, null);
-    assert.match(response.error ?? '', /^every address of localhost is refused: address (127\.0\.0\.1|::1) is denied by NOTIFICATIONS_TARGET_DENY/);
+    assert.match(
+      response.error ?? '',
+      /^every address of localhost is refused: address (127\.0\.0\.1|::1) is denied by NOTIFICATIONS_TARGET_DENY/,
+    );
     assert.equal(classifyNoAnswer(response.error!, response.permanent).kind, 'permanent');
     assert.equal(stub.connections(), 0);
   });
@@ -259,7 +291,11 @@ describe('target client: address guard', () => {
 
   it('judges an IPv4-mapped literal by the IPv4 rules', async (t) => {
     const stub = await server(t, reply(200));
-    const response = await client(t, { rules: { allow: [], deny: ['127.0.0.0/8'] } }).post({ url: `http://[::ffff:127.0.0.1]:${stub.port}/`, auth: {}, body: EVENT });
+    const response = await client(t, { rules: { allow: [], deny: ['127.0.0.0/8'] } }).post({
+      url: `http://[::ffff:127.0.0.1]:${stub.port}/`,
+      auth: {},
+      body: EVENT,
+    });
     assert.equal(response.error, 'address 127.0.0.1 is denied by NOTIFICATIONS_TARGET_DENY');
     assert.equal(stub.connections(), 0);
   });

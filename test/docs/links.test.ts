@@ -98,13 +98,10 @@ describe('documentation', () => {
 
   it('finds links and headings as GitHub does', () => {
     assert.deepEqual(relativeLinks('[a](docs/api.md#x) [b](https://example.org) `[c](no.md)` [d](#y "title")'), ['docs/api.md#x', '#y']);
-    assert.deepEqual([...anchors('# API\n## When the database fails\n## Try it\n## Try it\n### `dbchk`, again: 1/2')], [
-      'api',
-      'when-the-database-fails',
-      'try-it',
-      'try-it-1',
-      'dbchk-again-12',
-    ]);
+    assert.deepEqual(
+      [...anchors('# API\n## When the database fails\n## Try it\n## Try it\n### `dbchk`, again: 1/2')],
+      ['api', 'when-the-database-fails', 'try-it', 'try-it-1', 'dbchk-again-12'],
+    );
     assert.equal(resolve('docs/api.md', '../README.md'), 'README.md');
   });
 });

@@ -43,7 +43,12 @@ for (const backend of testBackends()) {
             body: JSON.stringify({ name: 'slow', jsonpath: "$[?$.source == '/busy']", target_url: `${stub.url}/hook` }),
           });
           assert.equal(created.status, 200);
-          const batch = Array.from({ length: EVENTS }, (_, i) => ({ specversion: '1.0', id: `busy-${i}`, source: '/busy', type: 'org.example' }));
+          const batch = Array.from({ length: EVENTS }, (_, i) => ({
+            specversion: '1.0',
+            id: `busy-${i}`,
+            source: '/busy',
+            type: 'org.example',
+          }));
           const received = await fetch(`${server.url}/receive`, {
             method: 'POST',
             headers: { 'content-type': 'application/cloudevents-batch+json' },
@@ -58,10 +63,15 @@ for (const backend of testBackends()) {
             20_000,
           );
           const attempts = await db.db.selectFrom('attempts').select(['status', 'error', 'duration_ms']).execute();
-          assert.deepEqual(attempts.filter((a) => a.status !== 204), [], 'no attempt but the answered ones');
+          assert.deepEqual(
+            attempts.filter((a) => a.status !== 204),
+            [],
+            'no attempt but the answered ones',
+          );
           assert.equal(attempts.length, EVENTS, 'one attempt each');
           // Each attempt measures the exchange, not the wait for a connection.
-          for (const a of attempts) assert.ok(a.duration_ms >= ANSWER_MS - 50 && a.duration_ms < ANSWER_MS + 1_000, `an attempt took ${a.duration_ms} ms`);
+          for (const a of attempts)
+            assert.ok(a.duration_ms >= ANSWER_MS - 50 && a.duration_ms < ANSWER_MS + 1_000, `an attempt took ${a.duration_ms} ms`);
           const ids = stub.requests.map((r) => (JSON.parse(r.body) as { id: string }).id);
           assert.equal(ids.length, EVENTS, 'each event sent once');
           assert.equal(new Set(ids).size, EVENTS);

@@ -37,7 +37,12 @@ for (const backend of testBackends()) {
           body: JSON.stringify({ name: 'all', jsonpath: "$[?$.source == '/crash']", target_url: stub.url }),
         });
         assert.equal(created.status, 200);
-        const batch = Array.from({ length: EVENTS }, (_, i) => ({ specversion: '1.0', id: `crash-${i}`, source: '/crash', type: 'org.example' }));
+        const batch = Array.from({ length: EVENTS }, (_, i) => ({
+          specversion: '1.0',
+          id: `crash-${i}`,
+          source: '/crash',
+          type: 'org.example',
+        }));
         const received = await fetch(`${first.url}/receive`, {
           method: 'POST',
           headers: { 'content-type': 'application/cloudevents-batch+json' },
@@ -136,7 +141,10 @@ for (const backend of testBackends()) {
           .groupBy('event_uuid')
           .execute();
         assert.equal(matches.length, answered.length, 'every answered event has its matches');
-        assert.ok(matches.every((m) => Number(m.n) === 2), 'both of them');
+        assert.ok(
+          matches.every((m) => Number(m.n) === 2),
+          'both of them',
+        );
       } finally {
         await db.close();
         await stub.close();

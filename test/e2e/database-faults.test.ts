@@ -9,10 +9,10 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
-import { describeOn, POSTGRES, createPostgres, createSqlite, POSTGRES_TEST_URL } from '../support/database.js';
+import { createPostgres, createSqlite, describeOn, POSTGRES, POSTGRES_TEST_URL } from '../support/database.js';
 import { startDatabaseProxy } from '../support/database-proxy.js';
-import { eventually, startStub, type HttpStub } from '../support/http-stub.js';
-import { runCli, startServer, type RunningServer } from '../support/processes.js';
+import { eventually, type HttpStub, startStub } from '../support/http-stub.js';
+import { type RunningServer, runCli, startServer } from '../support/processes.js';
 
 const USER = { 'http-remote-user': 'alice' };
 const JSON_BODY = { 'content-type': 'application/json' };
@@ -64,7 +64,11 @@ describeOn(POSTGRES, 'PostgreSQL connections terminated under a running server',
       try {
         await eventually(() => victim.logs().includes('listening for subscription changes'), 'the victim listens');
         await subscribe(other, '/before', target.url);
-        await eventually(async () => ((await (await receive(victim, '/before', 'b1')).json()) as { matches: number }).matches === 1, 'the victim matches the first subscription', 5_000);
+        await eventually(
+          async () => ((await (await receive(victim, '/before', 'b1')).json()) as { matches: number }).matches === 1,
+          'the victim matches the first subscription',
+          5_000,
+        );
         const backends = async () =>
           (
             await admin.query<{ pid: number }>(`select pid from pg_stat_activity where application_name in ($1, $2)`, [
@@ -78,19 +82,39 @@ describeOn(POSTGRES, 'PostgreSQL connections terminated under a running server',
         // Made while the victim was not listening: it hears of it only by reloading.
         await subscribe(other, '/during', target.url);
 
-        await eventually(async () => {
-          const response = await receive(victim, '/during', `d-${Date.now()}`);
-          assert.notEqual(response.status, 500);
-          return response.status === 200 && ((await response.json()) as { matches: number }).matches === 1;
-        }, 'the victim answers and matches the subscription made while its connections were down', 10_000);
+        await eventually(
+          async () => {
+            const response = await receive(victim, '/during', `d-${Date.now()}`);
+            assert.notEqual(response.status, 500);
+            return response.status === 200 && ((await response.json()) as { matches: number }).matches === 1;
+          },
+          'the victim answers and matches the subscription made while its connections were down',
+          10_000,
+        );
         assert.equal(victim.process.exitCode, null, 'the victim is still running');
         await eventually(() => delivered(target).has('b1'), 'and delivers').catch((error: unknown) => {
-          console.log(victim.logs().split('\n').filter((l) => /"level":(40|50|60)/.test(l)).map((l) => { const j = JSON.parse(l) as { msg: string; level: number; err?: { message: string; stack?: string } }; return `${j.level} ${j.msg} ${j.err?.message ?? ''} ${(j.err?.stack ?? '').split('\n').slice(1, 12).join(' | ')}`; }).join('\n'));
+          console.log(
+            victim
+              .logs()
+              .split('\n')
+              .filter((l) => /"level":(40|50|60)/.test(l))
+              .map((l) => {
+                const j = JSON.parse(l) as { msg: string; level: number; err?: { message: string; stack?: string } };
+                return `${j.level} ${j.msg} ${j.err?.message ?? ''} ${(j.err?.stack ?? '').split('\n').slice(1, 12).join(' | ')}`;
+              })
+              .join('\n'),
+          );
           throw error;
         });
         const now = await backends();
-        assert.ok(now.some((pid) => !killed.includes(pid)), 'on new connections');
-        await eventually(() => victim.logs().includes('subscriptions reloaded after listening was lost'), 'the victim reloads its subscriptions once it listens again');
+        assert.ok(
+          now.some((pid) => !killed.includes(pid)),
+          'on new connections',
+        );
+        await eventually(
+          () => victim.logs().includes('subscriptions reloaded after listening was lost'),
+          'the victim reloads its subscriptions once it listens again',
+        );
         assert.doesNotMatch(victim.logs(), /Unhandled 'error' event|"level":60/);
       } finally {
         assert.equal(await victim.stop(), 0);
@@ -131,7 +155,16 @@ describeOn(POSTGRES, 'a PostgreSQL database that goes silent for seconds', () =>
         const holdStarted = performance.now();
         await assertUnavailable(() => send('during-0'), TIMEOUT_MS, '/receive');
         await assertUnavailable(() => fetch(`${server.url}/eventmatch/${uuid}`, { headers: USER }), TIMEOUT_MS, 'GET /eventmatch/{uuid}');
-        await assertUnavailable(() => fetch(`${server.url}/eventmatch`, { method: 'POST', headers: { ...USER, ...JSON_BODY }, body: JSON.stringify({ name: 'n', jsonpath: '$', target_url: target.url }) }), TIMEOUT_MS, 'POST /eventmatch');
+        await assertUnavailable(
+          () =>
+            fetch(`${server.url}/eventmatch`, {
+              method: 'POST',
+              headers: { ...USER, ...JSON_BODY },
+              body: JSON.stringify({ name: 'n', jsonpath: '$', target_url: target.url }),
+            }),
+          TIMEOUT_MS,
+          'POST /eventmatch',
+        );
         const statuses = await Promise.all(Array.from({ length: 10 }, (_, i) => send(`during-${i + 1}`).then((r) => r.status)));
         assert.deepEqual([...new Set(statuses)], [503], 'every answer during the hold');
         const health = performance.now();
@@ -172,9 +205,22 @@ describe('a SQLite database locked by another process', () => {
         assert.equal((await receive(server, '/locked', 'before')).status, 200);
         other.exec('begin immediate');
         await assertUnavailable(() => receive(server, '/locked', 'during'), TIMEOUT_MS, '/receive');
-        await assertUnavailable(() => fetch(`${server.url}/eventmatch`, { method: 'POST', headers: { ...USER, ...JSON_BODY }, body: JSON.stringify({ name: 'n', jsonpath: '$', target_url: target.url }) }), TIMEOUT_MS, 'POST /eventmatch');
+        await assertUnavailable(
+          () =>
+            fetch(`${server.url}/eventmatch`, {
+              method: 'POST',
+              headers: { ...USER, ...JSON_BODY },
+              body: JSON.stringify({ name: 'n', jsonpath: '$', target_url: target.url }),
+            }),
+          TIMEOUT_MS,
+          'POST /eventmatch',
+        );
         other.exec('rollback');
-        await eventually(async () => (await receive(server, '/locked', 'after')).status === 200, 'answers again once the lock is let go', 10_000);
+        await eventually(
+          async () => (await receive(server, '/locked', 'after')).status === 200,
+          'answers again once the lock is let go',
+          10_000,
+        );
         await eventually(() => delivered(target).has('before') && delivered(target).has('after'), 'and delivers');
       } finally {
         other.close();

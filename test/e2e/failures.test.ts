@@ -7,10 +7,10 @@
 import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
 import { after, before, it } from 'node:test';
-import { openDatabase, type DatabaseHandle } from '../../src/db/connect.js';
-import { describeOn, testBackends, type TestDatabase } from '../support/database.js';
-import { eventually, reply, startStub, type HttpStub, type StubAnswer, type StubRequest } from '../support/http-stub.js';
-import { freePort, runCli, startServer, type RunningServer } from '../support/processes.js';
+import { type DatabaseHandle, openDatabase } from '../../src/db/connect.js';
+import { describeOn, type TestDatabase, testBackends } from '../support/database.js';
+import { eventually, type HttpStub, reply, type StubAnswer, type StubRequest, startStub } from '../support/http-stub.js';
+import { freePort, type RunningServer, runCli, startServer } from '../support/processes.js';
 
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}$/;
 /** Two retries: a delivery that keeps failing is tried three times, then given up. */
@@ -58,7 +58,8 @@ async function put(server: RunningServer, user: string, uuid: string, body: unkn
   return (await response.json()) as Subscription;
 }
 
-const event = (source: string, id: string) => JSON.stringify({ specversion: '1.0', id, source, type: 'org.example.failure', data: { n: 1 } });
+const event = (source: string, id: string) =>
+  JSON.stringify({ specversion: '1.0', id, source, type: 'org.example.failure', data: { n: 1 } });
 
 function receive(server: RunningServer, body: string, headers: Record<string, string> = {}): Promise<Response> {
   return fetch(`${server.url}/receive`, { method: 'POST', headers: { 'content-type': 'application/cloudevents+json', ...headers }, body });
@@ -71,10 +72,12 @@ async function receiveOne(server: RunningServer, source: string, id: string): Pr
 }
 
 /** Answers 200 only after `ms`: slower than the time-out, the server has given up by then. */
-const slowly = (ms: number): StubAnswer => (_request: StubRequest, response: ServerResponse) => {
-  const timer = setTimeout(() => response.writeHead(200).end(), ms);
-  response.on('close', () => clearTimeout(timer));
-};
+const slowly =
+  (ms: number): StubAnswer =>
+  (_request: StubRequest, response: ServerResponse) => {
+    const timer = setTimeout(() => response.writeHead(200).end(), ms);
+    response.on('close', () => clearTimeout(timer));
+  };
 
 /** Microseconds since the epoch of a `YYYY-MM-DDTHH:MM:SS.ffffff` (UTC) timestamp. */
 const micros = (stamp: string) => Date.parse(`${stamp.slice(0, 19)}Z`) * 1000 + Number(stamp.slice(20));
@@ -93,7 +96,8 @@ for (const backend of testBackends()) {
       stubs.push(stub);
       return stub;
     };
-    const matchesOf = (subscription: string) => db.db.selectFrom('matches').selectAll().where('subscription_uuid', '=', subscription).execute();
+    const matchesOf = (subscription: string) =>
+      db.db.selectFrom('matches').selectAll().where('subscription_uuid', '=', subscription).execute();
     const attemptsOf = (match: string) => db.db.selectFrom('attempts').selectAll().where('match_uuid', '=', match).orderBy('at').execute();
     let retryAfterCase: { subscription: string; user: string; eventId: string } | undefined;
 
@@ -131,11 +135,20 @@ for (const backend of testBackends()) {
       assert.equal((await receiveOne(server, '/e2e/429', 'busy-1')).matches, 1);
       await eventually(async () => (await matchesOf(sub.uuid))[0]?.state === 'delivered', 'delivered after the 429', 10_000);
       assert.equal(arrivals.length, 2, 'one 429, then one delivery');
-      assert.ok(arrivals[1]! - arrivals[0]! >= 950, `the second try came ${arrivals[1]! - arrivals[0]!} ms after the 429, not at least 1 s`);
+      assert.ok(
+        arrivals[1]! - arrivals[0]! >= 950,
+        `the second try came ${arrivals[1]! - arrivals[0]!} ms after the 429, not at least 1 s`,
+      );
       const [row] = await matchesOf(sub.uuid);
       assert.deepEqual([row!.policy_code, row!.target_code], [200, 200]);
       const attempts = await attemptsOf(row!.uuid);
-      assert.deepEqual(attempts.map((a) => [a.stage, a.status, a.error]), [['deliver', 429, null], ['deliver', 200, null]]);
+      assert.deepEqual(
+        attempts.map((a) => [a.stage, a.status, a.error]),
+        [
+          ['deliver', 429, null],
+          ['deliver', 200, null],
+        ],
+      );
       assert.ok(attempts[1]!.at - attempts[0]!.at >= 950_000, 'the recorded attempts are a second apart');
       retryAfterCase = { subscription: sub.uuid, user: 'alice', eventId: 'busy-1' };
     });
@@ -150,10 +163,21 @@ for (const backend of testBackends()) {
       const [delivery] = deliveries;
       const [row] = await matchesOf(retryAfterCase.subscription);
       assert.equal(delivery!.elm, row!.uuid);
-      assert.deepEqual(delivery!.event, { uuid: row!.event_uuid, id: retryAfterCase.eventId, type: 'org.example.failure', source: '/e2e/429' });
+      assert.deepEqual(delivery!.event, {
+        uuid: row!.event_uuid,
+        id: retryAfterCase.eventId,
+        type: 'org.example.failure',
+        source: '/e2e/429',
+      });
       assert.match(delivery!.created, TIMESTAMP);
       assert.deepEqual([delivery!.state, delivery!.policy, delivery!.target], ['delivered', 200, 200]);
-      assert.deepEqual(delivery!.attempts.map((a) => [a.stage, a.status, a.error]), [['deliver', 429, null], ['deliver', 200, null]]);
+      assert.deepEqual(
+        delivery!.attempts.map((a) => [a.stage, a.status, a.error]),
+        [
+          ['deliver', 429, null],
+          ['deliver', 200, null],
+        ],
+      );
       for (const a of delivery!.attempts) {
         assert.match(a.at, TIMESTAMP);
         assert.ok(Number.isInteger(a.duration_ms) && a.duration_ms >= 0);
@@ -168,13 +192,20 @@ for (const backend of testBackends()) {
       const slow = await target(slowly(1_500));
       const sub = await subscribe(server, 'bob', '/e2e/slow', slow.url);
       assert.equal((await receiveOne(server, '/e2e/slow', 'slow-1')).matches, 1);
-      await eventually(async () => (await readSubscription(server, 'bob', sub.uuid)).disabled !== null, 'the slow target’s subscription is disabled', 15_000);
+      await eventually(
+        async () => (await readSubscription(server, 'bob', sub.uuid)).disabled !== null,
+        'the slow target’s subscription is disabled',
+        15_000,
+      );
       const record = await readSubscription(server, 'bob', sub.uuid);
       assert.equal(record.error, `gave up after ${TRIES} attempts: time-out after 300 ms`);
       const [row] = await matchesOf(sub.uuid);
       assert.deepEqual([row!.state, row!.target_code, row!.attempts], ['failed', null, TRIES]);
       const attempts = await attemptsOf(row!.uuid);
-      assert.deepEqual(attempts.map((a) => [a.stage, a.status, a.error]), Array.from({ length: TRIES }, () => ['deliver', null, 'time-out after 300 ms']));
+      assert.deepEqual(
+        attempts.map((a) => [a.stage, a.status, a.error]),
+        Array.from({ length: TRIES }, () => ['deliver', null, 'time-out after 300 ms']),
+      );
       for (const a of attempts) assert.ok(a.duration_ms >= 290 && a.duration_ms < 1_500, `an attempt took ${a.duration_ms} ms`);
       assert.equal(slow.requests.length, TRIES);
     });
@@ -183,12 +214,19 @@ for (const backend of testBackends()) {
       const port = await freePort();
       const sub = await subscribe(server, 'carol', '/e2e/refused', `http://127.0.0.1:${port}/hook`);
       assert.equal((await receiveOne(server, '/e2e/refused', 'refused-1')).matches, 1);
-      await eventually(async () => (await readSubscription(server, 'carol', sub.uuid)).disabled !== null, 'the unreachable target’s subscription is disabled', 15_000);
+      await eventually(
+        async () => (await readSubscription(server, 'carol', sub.uuid)).disabled !== null,
+        'the unreachable target’s subscription is disabled',
+        15_000,
+      );
       assert.equal((await readSubscription(server, 'carol', sub.uuid)).error, `gave up after ${TRIES} attempts: connection refused`);
       const [row] = await matchesOf(sub.uuid);
       assert.deepEqual([row!.state, row!.target_code], ['failed', null]);
       const attempts = await attemptsOf(row!.uuid);
-      assert.deepEqual(attempts.map((a) => [a.stage, a.status, a.error]), Array.from({ length: TRIES }, () => ['deliver', null, 'connection refused']));
+      assert.deepEqual(
+        attempts.map((a) => [a.stage, a.status, a.error]),
+        Array.from({ length: TRIES }, () => ['deliver', null, 'connection refused']),
+      );
     });
 
     it('waits out a policy service answering 500: never disables, records the policy attempts, delivers once it recovers', async () => {
@@ -206,7 +244,11 @@ for (const backend of testBackends()) {
       } finally {
         policyFailing.delete('dora');
       }
-      await eventually(async () => (await matchesOf(sub.uuid))[0]?.state === 'delivered', 'delivered once the policy service recovers', 10_000);
+      await eventually(
+        async () => (await matchesOf(sub.uuid))[0]?.state === 'delivered',
+        'delivered once the policy service recovers',
+        10_000,
+      );
       const record = await readSubscription(server, 'dora', sub.uuid);
       assert.deepEqual([record.disabled, record.error], [null, null]);
       const [row] = await matchesOf(sub.uuid);
@@ -215,27 +257,38 @@ for (const backend of testBackends()) {
       const policyAttempts = attempts.filter((a) => a.stage === 'policy');
       assert.ok(policyAttempts.length >= TRIES + 1, `${policyAttempts.length} policy attempts recorded`);
       for (const a of policyAttempts) assert.deepEqual([a.status, a.error], [500, 'policy service answered 500 Internal Server Error']);
-      assert.deepEqual(attempts.filter((a) => a.stage === 'deliver').map((a) => a.status), [200]);
+      assert.deepEqual(
+        attempts.filter((a) => a.stage === 'deliver').map((a) => a.status),
+        [200],
+      );
       assert.equal(hook.requests.length, 1);
     });
 
-    it(
-      'gives a failing target its whole retry schedule after a policy outage',
-      async () => {
-        const hook = await target(reply(503, 'down too'));
-        const sub = await subscribe(server, 'fred', '/e2e/both-down', hook.url);
-        policyFailing.add('fred');
-        try {
-          assert.equal((await receiveOne(server, '/e2e/both-down', 'both-1')).matches, 1);
-          await eventually(() => policy.requests.filter((r) => r.url === '/events/fred').length >= TRIES, 'the policy service is asked repeatedly', 15_000);
-        } finally {
-          policyFailing.delete('fred');
-        }
-        await eventually(async () => (await readSubscription(server, 'fred', sub.uuid)).disabled !== null, 'the failing target’s subscription is disabled', 15_000);
-        assert.equal(hook.requests.length, TRIES, 'the target is tried as often as the schedule says');
-        assert.equal((await readSubscription(server, 'fred', sub.uuid)).error, `gave up after ${TRIES} attempts: target answered 503 Service Unavailable: down too`);
-      },
-    );
+    it('gives a failing target its whole retry schedule after a policy outage', async () => {
+      const hook = await target(reply(503, 'down too'));
+      const sub = await subscribe(server, 'fred', '/e2e/both-down', hook.url);
+      policyFailing.add('fred');
+      try {
+        assert.equal((await receiveOne(server, '/e2e/both-down', 'both-1')).matches, 1);
+        await eventually(
+          () => policy.requests.filter((r) => r.url === '/events/fred').length >= TRIES,
+          'the policy service is asked repeatedly',
+          15_000,
+        );
+      } finally {
+        policyFailing.delete('fred');
+      }
+      await eventually(
+        async () => (await readSubscription(server, 'fred', sub.uuid)).disabled !== null,
+        'the failing target’s subscription is disabled',
+        15_000,
+      );
+      assert.equal(hook.requests.length, TRIES, 'the target is tried as often as the schedule says');
+      assert.equal(
+        (await readSubscription(server, 'fred', sub.uuid)).error,
+        `gave up after ${TRIES} attempts: target answered 503 Service Unavailable: down too`,
+      );
+    });
 
     it('routes nothing to a subscription disabled with PUT, and routes again once it is re-enabled', async () => {
       const hook = await target();
@@ -253,7 +306,10 @@ for (const backend of testBackends()) {
       // The one match there is has finished: the event received while disabled made none, so it
       // can never be delivered.
       await eventually(async () => (await matchesOf(sub.uuid)).every((m) => m.state === 'delivered'), 'the delivery is recorded');
-      assert.deepEqual((await matchesOf(sub.uuid)).map((m) => [m.state, m.attempts]), [['delivered', 1]]);
+      assert.deepEqual(
+        (await matchesOf(sub.uuid)).map((m) => [m.state, m.attempts]),
+        [['delivered', 1]],
+      );
       assert.equal(hook.requests.length, 1, 'the event received while disabled is never delivered');
     });
   });
@@ -267,7 +323,14 @@ for (const backend of testBackends()) {
     let server: RunningServer;
     const authorized = { authorization: `Bearer ${TOKEN}` };
     const count = async (table: 'events' | 'matches') =>
-      Number((await db.db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+      Number(
+        (
+          await db.db
+            .selectFrom(table)
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
 
     before(async () => {
       database = await backend.create();
@@ -298,7 +361,12 @@ for (const backend of testBackends()) {
     });
 
     it('answers 401 without the bearer token or with a wrong one', async () => {
-      const cases: Array<Record<string, string>> = [{}, { authorization: 'Bearer wrong-token' }, { authorization: `Basic ${TOKEN}` }, { authorization: `Bearer ${TOKEN}x` }];
+      const cases: Array<Record<string, string>> = [
+        {},
+        { authorization: 'Bearer wrong-token' },
+        { authorization: `Basic ${TOKEN}` },
+        { authorization: `Bearer ${TOKEN}x` },
+      ];
       for (const headers of cases) {
         const response = await receive(server, event('/guard', 'unauthorized'), headers);
         assert.equal(response.status, 401, JSON.stringify(headers));

@@ -37,7 +37,12 @@ for (const backend of testBackends()) {
           body: JSON.stringify({ name: 'all', jsonpath: "$[?$.source == '/shutdown']", target_url: stub.url }),
         });
         assert.equal(created.status, 200, await created.text());
-        const batch = Array.from({ length: EVENTS }, (_, i) => ({ specversion: '1.0', id: `shutdown-${i}`, source: '/shutdown', type: 'org.example' }));
+        const batch = Array.from({ length: EVENTS }, (_, i) => ({
+          specversion: '1.0',
+          id: `shutdown-${i}`,
+          source: '/shutdown',
+          type: 'org.example',
+        }));
         const received = await fetch(`${first.url}/receive`, {
           method: 'POST',
           headers: { 'content-type': 'application/cloudevents-batch+json' },
@@ -55,10 +60,17 @@ for (const backend of testBackends()) {
 
         const rows = await db.db.selectFrom('matches').select(['uuid', 'state', 'locked_by']).execute();
         assert.equal(rows.length, EVENTS);
-        assert.deepEqual(rows.filter((r) => r.locked_by !== null), [], 'no row is left leased');
+        assert.deepEqual(
+          rows.filter((r) => r.locked_by !== null),
+          [],
+          'no row is left leased',
+        );
         const waiting = new Set(rows.filter((r) => r.state !== 'delivered').map((r) => r.uuid));
         const released = leasedBefore.filter((r) => waiting.has(r.uuid));
-        assert.ok(released.length > 0, `some rows were leased but not delivered at SIGTERM (${leasedBefore.length} leased, ${waiting.size} waiting at exit)`);
+        assert.ok(
+          released.length > 0,
+          `some rows were leased but not delivered at SIGTERM (${leasedBefore.length} leased, ${waiting.size} waiting at exit)`,
+        );
 
         const second = await startServer(env);
         const secondStarted = performance.now();
@@ -68,7 +80,9 @@ for (const backend of testBackends()) {
             'every match delivered by the next instance, long before the old leases would run out',
             30_000,
           );
-          t.diagnostic(`the next instance delivered the ${waiting.size} rows left in ${((performance.now() - secondStarted) / 1000).toFixed(1)} s`);
+          t.diagnostic(
+            `the next instance delivered the ${waiting.size} rows left in ${((performance.now() - secondStarted) / 1000).toFixed(1)} s`,
+          );
         } finally {
           assert.equal(await second.stop(), 0);
         }
@@ -78,7 +92,11 @@ for (const backend of testBackends()) {
           deliveries.set(id, (deliveries.get(id) ?? 0) + 1);
         }
         assert.equal(deliveries.size, EVENTS, 'each event reached the target');
-        assert.deepEqual([...deliveries].filter(([, n]) => n > 1), [], 'none twice');
+        assert.deepEqual(
+          [...deliveries].filter(([, n]) => n > 1),
+          [],
+          'none twice',
+        );
       } finally {
         await db.close();
         await stub.close();

@@ -5,11 +5,11 @@
  * held the main thread (and so every other request) for longer than anyone waits.
  */
 import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, it } from 'node:test';
-import { describeOn, testBackends, type TestDatabase } from '../support/database.js';
-import { startStub, type HttpStub } from '../support/http-stub.js';
-import { runCli, startServer, type RunningServer } from '../support/processes.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describeOn, type TestDatabase, testBackends } from '../support/database.js';
+import { type HttpStub, startStub } from '../support/http-stub.js';
+import { type RunningServer, runCli, startServer } from '../support/processes.js';
 
 const HOSTILE = `${'a'.repeat(20_000)}!`;
 /** Hang detectors with a wide margin: each answer takes milliseconds. */
@@ -110,7 +110,13 @@ for (const backend of testBackends()) {
           assert.equal(created.status, 200, JSON.stringify(created.body));
           assert.ok(created.ms < PROMPT_MS, `create answered in ${created.ms.toFixed(0)} ms`);
         }
-        const event = { specversion: '1.0', id: 'hostile-1', source: '/e2e/hostile-pattern', type: 'org.example.hostile', subject: HOSTILE };
+        const event = {
+          specversion: '1.0',
+          id: 'hostile-1',
+          source: '/e2e/hostile-pattern',
+          type: 'org.example.hostile',
+          subject: HOSTILE,
+        };
         const received = await timed(`${server.url}/receive`, {
           method: 'POST',
           headers: { 'content-type': 'application/cloudevents+json' },

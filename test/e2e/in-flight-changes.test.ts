@@ -7,10 +7,10 @@
 import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
 import { after, before, it } from 'node:test';
-import { openDatabase, type DatabaseHandle } from '../../src/db/connect.js';
-import { describeOn, testBackends, type TestDatabase } from '../support/database.js';
-import { eventually, reply, startStub, type HttpStub, type StubAnswer } from '../support/http-stub.js';
-import { runCli, startServer, type RunningServer } from '../support/processes.js';
+import { type DatabaseHandle, openDatabase } from '../../src/db/connect.js';
+import { describeOn, type TestDatabase, testBackends } from '../support/database.js';
+import { eventually, type HttpStub, reply, type StubAnswer, startStub } from '../support/http-stub.js';
+import { type RunningServer, runCli, startServer } from '../support/processes.js';
 
 /** Retries come due 1.5 s after a failure: time enough to act on a pending retry. */
 const RETRY_DELAYS = '1500ms,1500ms,1500ms';
@@ -62,10 +62,17 @@ for (const backend of testBackends()) {
     /** One request, so the events share a commit, a handoff and a delivery batch. */
     async function receiveBatch(events: Array<{ source: string; id: string }>): Promise<string[]> {
       const body = events.map(({ source, id }) => ({ specversion: '1.0', id, source, type: 'org.example.in-flight' }));
-      const response = await fetch(`${server.url}/receive`, { method: 'POST', headers: { 'content-type': 'application/cloudevents-batch+json' }, body: JSON.stringify(body) });
+      const response = await fetch(`${server.url}/receive`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/cloudevents-batch+json' },
+        body: JSON.stringify(body),
+      });
       assert.equal(response.status, 200, await response.clone().text());
       const answers = (await response.json()) as Array<{ uuid: string; matches: number }>;
-      assert.deepEqual(answers.map((a) => a.matches), events.map(() => 1));
+      assert.deepEqual(
+        answers.map((a) => a.matches),
+        events.map(() => 1),
+      );
       return answers.map((a) => a.uuid);
     }
 
@@ -107,7 +114,10 @@ for (const backend of testBackends()) {
       await eventually(async () => (await matchesOfEvent(kept!))[0]?.state === 'delivered', 'the other event is delivered', 10_000);
       const [row] = await matchesOfEvent(kept!);
       assert.deepEqual([row!.target_code, row!.attempts, row!.locked_by], [204, 1, null]);
-      assert.deepEqual((await attemptsOf(row!.uuid)).map((a) => [a.stage, a.status, a.error]), [['deliver', 204, null]]);
+      assert.deepEqual(
+        (await attemptsOf(row!.uuid)).map((a) => [a.stage, a.status, a.error]),
+        [['deliver', 204, null]],
+      );
       assert.deepEqual(await matchesOfEvent(purged!), [], 'the purged event’s matches are gone');
       assert.equal((await db.db.selectFrom('events').select('uuid').where('uuid', '=', purged!).execute()).length, 0);
       // The kept row is finished and unleased with one try, the purged event's rows are gone:
@@ -131,7 +141,10 @@ for (const backend of testBackends()) {
       ]);
       await eventually(() => hold.held() === 2, 'both deliveries are in flight');
 
-      const deleted = await fetch(`${server.url}/eventmatch/${goneSubscription}`, { method: 'DELETE', headers: { 'http-remote-user': 'bob' } });
+      const deleted = await fetch(`${server.url}/eventmatch/${goneSubscription}`, {
+        method: 'DELETE',
+        headers: { 'http-remote-user': 'bob' },
+      });
       assert.equal(deleted.status, 200);
       assert.equal((await matchesOfEvent(orphan!))[0]?.state, 'cancelled', 'deleting cancels the delivery in flight');
       // Cancelled is finished: no --force needed.
@@ -142,7 +155,10 @@ for (const backend of testBackends()) {
 
       await eventually(async () => (await matchesOfEvent(kept!))[0]?.state === 'delivered', 'the other event is delivered', 10_000);
       const [row] = await matchesOfEvent(kept!);
-      assert.deepEqual((await attemptsOf(row!.uuid)).map((a) => [a.stage, a.status]), [['deliver', 204]]);
+      assert.deepEqual(
+        (await attemptsOf(row!.uuid)).map((a) => [a.stage, a.status]),
+        [['deliver', 204]],
+      );
       assert.deepEqual(await matchesOfEvent(orphan!), []);
       // Nothing is left that could be sent again: the one row there is has finished, unleased.
       assert.equal(row!.locked_by, null);
@@ -151,8 +167,15 @@ for (const backend of testBackends()) {
     });
 
     for (const [how, stop] of [
-      ['deleting', (uuid: string) => fetch(`${server.url}/eventmatch/${uuid}`, { method: 'DELETE', headers: { 'http-remote-user': 'carol' } })],
-      ['disabling with PUT', (uuid: string) => fetch(`${server.url}/eventmatch/${uuid}`, { method: 'PUT', headers: json('carol'), body: JSON.stringify({ disabled: 'now' }) })],
+      [
+        'deleting',
+        (uuid: string) => fetch(`${server.url}/eventmatch/${uuid}`, { method: 'DELETE', headers: { 'http-remote-user': 'carol' } }),
+      ],
+      [
+        'disabling with PUT',
+        (uuid: string) =>
+          fetch(`${server.url}/eventmatch/${uuid}`, { method: 'PUT', headers: json('carol'), body: JSON.stringify({ disabled: 'now' }) }),
+      ],
     ] as const) {
       it(`${how} a subscription whose delivery waits for a retry cancels the retry`, async () => {
         const hook = await target(reply(503, 'busy'));

@@ -10,9 +10,9 @@ import { performance } from 'node:perf_hooks';
 import { describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { openDatabase } from '../../src/db/connect.js';
-import { describeOn, POSTGRES, createPostgres, POSTGRES_TEST_URL } from '../support/database.js';
+import { createPostgres, describeOn, POSTGRES, POSTGRES_TEST_URL } from '../support/database.js';
 import { eventually } from '../support/http-stub.js';
-import { runCli, startServer, type RunningServer } from '../support/processes.js';
+import { type RunningServer, runCli, startServer } from '../support/processes.js';
 
 const EVENTS = 3_000;
 const KILL_AFTER = 1_500;
@@ -54,7 +54,13 @@ async function countingTarget(): Promise<{ url: string; received: Map<string, nu
   };
 }
 
-const event = (i: number) => ({ specversion: '1.0', id: `kill-${i}`, source: '/kill', type: 'org.example.kill', data: { group: GROUPS[i % GROUPS.length] } });
+const event = (i: number) => ({
+  specversion: '1.0',
+  id: `kill-${i}`,
+  source: '/kill',
+  type: 'org.example.kill',
+  data: { group: GROUPS[i % GROUPS.length] },
+});
 
 if (!POSTGRES_TEST_URL) {
   describeOn(POSTGRES, 'three instances, one killed (PostgreSQL)', () => undefined);
@@ -166,7 +172,11 @@ if (!POSTGRES_TEST_URL) {
         for (let i = 0; i < EVENTS; i++) for (const path of paths.get(event(i).data.group!)!) expected.add(`${path} kill-${i}`);
         await eventually(
           async () => {
-            const states = await db.db.selectFrom('matches').select(['state', sql<number>`count(*)`.as('n')]).groupBy('state').execute();
+            const states = await db.db
+              .selectFrom('matches')
+              .select(['state', sql<number>`count(*)`.as('n')])
+              .groupBy('state')
+              .execute();
             return states.length === 1 && states[0]!.state === 'delivered' && Number(states[0]!.n) === expected.size;
           },
           `all ${expected.size} matches delivered`,
@@ -177,7 +187,11 @@ if (!POSTGRES_TEST_URL) {
         const missing = [...expected].filter((key) => !target.received.has(key));
         assert.deepEqual(missing.slice(0, 10), [], `${missing.length} matches never reached the target`);
         assert.deepEqual(target.unknown, []);
-        assert.deepEqual([...target.received.keys()].filter((key) => !expected.has(key)), [], 'nothing else reached the target');
+        assert.deepEqual(
+          [...target.received.keys()].filter((key) => !expected.has(key)),
+          [],
+          'nothing else reached the target',
+        );
         const duplicates = [...target.received].filter(([, n]) => n > 1).map(([key]) => key);
         const unexplained = duplicates.filter((key) => !inFlight!.has(key));
         // A delivery retried for another reason (a time-out on a starved machine) shows in its attempts.

@@ -60,7 +60,11 @@ import { runCli, startServer } from '../support/processes.js';
           await matchesWithin(1, 'and matches it again once re-enabled');
           assert.equal((await change('DELETE')).status, 200);
           await matchesWithin(0, 'and never after it is deleted');
-          assert.doesNotMatch(receiver.logs(), /not listening for subscription changes/, 'the changes came by NOTIFY, not by the fallback poll');
+          assert.doesNotMatch(
+            receiver.logs(),
+            /not listening for subscription changes/,
+            'the changes came by NOTIFY, not by the fallback poll',
+          );
           t.diagnostic(`propagation (create, disable, re-enable, delete): ${times.join(', ')}`);
         } finally {
           await writer.stop();

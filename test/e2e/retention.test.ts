@@ -8,11 +8,11 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { openDatabase, type DatabaseHandle } from '../../src/db/connect.js';
+import { type DatabaseHandle, openDatabase } from '../../src/db/connect.js';
 import { parseExposition, sample } from '../metrics/exposition.js';
-import { describeOn, testBackends, type TestDatabase } from '../support/database.js';
-import { eventually, reply, startStub, type HttpStub } from '../support/http-stub.js';
-import { runCli, startServer, type RunningServer } from '../support/processes.js';
+import { describeOn, type TestDatabase, testBackends } from '../support/database.js';
+import { eventually, type HttpStub, reply, startStub } from '../support/http-stub.js';
+import { type RunningServer, runCli, startServer } from '../support/processes.js';
 
 const RETENTION_MS = 2_000;
 /** The shortest time between purge rounds (events/retention.ts), and a margin for a busy machine. */
@@ -35,10 +35,14 @@ async function purgedTotals(server: RunningServer): Promise<[number | undefined,
   return [sample(samples, 'notifications_events_purged_total'), sample(samples, 'notifications_matches_purged_total')];
 }
 
-const eventsIn = async (handle: DatabaseHandle) => new Set((await handle.db.selectFrom('events').select('uuid').execute()).map((r) => r.uuid));
-const matchesOf = (handle: DatabaseHandle, eventUuid: string) => handle.db.selectFrom('matches').selectAll().where('event_uuid', '=', eventUuid).execute();
+const eventsIn = async (handle: DatabaseHandle) =>
+  new Set((await handle.db.selectFrom('events').select('uuid').execute()).map((r) => r.uuid));
+const matchesOf = (handle: DatabaseHandle, eventUuid: string) =>
+  handle.db.selectFrom('matches').selectAll().where('event_uuid', '=', eventUuid).execute();
 const attemptsOf = (handle: DatabaseHandle, matchUuids: string[]) =>
-  matchUuids.length === 0 ? Promise.resolve([]) : handle.db.selectFrom('attempts').selectAll().where('match_uuid', 'in', matchUuids).execute();
+  matchUuids.length === 0
+    ? Promise.resolve([])
+    : handle.db.selectFrom('attempts').selectAll().where('match_uuid', 'in', matchUuids).execute();
 
 for (const backend of testBackends()) {
   describeOn(backend, `retention in the server (${backend.name})`, () => {
@@ -52,7 +56,18 @@ for (const backend of testBackends()) {
       assert.equal((await runCli(['--database-url', database.url, 'dbsync'])).code, 0);
       const handle = openDatabase(database.url);
       const ancient = randomUUID();
-      await handle.db.insertInto('events').values({ uuid: ancient, source: '/retention', event_id: ancient, type: 'retention.ancient', spec_version: '1.0', body: '{}', received: YEAR_2020_US }).execute();
+      await handle.db
+        .insertInto('events')
+        .values({
+          uuid: ancient,
+          source: '/retention',
+          event_id: ancient,
+          type: 'retention.ancient',
+          spec_version: '1.0',
+          body: '{}',
+          received: YEAR_2020_US,
+        })
+        .execute();
       const server = await startServer({
         NOTIFICATIONS_DATABASE_URL: database.url,
         NOTIFICATIONS_RETENTION: retention,
@@ -109,7 +124,10 @@ for (const backend of testBackends()) {
       const [pending] = await matchesOf(handle, events.pending);
       assert.ok(delivered && pending);
       assert.deepEqual(await matchesOf(handle, events.nothing), [], 'an event that matched nothing');
-      await eventually(async () => (await attemptsOf(handle, [delivered.uuid, pending.uuid])).length === 2, 'the delivery and the refused attempt are recorded');
+      await eventually(
+        async () => (await attemptsOf(handle, [delivered.uuid, pending.uuid])).length === 2,
+        'the delivery and the refused attempt are recorded',
+      );
       assert.equal((await matchesOf(handle, events.delivered))[0]?.state, 'delivered');
       assert.equal((await matchesOf(handle, events.pending))[0]?.state, 'deliver', 'the 503 left the delivery waiting for its retry');
 
@@ -132,7 +150,11 @@ for (const backend of testBackends()) {
       assert.equal((await matchesOf(handle, events.pending)).length, 1);
       assert.equal((await attemptsOf(handle, [pending.uuid])).length, 1);
       assert.equal(busy.requests.filter((r) => r.url === '/hook').length, 2, 'one 503 from each server, no retry yet');
-      assert.deepEqual(await purgedTotals(purging.server), [3, 1], 'three events (delivered, matched nothing, from 2020) and the one match');
+      assert.deepEqual(
+        await purgedTotals(purging.server),
+        [3, 1],
+        'three events (delivered, matched nothing, from 2020) and the one match',
+      );
     });
 
     it('with off, keeps every event, however old', async () => {

@@ -5,10 +5,10 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, it } from 'node:test';
-import { openDatabase, type DatabaseHandle } from '../../src/db/connect.js';
-import { describeOn, testBackends, type TestDatabase } from '../support/database.js';
-import { eventually, reply, startStub, type HttpStub } from '../support/http-stub.js';
-import { runCli, startServer, type RunningServer } from '../support/processes.js';
+import { type DatabaseHandle, openDatabase } from '../../src/db/connect.js';
+import { describeOn, type TestDatabase, testBackends } from '../support/database.js';
+import { eventually, type HttpStub, reply, startStub } from '../support/http-stub.js';
+import { type RunningServer, runCli, startServer } from '../support/processes.js';
 
 const FIXTURE = readFileSync(new URL('../../../../shared/fixtures/pacifica-ingest-event-v0.1.json', import.meta.url), 'utf8');
 const FACILITY_TYPE = 'application/cloudevents+json; charset=utf-8';
@@ -25,7 +25,12 @@ async function subscribe(server: RunningServer, user: string, body: Record<strin
   return (await response.json()) as { uuid: string };
 }
 
-async function receive(server: RunningServer, body: string, contentType = FACILITY_TYPE, headers: Record<string, string> = {}): Promise<Response> {
+async function receive(
+  server: RunningServer,
+  body: string,
+  contentType = FACILITY_TYPE,
+  headers: Record<string, string> = {},
+): Promise<Response> {
   return fetch(`${server.url}/receive`, { method: 'POST', headers: { 'content-type': contentType, ...headers }, body });
 }
 
@@ -53,7 +58,8 @@ for (const backend of testBackends()) {
       await eventually(async () => (await rows()).every((row) => FINISHED.has(row.state)), `every match of ${event} is finished`);
       return rows();
     };
-    const subscriptionRow = (uuid: string) => db.db.selectFrom('subscriptions').selectAll().where('uuid', '=', uuid).executeTakeFirstOrThrow();
+    const subscriptionRow = (uuid: string) =>
+      db.db.selectFrom('subscriptions').selectAll().where('uuid', '=', uuid).executeTakeFirstOrThrow();
 
     before(async () => {
       database = await backend.create();
@@ -82,7 +88,10 @@ for (const backend of testBackends()) {
       const basic = await target();
       const bearer = await target();
       const denied = await target();
-      const a = await subscribe(server, 'alice', { target_url: `${basic.url}/hook`, auth: { type: 'basic', basic: { username: 'pipe', password: 'line' } } });
+      const a = await subscribe(server, 'alice', {
+        target_url: `${basic.url}/hook`,
+        auth: { type: 'basic', basic: { username: 'pipe', password: 'line' } },
+      });
       const b = await subscribe(server, 'alice', {
         target_url: `${bearer.url}/hook`,
         auth: { type: 'header', header: { type: 'Bearer', credentials: 'tok-123' } },
@@ -101,7 +110,7 @@ for (const backend of testBackends()) {
       assert.match(String(basic.requests[0]!.headers['content-type']), /^application\/cloudevents\+json/);
       const delivered = JSON.parse(bearer.requests[0]!.body) as { eventID: string; extensions: Record<string, unknown> };
       assert.equal(delivered.eventID, 'C234-1234-1234');
-      assert.equal(delivered.extensions['project'], '1234', 'the subscription’s extensions travel with the event');
+      assert.equal(delivered.extensions.project, '1234', 'the subscription’s extensions travel with the event');
 
       await eventually(async () => (await matchesOf(c.uuid))[0]?.state === 'denied', 'bob’s match is denied');
       const bobs = await matchesOf(c.uuid);
@@ -112,14 +121,22 @@ for (const backend of testBackends()) {
       await eventually(async () => (await matchesOf(b.uuid))[0]?.state === 'delivered', 'alice’s other match is delivered');
       const alices = await matchesOf(b.uuid);
       assert.deepEqual([alices[0]!.policy_code, alices[0]!.target_code], [200, 200]);
-      assert.equal(policy.requests.filter((r) => r.url === '/events/alice').length, 1, 'one policy call per (event, user), not per subscription');
+      assert.equal(
+        policy.requests.filter((r) => r.url === '/events/alice').length,
+        1,
+        'one policy call per (event, user), not per subscription',
+      );
 
       const again = await receive(server, FIXTURE);
       assert.deepEqual(await again.json(), { ...logged, duplicate: true });
       // The duplicate added no match, and every match there is has finished: nothing is left
       // that could be sent again, however long one waited.
       const settled = await settledMatchesOfEvent(logged.uuid);
-      assert.deepEqual(settled.map((m) => `${m.state} after ${m.attempts} deliveries`).sort(), ['delivered after 1 deliveries', 'delivered after 1 deliveries', 'denied after 0 deliveries']);
+      assert.deepEqual(settled.map((m) => `${m.state} after ${m.attempts} deliveries`).sort(), [
+        'delivered after 1 deliveries',
+        'delivered after 1 deliveries',
+        'denied after 0 deliveries',
+      ]);
       assert.equal(basic.requests.length, 1, 'a duplicate event is routed once');
     });
 
@@ -139,7 +156,11 @@ for (const backend of testBackends()) {
       assert.match(disabled.error ?? '', /404.*no such hook/);
       assert.equal((await matchesOf(g.uuid))[0]!.state, 'failed');
       assert.equal((await matchesOf(g.uuid))[0]!.target_code, 404);
-      const attempts = await db.db.selectFrom('attempts').selectAll().where('match_uuid', '=', (await matchesOf(f.uuid))[0]!.uuid).execute();
+      const attempts = await db.db
+        .selectFrom('attempts')
+        .selectAll()
+        .where('match_uuid', '=', (await matchesOf(f.uuid))[0]!.uuid)
+        .execute();
       assert.ok(attempts.length >= 3, 'every attempt is kept');
     });
 
@@ -153,7 +174,14 @@ for (const backend of testBackends()) {
       assert.deepEqual(answers[1], { uuid: answers[0]!.uuid, matches: 1, duplicate: true });
       assert.equal(answers[2]!.duplicate, undefined);
       const concurrent = await Promise.all(
-        Array.from({ length: 10 }, async () => (await receive(server, JSON.stringify(one('c')), 'application/cloudevents+json')).json() as Promise<{ uuid: string; duplicate?: boolean }>),
+        Array.from(
+          { length: 10 },
+          async () =>
+            (await receive(server, JSON.stringify(one('c')), 'application/cloudevents+json')).json() as Promise<{
+              uuid: string;
+              duplicate?: boolean;
+            }>,
+        ),
       );
       assert.equal(concurrent.filter((c) => !c.duplicate).length, 1, 'one of them is the event, the others duplicates');
       assert.equal(new Set(concurrent.map((c) => c.uuid)).size, 1);
@@ -161,7 +189,10 @@ for (const backend of testBackends()) {
       // One match per event, each delivered with one try and finished: nothing is left to send twice.
       for (const uuid of [answers[0]!.uuid, answers[2]!.uuid, concurrent[0]!.uuid]) {
         const settled = await settledMatchesOfEvent(uuid);
-        assert.deepEqual(settled.map((m) => [m.subscription_uuid, m.state, m.attempts]), [[erin.uuid, 'delivered', 1]]);
+        assert.deepEqual(
+          settled.map((m) => [m.subscription_uuid, m.state, m.attempts]),
+          [[erin.uuid, 'delivered', 1]],
+        );
       }
       assert.equal((await matchesOf(erin.uuid)).length, 3);
       assert.deepEqual(hook.requests.map((r) => (JSON.parse(r.body) as { id: string }).id).sort(), ['a', 'b', 'c'], 'and nothing twice');
@@ -172,7 +203,11 @@ for (const backend of testBackends()) {
       const gone = await subscribe(server, 'frank', { target_url: hook.url, jsonpath: "$[?$.source == '/deleted']" });
       const deleted = await fetch(`${server.url}/eventmatch/${gone.uuid}`, { method: 'DELETE', headers: { 'http-remote-user': 'frank' } });
       assert.equal(deleted.status, 200);
-      const answer = await receive(server, JSON.stringify({ specversion: '1.0', id: 'after-delete', source: '/deleted', type: 't' }), 'application/cloudevents+json');
+      const answer = await receive(
+        server,
+        JSON.stringify({ specversion: '1.0', id: 'after-delete', source: '/deleted', type: 't' }),
+        'application/cloudevents+json',
+      );
       assert.equal(((await answer.json()) as { matches: number }).matches, 0);
       // No match was made, so there is nothing that could be delivered later.
       assert.deepEqual(await matchesOf(gone.uuid), []);
@@ -184,7 +219,13 @@ for (const backend of testBackends()) {
       await subscribe(server, 'dave', { target_url: hook.url, jsonpath: "$[?$.source == '/modes']" });
       const binary = await fetch(`${server.url}/receive`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'ce-specversion': '1.0', 'ce-id': 'b-1', 'ce-source': '/modes', 'ce-type': 'org.example' },
+        headers: {
+          'content-type': 'application/json',
+          'ce-specversion': '1.0',
+          'ce-id': 'b-1',
+          'ce-source': '/modes',
+          'ce-type': 'org.example',
+        },
         body: JSON.stringify({ hello: 'world' }),
       });
       assert.equal(binary.status, 200, await binary.clone().text());

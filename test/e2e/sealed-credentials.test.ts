@@ -9,7 +9,7 @@ import { it } from 'node:test';
 import { openDatabase } from '../../src/db/connect.js';
 import { describeOn, testBackends } from '../support/database.js';
 import { eventually, startStub } from '../support/http-stub.js';
-import { runCli, startServer, type RunningServer } from '../support/processes.js';
+import { type RunningServer, runCli, startServer } from '../support/processes.js';
 
 const SOURCE = '/sealed-credentials';
 
@@ -55,15 +55,26 @@ for (const backend of testBackends()) {
           assert.equal(((await response.json()) as { matches: number }).matches, 2);
 
           const matchOf = async (subscription: string) => {
-            const row = await db.db.selectFrom('matches').selectAll().where('subscription_uuid', '=', subscription).executeTakeFirstOrThrow();
+            const row = await db.db
+              .selectFrom('matches')
+              .selectAll()
+              .where('subscription_uuid', '=', subscription)
+              .executeTakeFirstOrThrow();
             const attempts = await db.db.selectFrom('attempts').selectAll().where('match_uuid', '=', row.uuid).execute();
             return { row, attempts };
           };
-          await eventually(async () => (await matchOf(good)).row.state === 'delivered', 'the other subscription’s delivery is recorded', 8_000);
+          await eventually(
+            async () => (await matchOf(good)).row.state === 'delivered',
+            'the other subscription’s delivery is recorded',
+            8_000,
+          );
           await eventually(async () => (await matchOf(sealed)).row.state === 'failed', 'the sealed one’s delivery failed', 8_000);
 
           const delivered = await matchOf(good);
-          assert.deepEqual(delivered.attempts.map((a) => [a.stage, a.status, a.error]), [['deliver', 200, null]]);
+          assert.deepEqual(
+            delivered.attempts.map((a) => [a.stage, a.status, a.error]),
+            [['deliver', 200, null]],
+          );
           const failed = await matchOf(sealed);
           assert.deepEqual([failed.row.target_code, failed.row.attempts, failed.row.locked_by], [null, 1, null]);
           assert.equal(failed.attempts.length, 1);
@@ -80,7 +91,13 @@ for (const backend of testBackends()) {
           assert.equal(goodTarget.requests.length, 1, 'delivered exactly once');
           assert.equal(goodTarget.requests[0]!.headers.authorization, 'Bearer new-token');
           assert.equal(sealedTarget.requests.length, 0, 'nothing is sent without its credentials');
-          assert.deepEqual(server.logs().split('\n').filter((line) => /"level":(50|60)/.test(line)), []);
+          assert.deepEqual(
+            server
+              .logs()
+              .split('\n')
+              .filter((line) => /"level":(50|60)/.test(line)),
+            [],
+          );
           assert.ok(!server.logs().includes('old-token') && !server.logs().includes('new-token'), 'no credentials in the logs');
         } finally {
           assert.equal(await server.stop(), 0);

@@ -4,11 +4,11 @@
  * connection is tried about once a second, not once per queued delivery.
  */
 import assert from 'node:assert/strict';
-import { createServer, type AddressInfo } from 'node:net';
+import { type AddressInfo, createServer } from 'node:net';
 import { it } from 'node:test';
 import { describeOn, testBackends } from '../support/database.js';
 import { eventually, startStub } from '../support/http-stub.js';
-import { runCli, startServer, type RunningServer } from '../support/processes.js';
+import { type RunningServer, runCli, startServer } from '../support/processes.js';
 
 async function subscribe(server: RunningServer, source: string, targetUrl: string): Promise<void> {
   const response = await fetch(`${server.url}/eventmatch`, {
@@ -92,7 +92,10 @@ for (const backend of testBackends()) {
           const seconds = (performance.now() - started) / 1000;
           // A first round of at most 16 (one per slot) finds it down; then one probe a second.
           assert.ok(connections >= 3, `${connections} connections: it was tried`);
-          assert.ok(connections <= 16 + seconds + 3, `${connections} connections in ${seconds.toFixed(1)} s for ${EVENTS} queued deliveries`);
+          assert.ok(
+            connections <= 16 + seconds + 3,
+            `${connections} connections in ${seconds.toFixed(1)} s for ${EVENTS} queued deliveries`,
+          );
           const metrics = await (await fetch(`${server.url}/metrics`)).text();
           assert.match(metrics, /^notifications_target_origins_down 1$/m, 'the operator sees it held back');
         } finally {

@@ -30,10 +30,23 @@ async function seed(handle: DatabaseHandle, n: number, ageMs: number, state: Mat
   await handle.db.insertInto('events').values(events).execute();
   await handle.db
     .insertInto('matches')
-    .values(events.map((e) => ({
-      uuid: randomUUID(), event_uuid: e.uuid, subscription_uuid: SUBSCRIPTION, owner: 'alice', state, policy_code: 200,
-      target_code: null, created: received, due: received, locked_until: null, locked_by: null, attempts: 0, updated: received,
-    })))
+    .values(
+      events.map((e) => ({
+        uuid: randomUUID(),
+        event_uuid: e.uuid,
+        subscription_uuid: SUBSCRIPTION,
+        owner: 'alice',
+        state,
+        policy_code: 200,
+        target_code: null,
+        created: received,
+        due: received,
+        locked_until: null,
+        locked_by: null,
+        attempts: 0,
+        updated: received,
+      })),
+    )
     .execute();
   return events.map((e) => e.uuid);
 }
@@ -58,8 +71,20 @@ for (const backend of testBackends()) {
       const t = await openTestDatabase(backend);
       try {
         await insertSubscription(t.handle.db, t.handle.capabilities, {
-          uuid: SUBSCRIPTION, owner: 'alice', name: 'n', jsonpath: '$', dialect: 'rfc9535', target_url: 'http://127.0.0.1:9/',
-          auth: '{}', extensions: '{}', version: 'v0.1', created: 1, updated: 1, deleted: null, disabled: null, error: null,
+          uuid: SUBSCRIPTION,
+          owner: 'alice',
+          name: 'n',
+          jsonpath: '$',
+          dialect: 'rfc9535',
+          target_url: 'http://127.0.0.1:9/',
+          auth: '{}',
+          extensions: '{}',
+          version: 'v0.1',
+          created: 1,
+          updated: 1,
+          deleted: null,
+          disabled: null,
+          error: null,
         });
         await body(t.handle);
       } finally {
@@ -74,7 +99,15 @@ for (const backend of testBackends()) {
         const metrics = createMetrics();
         const errors: unknown[] = [];
         // A one-hour retention: rounds 36 s apart, so all 35 going at once means full batches did not wait for a round.
-        const purge = startRetentionPurge({ database: handle, clock, retentionMs: HOUR_MS, metrics, maxErrorPauseMs: 60_000, onError: (e) => errors.push(e), batchSize: 10 });
+        const purge = startRetentionPurge({
+          database: handle,
+          clock,
+          retentionMs: HOUR_MS,
+          metrics,
+          maxErrorPauseMs: 60_000,
+          onError: (e) => errors.push(e),
+          batchSize: 10,
+        });
         try {
           await eventually(async () => (await eventUuids(handle)).size === kept.length, 'the 35 old finished events are purged', 10_000);
         } finally {
@@ -94,7 +127,14 @@ for (const backend of testBackends()) {
         await sql`alter table events rename to events_away`.execute(handle.db);
         const errors: unknown[] = [];
         const metrics = createMetrics();
-        const purge = startRetentionPurge({ database: handle, clock, retentionMs: 1_000, metrics, maxErrorPauseMs: 2_000, onError: (e) => errors.push(e) });
+        const purge = startRetentionPurge({
+          database: handle,
+          clock,
+          retentionMs: 1_000,
+          metrics,
+          maxErrorPauseMs: 2_000,
+          onError: (e) => errors.push(e),
+        });
         try {
           await eventually(() => errors.length >= 1, 'the failing round is reported', 5_000);
           await sql`alter table events_away rename to events`.execute(handle.db);

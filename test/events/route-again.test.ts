@@ -13,8 +13,20 @@ import { systemClock } from '../../src/time/clock.js';
 import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
 
 const subscription = (owner: string): SubscriptionRow => ({
-  uuid: randomUUID(), owner, name: 'n', jsonpath: '$.data', dialect: 'rfc9535', target_url: 'http://127.0.0.1:9/', auth: '{}', extensions: '{}',
-  version: 'v0.1', created: 1, updated: 1, deleted: null, disabled: null, error: null,
+  uuid: randomUUID(),
+  owner,
+  name: 'n',
+  jsonpath: '$.data',
+  dialect: 'rfc9535',
+  target_url: 'http://127.0.0.1:9/',
+  auth: '{}',
+  extensions: '{}',
+  version: 'v0.1',
+  created: 1,
+  updated: 1,
+  deleted: null,
+  disabled: null,
+  error: null,
 });
 
 for (const backend of testBackends()) {

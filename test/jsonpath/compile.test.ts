@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { compileJsonPath, JsonPathSyntaxError, type DialectMode } from '../../src/jsonpath/index.js';
 import type { JsonValue } from '../../src/json.js';
+import { compileJsonPath, type DialectMode, JsonPathSyntaxError } from '../../src/jsonpath/index.js';
 import { facilityEvent } from '../support/shared.js';
 
 const event = facilityEvent();
@@ -110,7 +110,7 @@ describe('compiled expressions', () => {
 
 describe('syntax errors', () => {
   it('give the position and what was expected', () => {
-    const error = syntaxError("$.a[?@.b == 1", 'rfc9535');
+    const error = syntaxError('$.a[?@.b == 1', 'rfc9535');
     assert.equal(error.position, 13);
     assert.match(error.message, /^invalid JSONPath at position 13: .*bracket.* \(at the end of the expression\)$/);
   });
@@ -142,7 +142,7 @@ describe('syntax errors', () => {
     const long = syntaxError(`$.a[?@.b == '${'x'.repeat(2_040)}']`);
     assert.equal(long.position, 2_048);
     assert.match(long.message, /^invalid JSONPath at position 2048: expected at most 2048 characters but found 2055 /);
-    const nested = (levels: number) => '$[?' + '('.repeat(levels - 1) + '@.a' + ')'.repeat(levels - 1) + ']';
+    const nested = (levels: number) => `$[?${'('.repeat(levels - 1)}@.a${')'.repeat(levels - 1)}]`;
     assert.equal(compileJsonPath(nested(32)).dialect, 'rfc9535');
     const deep = syntaxError(nested(33));
     assert.equal(deep.position, 34);

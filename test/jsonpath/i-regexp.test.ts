@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import { compileJsonPath } from '../../src/jsonpath/index.js';
 import type { JsonValue } from '../../src/json.js';
+import { compileJsonPath } from '../../src/jsonpath/index.js';
 import { MAX_PATTERN_SIZE } from '../../src/jsonpath/rfc9535/i-regexp.js';
 
 /** The strings among `strings` that `fn(@, pattern)` selects. */
@@ -84,7 +84,27 @@ describe('I-Regexp in match() and search()', () => {
   });
 
   it('a pattern that is not I-Regexp matches nothing, and is no error', () => {
-    const notIRegexp = ['\\d', '\\w+', '(a', 'a)', 'a{,3}', 'a{1', '[]', '[^]', 'a**', '*a', '\\p{Foo}', '\\p{Cs}', '(?:a)', 'a*?', '[a-b-c]', '\\$', '\\', 'a]', 'a}'];
+    const notIRegexp = [
+      '\\d',
+      '\\w+',
+      '(a',
+      'a)',
+      'a{,3}',
+      'a{1',
+      '[]',
+      '[^]',
+      'a**',
+      '*a',
+      '\\p{Foo}',
+      '\\p{Cs}',
+      '(?:a)',
+      'a*?',
+      '[a-b-c]',
+      '\\$',
+      '\\',
+      'a]',
+      'a}',
+    ];
     for (const pattern of notIRegexp) {
       const strings = [pattern, 'a', '1', '', 'aaa'];
       assert.deepEqual(selected('match', pattern, strings), [], pattern);
@@ -108,7 +128,9 @@ describe('I-Regexp in match() and search()', () => {
     // a group counts once, and once more for each copy
     assert.deepEqual(selectedByDocumentPattern('match', '(a|aa){512}', ['a'.repeat(600)]), ['a'.repeat(600)]);
     assert.deepEqual(selectedByDocumentPattern('match', '(a|aa){513}', ['a'.repeat(600)]), []);
-    assert.deepEqual(selectedByDocumentPattern('match', 'x'.repeat(MAX_PATTERN_SIZE), ['x'.repeat(MAX_PATTERN_SIZE)]), ['x'.repeat(MAX_PATTERN_SIZE)]);
+    assert.deepEqual(selectedByDocumentPattern('match', 'x'.repeat(MAX_PATTERN_SIZE), ['x'.repeat(MAX_PATTERN_SIZE)]), [
+      'x'.repeat(MAX_PATTERN_SIZE),
+    ]);
     assert.deepEqual(selectedByDocumentPattern('match', 'x'.repeat(MAX_PATTERN_SIZE + 1), ['x'.repeat(MAX_PATTERN_SIZE + 1)]), []);
     assert.deepEqual(selectedByDocumentPattern('match', '(a|aa){1000}', ['a'.repeat(1000)]), []);
     assert.deepEqual(selectedByDocumentPattern('match', '((a{10}){10}){10}', ['a'.repeat(1000)]), ['a'.repeat(1000)]);

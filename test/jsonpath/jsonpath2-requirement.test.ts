@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { compileJsonPath2 } from '../../src/jsonpath/jsonpath2/index.js';
-import { ALWAYS, compares, exists, holds, step, type PathStep, type Requirement } from '../../src/jsonpath/requirement.js';
 import type { JsonValue } from '../../src/json.js';
+import { compileJsonPath2 } from '../../src/jsonpath/jsonpath2/index.js';
+import { ALWAYS, compares, exists, holds, type PathStep, type Requirement, step } from '../../src/jsonpath/requirement.js';
 
 const FIXTURE_URL = new URL('../../../../shared/fixtures/pacifica-ingest-event-v0.1.json', import.meta.url);
 const EVENT = JSON.parse(readFileSync(FIXTURE_URL, 'utf8')) as JsonValue;
@@ -63,9 +63,19 @@ const SHAPES: [string, Requirement][] = [
 ];
 
 const DOCUMENTS: JsonValue[] = [
-  EVENT, {}, null, [], { a: { b: 1, c: 'x', x: 1, y: 2 } }, { a: [{ b: 3, k: 1 }, { b: 1 }], t: 'x' },
-  { a: { b: 'xyz', x: 1, z: 3, length: 3 }, k: 'b' }, { a: { b: { c: [0, 1, [5, 6]] } } }, { a: [1, 2, 3, { b: 4 }] },
-  { a: { b: [1], x: 1, y: 2 } }, { a: { b: { k: 1 }, c: { k: 1 } } }, { t: 'x', a: { b: 0 } }, { a: 1, x: 2 },
+  EVENT,
+  {},
+  null,
+  [],
+  { a: { b: 1, c: 'x', x: 1, y: 2 } },
+  { a: [{ b: 3, k: 1 }, { b: 1 }], t: 'x' },
+  { a: { b: 'xyz', x: 1, z: 3, length: 3 }, k: 'b' },
+  { a: { b: { c: [0, 1, [5, 6]] } } },
+  { a: [1, 2, 3, { b: 4 }] },
+  { a: { b: [1], x: 1, y: 2 } },
+  { a: { b: { k: 1 }, c: { k: 1 } } },
+  { t: 'x', a: { b: 0 } },
+  { a: 1, x: 2 },
 ];
 
 describe('jsonpath2 requirement shapes', () => {
@@ -80,7 +90,7 @@ describe('jsonpath2 requirement shapes', () => {
   }
 
   it('gives up on long chains of unions instead of multiplying branches', () => {
-    const expression = '$' + '["a","b","c","d"]'.repeat(6);
+    const expression = `$${'["a","b","c","d"]'.repeat(6)}`;
     const query = compileJsonPath2(expression);
     const size = JSON.stringify(query.requirement).length;
     assert.ok(size < 20_000, `requirement of ${size} characters`);

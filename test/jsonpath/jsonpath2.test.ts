@@ -1,36 +1,43 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
+import type { JsonValue } from '../../src/json.js';
 import { compileJsonPath2 } from '../../src/jsonpath/jsonpath2/index.js';
 import { holds } from '../../src/jsonpath/requirement.js';
-import type { JsonValue } from '../../src/json.js';
 
 // Read from the compiled test in dist/test/jsonpath/.
 const FIXTURE_URL = new URL('../../../../shared/fixtures/pacifica-ingest-event-v0.1.json', import.meta.url);
 const EVENT = JSON.parse(readFileSync(FIXTURE_URL, 'utf8')) as JsonValue;
 const XLS_NAME = 'パソコン資産管理台帳（S&T HK）_現地調達PC.xls';
 
-const MISC = JSON.parse(JSON.stringify({
-  a: null,
-  b: false,
-  c: 0,
-  n: 1234,
-  s: '1234',
-  f: 1.5,
-  empty: [],
-  obj: {},
-  list: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-  'パソコン': { '名前': 'ノート' },
-  word: 'héllo wörld',
-  emoji: 'a😀b',
-  tags: ['x', 'y', { k: 1 }],
-  meta: { owner: 'ann', level: 3, nested: { deep: true } },
-  ['__proto__']: { polluted: true },
-  constructor: 'plain',
-  keys: { and: 1, or: 2, not: 3, true: 4, contains: 5 },
-  idx: { i: 2, neg: -1, key: 'owner', flag: true, half: 1.5 },
-  items: [{ id: 1, t: 'a', v: 10 }, { id: 2, t: 'b', v: 20, on: true }, { id: 3, t: 'a', v: null }, { id: 4, t: 'c' }],
-})) as JsonValue;
+const MISC = JSON.parse(
+  JSON.stringify({
+    a: null,
+    b: false,
+    c: 0,
+    n: 1234,
+    s: '1234',
+    f: 1.5,
+    empty: [],
+    obj: {},
+    list: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+    パソコン: { 名前: 'ノート' },
+    word: 'héllo wörld',
+    emoji: 'a😀b',
+    tags: ['x', 'y', { k: 1 }],
+    meta: { owner: 'ann', level: 3, nested: { deep: true } },
+    ['__proto__']: { polluted: true },
+    constructor: 'plain',
+    keys: { and: 1, or: 2, not: 3, true: 4, contains: 5 },
+    idx: { i: 2, neg: -1, key: 'owner', flag: true, half: 1.5 },
+    items: [
+      { id: 1, t: 'a', v: 10 },
+      { id: 2, t: 'b', v: 20, on: true },
+      { id: 3, t: 'a', v: null },
+      { id: 4, t: 'c' },
+    ],
+  }),
+) as JsonValue;
 
 const STORE: JsonValue = {
   store: {
@@ -78,8 +85,14 @@ const EVENT_CASES: Case[] = [
   c('$.data[*][?(@.name contains "現地調達")].size', EVENT, [4]),
   c('$.data[*][?(@._id)]._id', EVENT, [34, 35]),
   c('$.data[*][?(not @._id)].destinationTable', EVENT, [
-    'Transactions._id', 'Transactions.submitter', 'Transactions.project', 'Transactions.instrument',
-    'TransactionKeyValue', 'TransactionKeyValue', 'TransactionKeyValue', 'Files',
+    'Transactions._id',
+    'Transactions.submitter',
+    'Transactions.project',
+    'Transactions.instrument',
+    'TransactionKeyValue',
+    'TransactionKeyValue',
+    'TransactionKeyValue',
+    'Files',
   ]),
   c('$.data[*][?(@.destinationTable = "Files" and @.size < 100)].name', EVENT, ['bar.txt', XLS_NAME]),
   c('$.data[*][?(@.size >= 128 or @.key = "Tag")].destinationTable', EVENT, ['TransactionKeyValue', 'Files']),
@@ -179,13 +192,22 @@ const MISC_CASES: Case[] = [
   c('$.list[0,-1,0]', MISC, [0, 9, 0], ["$['list'][0]", "$['list'][9]", "$['list'][0]"]),
   c('$.meta["owner","level","missing"]', MISC, ['ann', 3]),
   c('$.list[1:3,7]', MISC, [1, 2, 7]),
-  c('$.meta[?(@.level = 3),"owner"]', MISC, [{ owner: 'ann', level: 3, nested: { deep: true } }, 'ann'], ["$['meta']", "$['meta']['owner']"]),
+  c(
+    '$.meta[?(@.level = 3),"owner"]',
+    MISC,
+    [{ owner: 'ann', level: 3, nested: { deep: true } }, 'ann'],
+    ["$['meta']", "$['meta']['owner']"],
+  ),
   c('$.meta.*', MISC, ['ann', 3, { deep: true }]),
   c('$["meta"]["owner"]', MISC, ['ann'], ["$['meta']['owner']"]),
   c('$.word[*]', MISC, []),
   // recursive descent: the node itself first, then its children depth first
-  c('$.meta..*', MISC, ['ann', 3, { deep: true }, true],
-    ["$['meta']['owner']", "$['meta']['level']", "$['meta']['nested']", "$['meta']['nested']['deep']"]),
+  c(
+    '$.meta..*',
+    MISC,
+    ['ann', 3, { deep: true }, true],
+    ["$['meta']['owner']", "$['meta']['level']", "$['meta']['nested']", "$['meta']['nested']['deep']"],
+  ),
   c('$.meta..[?(@.deep)]', MISC, [{ deep: true }], ["$['meta']['nested']"]),
   c('$..deep', MISC, [true]),
   c('$.tags..*', MISC, ['x', 'y', { k: 1 }, 1]),
@@ -203,12 +225,22 @@ const MISC_CASES: Case[] = [
   // functions
   c('$.meta.keys()', MISC, [['owner', 'level', 'nested']], ["$['meta'].keys()"]),
   c('$.meta.values()', MISC, [['ann', 3, { deep: true }]]),
-  c('$.meta.entries()', MISC, [[['owner', 'ann'], ['level', 3], ['nested', { deep: true }]]]),
+  c('$.meta.entries()', MISC, [
+    [
+      ['owner', 'ann'],
+      ['level', 3],
+      ['nested', { deep: true }],
+    ],
+  ]),
   c('$.tags.keys()', MISC, [[0, 1, 2]]),
   c('$.tags.values()', MISC, [['x', 'y', { k: 1 }]]),
   c('$.tags.entries()[1]', MISC, [[1, 'y']], ["$['tags'].entries()[1]"]),
-  c('$.keys.keys()[*]', MISC, ['and', 'or', 'not', 'true', 'contains'],
-    ["$['keys'].keys()[0]", "$['keys'].keys()[1]", "$['keys'].keys()[2]", "$['keys'].keys()[3]", "$['keys'].keys()[4]"]),
+  c(
+    '$.keys.keys()[*]',
+    MISC,
+    ['and', 'or', 'not', 'true', 'contains'],
+    ["$['keys'].keys()[0]", "$['keys'].keys()[1]", "$['keys'].keys()[2]", "$['keys'].keys()[3]", "$['keys'].keys()[4]"],
+  ),
   c('$.list.length()', MISC, [10]),
   c('$.list[length()]', MISC, [10], ["$['list'].length()"]),
   c('$.n.length()', MISC, []),
@@ -290,8 +322,7 @@ const PYTHON_SUITE_CASES: Case[] = [
   c('$..book[*][?(@.category != "fiction")].title', STORE, [TITLES[0]!]),
   c('$..book[*][?(@.price>=10)].title', STORE, [TITLES[1]!, TITLES[3]!]),
   ...['<', '<=', '>', '>='].map((op) => c(`$[?(@.hello ${op} "string")]`, HELLO, [])),
-  ...['{"bar": "baz"}', '["bar", "baz"]', '42', '3.14159', 'false', 'true', 'null'].map((v) =>
-    c(`$[?(@.hello = ${v})]`, HELLO, [])),
+  ...['{"bar": "baz"}', '["bar", "baz"]', '42', '3.14159', 'false', 'true', 'null'].map((v) => c(`$[?(@.hello = ${v})]`, HELLO, [])),
   c('$[?(0)]["foo"]', FOO, []),
   c('$[?(0 = 0)]["foo"]', FOO, ['bar']),
   c('$[?(0 = @["fum"])]["foo"]', FOO, []),
@@ -300,7 +331,10 @@ const PYTHON_SUITE_CASES: Case[] = [
   c('$["collection"][$["index"]]', { collection: ['foo', 'bar'], index: 1 }, ['bar']),
   c('$["collection"][$["index"][*]]', { collection: ['foo', 'bar', 'fum', 'baz'], index: [1, 3] }, ['bar', 'baz']),
   c('$["collection"][$["index"][*]]', { collection: { foo: 'bar', fum: 'baz' }, index: ['foo', 'fum'] }, ['bar', 'baz']),
-  c('$["collection"][entries()][*]', { collection: { foo: 'bar', fum: 'baz' } }, [['foo', 'bar'], ['fum', 'baz']]),
+  c('$["collection"][entries()][*]', { collection: { foo: 'bar', fum: 'baz' } }, [
+    ['foo', 'bar'],
+    ['fum', 'baz'],
+  ]),
   c('$.length()', 'abc', [3], ['$.length()']),
   c('$[*]', 'abc', []),
 ];
@@ -338,7 +372,16 @@ describe('jsonpath2 matches()', () => {
 });
 
 const SOUNDNESS_DOCUMENTS: JsonValue[] = [
-  EVENT, MISC, STORE, HELLO, FOO, {}, [], null, 'abc', 0,
+  EVENT,
+  MISC,
+  STORE,
+  HELLO,
+  FOO,
+  {},
+  [],
+  null,
+  'abc',
+  0,
   { data: [] },
   { data: [{ destinationTable: 'Files', size: 101, name: 'x', value: 'Blah' }] },
   { data: { x: { value: 'Blah', size: 200, name: 'y' } } },
@@ -354,8 +397,10 @@ describe('jsonpath2 requirement soundness', () => {
       for (const document of SOUNDNESS_DOCUMENTS) {
         if (!query.matches(document)) continue;
         matched++;
-        assert.ok(holds(query.requirement, document),
-          `${expression}: requirement ${JSON.stringify(query.requirement)} fails on ${JSON.stringify(document)}`);
+        assert.ok(
+          holds(query.requirement, document),
+          `${expression}: requirement ${JSON.stringify(query.requirement)} fails on ${JSON.stringify(document)}`,
+        );
       }
     }
     assert.ok(matched > 100);

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { isDeepStrictEqual } from 'node:util';
-import { compileJsonPath, JsonPathSyntaxError } from '../../src/jsonpath/index.js';
 import type { JsonValue } from '../../src/json.js';
+import { compileJsonPath, JsonPathSyntaxError } from '../../src/jsonpath/index.js';
 import { readShared } from '../support/shared.js';
 
 interface CtsCase {

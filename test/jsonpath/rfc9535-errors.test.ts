@@ -64,7 +64,9 @@ describe('RFC 9535 syntax errors', () => {
   });
 
   it("never show json-p3's token kinds, type names, offsets or excerpt (every invalid selector of the compliance suite)", () => {
-    const invalid = readShared<{ tests: { selector: string; invalid_selector?: boolean }[] }>('jsonpath-cts/cts.json').tests.filter((t) => t.invalid_selector);
+    const invalid = readShared<{ tests: { selector: string; invalid_selector?: boolean }[] }>('jsonpath-cts/cts.json').tests.filter(
+      (t) => t.invalid_selector,
+    );
     assert.ok(invalid.length > 200);
     for (const selector of [...invalid.map((t) => t.selector), ...ERRORS.map(([e]) => e)]) {
       const { detail } = syntaxError(selector);

@@ -15,9 +15,20 @@ import { createMetrics } from '../../src/metrics/registry.js';
 import { parseExposition, sample } from '../metrics/exposition.js';
 
 const row = (uuid: string, jsonpath: string): SubscriptionRow => ({
-  uuid, owner: 'alice', name: 'n', jsonpath, dialect: 'rfc9535',
-  target_url: 'http://127.0.0.1:9/', auth: '{}', extensions: '{}', version: 'v0.1', created: 1, updated: 1,
-  deleted: null, disabled: null, error: null,
+  uuid,
+  owner: 'alice',
+  name: 'n',
+  jsonpath,
+  dialect: 'rfc9535',
+  target_url: 'http://127.0.0.1:9/',
+  auth: '{}',
+  extensions: '{}',
+  version: 'v0.1',
+  created: 1,
+  updated: 1,
+  deleted: null,
+  disabled: null,
+  error: null,
 });
 
 function deepDocument(levels: number): Parameters<LiveMatcher['match']>[0] {
@@ -50,16 +61,30 @@ describe('expressions that fail while matching', () => {
     assert.equal(await counted(), 0, 'the series exists before any failure');
 
     const deep = deepDocument(250);
-    assert.deepEqual(matcher.match(deep).map((m) => m.uuid), ['fine']);
+    assert.deepEqual(
+      matcher.match(deep).map((m) => m.uuid),
+      ['fine'],
+    );
     assert.equal(await counted(), 3);
     assert.deepEqual(logged.map((l) => l.uuid).sort(), ['own', 'shared-1', 'shared-2']);
     assert.match(logged[0]!.error, /recursion limit/);
 
-    for (let i = 0; i < 5; i++) assert.deepEqual(matcher.match(deep).map((m) => m.uuid), ['fine']);
+    for (let i = 0; i < 5; i++)
+      assert.deepEqual(
+        matcher.match(deep).map((m) => m.uuid),
+        ['fine'],
+      );
     assert.equal(await counted(), 18, 'every failure is counted');
     assert.equal(logged.length, 3, 'each subscription is logged once, not once per event');
 
-    assert.deepEqual(matcher.match(deepDocument(50)).map((m) => m.uuid).sort(), ['fine', 'own', 'shared-1', 'shared-2'], 'a shallower event matches');
+    assert.deepEqual(
+      matcher
+        .match(deepDocument(50))
+        .map((m) => m.uuid)
+        .sort(),
+      ['fine', 'own', 'shared-1', 'shared-2'],
+      'a shallower event matches',
+    );
     assert.equal(await counted(), 18);
   });
 

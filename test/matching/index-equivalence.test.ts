@@ -4,16 +4,34 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { compileJsonPath, JsonPathSyntaxError, type CompiledJsonPath } from '../../src/jsonpath/index.js';
 import type { JsonValue } from '../../src/json.js';
+import { type CompiledJsonPath, compileJsonPath, JsonPathSyntaxError } from '../../src/jsonpath/index.js';
 import { holds } from '../../src/jsonpath/requirement.js';
 import { SubscriptionIndex } from '../../src/matching/subscription-index.js';
-import { facilityEvent } from '../support/shared.js';
 import { Random } from '../support/random.js';
+import { facilityEvent } from '../support/shared.js';
 
 const TABLES = ['Files', 'Transactions.project', 'TransactionKeyValue', 'Transactions._id'];
 const KEYS = ['Tag', 'Taggy', 'size'];
-const VALUES: JsonValue[] = ['Blah', '1234', 1234, 1234.5, 0, -1, true, false, null, 'a/b/', '', 'a.txt', 'atxt', 'two\nlines.txt', 'x.tx', '.txt', 'US$ 5'];
+const VALUES: JsonValue[] = [
+  'Blah',
+  '1234',
+  1234,
+  1234.5,
+  0,
+  -1,
+  true,
+  false,
+  null,
+  'a/b/',
+  '',
+  'a.txt',
+  'atxt',
+  'two\nlines.txt',
+  'x.tx',
+  '.txt',
+  'US$ 5',
+];
 /** match() patterns: literal ones (indexed by suffix or equality) and others. */
 const PATTERNS = ['.*txt', '.*\\\\.txt', '.*\\\\.tx', 'a\\\\.txt', 'Blah', '.*', '.*\\\\$', '.*(txt|Blah)', '[ab].*', '.*a.*'];
 const MEMBERS = ['destinationTable', 'key', 'value', 'name', 'size', 'missing'];
@@ -31,62 +49,102 @@ function rfcFilter(r: Random, depth: number): string {
   const member = r.pick(MEMBERS);
   const choice = r.int(depth > 1 ? 8 : 11);
   switch (choice) {
-    case 0: return `@.${member} == ${literalRfc(r)}`;
-    case 1: return `${literalRfc(r)} == @.${member}`;
-    case 2: return `@.${member} ${r.pick(['!=', '<', '<=', '>', '>='])} ${literalRfc(r)}`;
-    case 3: return `@.${member}`;
-    case 4: return `@.destinationTable == '${r.pick(TABLES)}'`;
-    case 5: return `$.eventType == '${r.pick(['org.pacifica.metadata.ingest', 'other'])}'`;
-    case 6: return `@.${member} ${r.pick(['==', '<', '<=', '!='])} @.${r.pick(MEMBERS)}`;
-    case 7: return r.pick([`match(@.${r.pick(['name', 'value'])}, '${r.pick(PATTERNS)}')`, `length(@.value) > 3`, `!@.${member}`, `@[*]`]);
-    case 8: return `${rfcFilter(r, depth + 1)} && ${rfcFilter(r, depth + 1)}`;
-    case 9: return `${rfcFilter(r, depth + 1)} || ${rfcFilter(r, depth + 1)}`;
-    default: return `!(${rfcFilter(r, depth + 1)})`;
+    case 0:
+      return `@.${member} == ${literalRfc(r)}`;
+    case 1:
+      return `${literalRfc(r)} == @.${member}`;
+    case 2:
+      return `@.${member} ${r.pick(['!=', '<', '<=', '>', '>='])} ${literalRfc(r)}`;
+    case 3:
+      return `@.${member}`;
+    case 4:
+      return `@.destinationTable == '${r.pick(TABLES)}'`;
+    case 5:
+      return `$.eventType == '${r.pick(['org.pacifica.metadata.ingest', 'other'])}'`;
+    case 6:
+      return `@.${member} ${r.pick(['==', '<', '<=', '!='])} @.${r.pick(MEMBERS)}`;
+    case 7:
+      return r.pick([`match(@.${r.pick(['name', 'value'])}, '${r.pick(PATTERNS)}')`, `length(@.value) > 3`, `!@.${member}`, `@[*]`]);
+    case 8:
+      return `${rfcFilter(r, depth + 1)} && ${rfcFilter(r, depth + 1)}`;
+    case 9:
+      return `${rfcFilter(r, depth + 1)} || ${rfcFilter(r, depth + 1)}`;
+    default:
+      return `!(${rfcFilter(r, depth + 1)})`;
   }
 }
 
 function rfcExpression(r: Random): string {
   switch (r.int(11)) {
-    case 9: return `$..${r.pick(['data', 'nested', '*'])}[?${rfcFilter(r, 1)}]`;
-    case 10: return `$.data..${r.pick(MEMBERS)}`;
-    case 0: return `$.data[?${rfcFilter(r, 0)}]`;
-    case 1: return `$.data[?${rfcFilter(r, 0)}].${r.pick(MEMBERS)}`;
-    case 2: return `$[?${rfcFilter(r, 0)}]`;
-    case 3: return `$.data[${r.pick(['0', '-1', '*', '1:3', '::-2', "'x', 0", '5'])}].${r.pick(MEMBERS)}`;
-    case 4: return `$..${r.pick(MEMBERS)}`;
-    case 5: return `$.${r.pick(['eventType', 'source', 'extensions.comExampleExtension', 'nothing', 'data[0].value'])}`;
-    case 6: return `data[?@.key == '${r.pick(KEYS)}' && @.value == ${literalRfc(r)}]`;
-    case 7: return `$.data[?@.destinationTable == '${r.pick(TABLES)}' && @.value == ${literalRfc(r)}]`;
-    default: return `$..[?${rfcFilter(r, 1)}]`;
+    case 9:
+      return `$..${r.pick(['data', 'nested', '*'])}[?${rfcFilter(r, 1)}]`;
+    case 10:
+      return `$.data..${r.pick(MEMBERS)}`;
+    case 0:
+      return `$.data[?${rfcFilter(r, 0)}]`;
+    case 1:
+      return `$.data[?${rfcFilter(r, 0)}].${r.pick(MEMBERS)}`;
+    case 2:
+      return `$[?${rfcFilter(r, 0)}]`;
+    case 3:
+      return `$.data[${r.pick(['0', '-1', '*', '1:3', '::-2', "'x', 0", '5'])}].${r.pick(MEMBERS)}`;
+    case 4:
+      return `$..${r.pick(MEMBERS)}`;
+    case 5:
+      return `$.${r.pick(['eventType', 'source', 'extensions.comExampleExtension', 'nothing', 'data[0].value'])}`;
+    case 6:
+      return `data[?@.key == '${r.pick(KEYS)}' && @.value == ${literalRfc(r)}]`;
+    case 7:
+      return `$.data[?@.destinationTable == '${r.pick(TABLES)}' && @.value == ${literalRfc(r)}]`;
+    default:
+      return `$..[?${rfcFilter(r, 1)}]`;
   }
 }
 
 function jsonpath2Filter(r: Random, depth: number): string {
   const member = r.pick(MEMBERS);
   switch (r.int(depth > 1 ? 7 : 10)) {
-    case 0: return `@.${member} = ${literalJsonpath2(r)}`;
-    case 1: return `@.${member} ${r.pick(['!=', '<', '<=', '>', '>=', 'contains'])} ${literalJsonpath2(r)}`;
-    case 2: return `@.${member}`;
-    case 3: return `@.destinationTable = "${r.pick(TABLES)}"`;
-    case 4: return `$.eventType = "org.pacifica.metadata.ingest"`;
-    case 5: return `@.${member} = @.${r.pick(MEMBERS)}`;
-    case 6: return r.pick([`@.name.length() > 5`, `@.value contains "la"`, `@.${member}.length() = 4`, '@.*']);
-    case 7: return `${jsonpath2Filter(r, depth + 1)} and ${jsonpath2Filter(r, depth + 1)}`;
-    case 8: return `${jsonpath2Filter(r, depth + 1)} or ${jsonpath2Filter(r, depth + 1)}`;
-    default: return `not (${jsonpath2Filter(r, depth + 1)})`;
+    case 0:
+      return `@.${member} = ${literalJsonpath2(r)}`;
+    case 1:
+      return `@.${member} ${r.pick(['!=', '<', '<=', '>', '>=', 'contains'])} ${literalJsonpath2(r)}`;
+    case 2:
+      return `@.${member}`;
+    case 3:
+      return `@.destinationTable = "${r.pick(TABLES)}"`;
+    case 4:
+      return `$.eventType = "org.pacifica.metadata.ingest"`;
+    case 5:
+      return `@.${member} = @.${r.pick(MEMBERS)}`;
+    case 6:
+      return r.pick([`@.name.length() > 5`, `@.value contains "la"`, `@.${member}.length() = 4`, '@.*']);
+    case 7:
+      return `${jsonpath2Filter(r, depth + 1)} and ${jsonpath2Filter(r, depth + 1)}`;
+    case 8:
+      return `${jsonpath2Filter(r, depth + 1)} or ${jsonpath2Filter(r, depth + 1)}`;
+    default:
+      return `not (${jsonpath2Filter(r, depth + 1)})`;
   }
 }
 
 function jsonpath2Expression(r: Random): string {
   switch (r.int(8)) {
-    case 6: return `$..${r.pick(['nested', 'value', '*'])}[?(${jsonpath2Filter(r, 1)})]`;
-    case 7: return `$.data..[?(@.${r.pick(MEMBERS)} = ${literalJsonpath2(r)})]`;
-    case 0: return `$.data[*][?(${jsonpath2Filter(r, 0)})]`;
-    case 1: return `$.data.*[?(${jsonpath2Filter(r, 0)})].${r.pick(MEMBERS)}`;
-    case 2: return `$[?(${jsonpath2Filter(r, 0)})]`;
-    case 3: return `$..[?(${jsonpath2Filter(r, 1)})]`;
-    case 4: return `$.data[${r.pick(['0', '-1', '*', '1:3', '::-1', '"x",0'])}].${r.pick(MEMBERS)}`;
-    default: return `$.data[*][?(@.key = "${r.pick(KEYS)}" and @.value = ${literalJsonpath2(r)})]`;
+    case 6:
+      return `$..${r.pick(['nested', 'value', '*'])}[?(${jsonpath2Filter(r, 1)})]`;
+    case 7:
+      return `$.data..[?(@.${r.pick(MEMBERS)} = ${literalJsonpath2(r)})]`;
+    case 0:
+      return `$.data[*][?(${jsonpath2Filter(r, 0)})]`;
+    case 1:
+      return `$.data.*[?(${jsonpath2Filter(r, 0)})].${r.pick(MEMBERS)}`;
+    case 2:
+      return `$[?(${jsonpath2Filter(r, 0)})]`;
+    case 3:
+      return `$..[?(${jsonpath2Filter(r, 1)})]`;
+    case 4:
+      return `$.data[${r.pick(['0', '-1', '*', '1:3', '::-1', '"x",0'])}].${r.pick(MEMBERS)}`;
+    default:
+      return `$.data[*][?(@.key = "${r.pick(KEYS)}" and @.value = ${literalJsonpath2(r)})]`;
   }
 }
 
@@ -99,7 +157,7 @@ function randomEvent(r: Random): JsonValue {
       if (!r.chance(0.6)) continue;
       item[member] = member === 'destinationTable' ? r.pick(TABLES) : member === 'key' ? r.pick(KEYS) : r.pick(VALUES);
     }
-    if (r.chance(0.1)) item['nested'] = { value: r.pick(VALUES) };
+    if (r.chance(0.1)) item.nested = { value: r.pick(VALUES) };
     data.push(r.chance(0.05) ? r.pick(VALUES) : item);
   }
   const event: { [key: string]: JsonValue } = {
@@ -107,7 +165,7 @@ function randomEvent(r: Random): JsonValue {
     source: '/pacifica/metadata/ingest',
     data: r.chance(0.05) ? {} : data,
   };
-  if (r.chance(0.3)) event['extensions'] = { comExampleExtension: 'value' };
+  if (r.chance(0.3)) event.extensions = { comExampleExtension: 'value' };
   return event;
 }
 
@@ -126,7 +184,7 @@ function compileMany(r: Random, count: number): CompiledJsonPath[] {
 }
 
 describe('subscription index', () => {
-  const seed = Number(process.env['TEST_SEED'] ?? 20261122);
+  const seed = Number(process.env.TEST_SEED ?? 20261122);
 
   it(`matches exactly what full evaluation matches (seed ${seed})`, () => {
     const r = new Random(seed);
@@ -150,7 +208,10 @@ describe('subscription index', () => {
     const events = [facilityEvent(), ...Array.from({ length: 300 }, () => randomEvent(r))];
     let matchedSomething = 0;
     for (const event of events) {
-      const expected = [...live].filter(([, c]) => c.matches(event)).map(([id]) => id).sort((a, b) => a - b);
+      const expected = [...live]
+        .filter(([, c]) => c.matches(event))
+        .map(([id]) => id)
+        .sort((a, b) => a - b);
       const actual = index.match(event).sort((a, b) => a - b);
       assert.deepEqual(actual, expected, `event ${JSON.stringify(event)}`);
       if (expected.length > 0) matchedSomething++;

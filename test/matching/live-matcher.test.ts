@@ -5,9 +5,21 @@ import { LiveMatcher } from '../../src/matching/live-matcher.js';
 import { facilityEvent } from '../support/shared.js';
 
 const row = (changes: Partial<SubscriptionRow> = {}): SubscriptionRow => ({
-  uuid: 'sub-1', owner: 'alice', name: 'n', jsonpath: "$.data[?@.mimetype == 'text/plain']", dialect: 'rfc9535',
-  target_url: 'http://127.0.0.1:9/', auth: '{}', extensions: '{}', version: 'v0.1', created: 1, updated: 1,
-  deleted: null, disabled: null, error: null, ...changes,
+  uuid: 'sub-1',
+  owner: 'alice',
+  name: 'n',
+  jsonpath: "$.data[?@.mimetype == 'text/plain']",
+  dialect: 'rfc9535',
+  target_url: 'http://127.0.0.1:9/',
+  auth: '{}',
+  extensions: '{}',
+  version: 'v0.1',
+  created: 1,
+  updated: 1,
+  deleted: null,
+  disabled: null,
+  error: null,
+  ...changes,
 });
 
 describe('live matcher', () => {
@@ -34,7 +46,10 @@ describe('live matcher', () => {
     const both = '$.data[*][?(@.size > 100)].name';
     const matcher = new LiveMatcher();
     matcher.load([row({ uuid: 'old', jsonpath: both, dialect: 'jsonpath2' }), row({ uuid: 'new', jsonpath: both, dialect: 'rfc9535' })]);
-    assert.deepEqual(matcher.match(event).map((m) => m.uuid), ['old']);
+    assert.deepEqual(
+      matcher.match(event).map((m) => m.uuid),
+      ['old'],
+    );
   });
 
   it('leaves out, and reports, a stored expression that no longer compiles; the others still match', () => {
@@ -42,7 +57,10 @@ describe('live matcher', () => {
     const matcher = new LiveMatcher({ onUnusable: (uuid, error) => unusable.push(`${uuid}: ${String(error)}`) });
     const tooLong = `$.data[?@.name == '${'x'.repeat(3_000)}']`;
     matcher.load([row({ uuid: 'long', jsonpath: tooLong }), row({ uuid: 'fine' })]);
-    assert.deepEqual(matcher.match(event).map((m) => m.uuid), ['fine']);
+    assert.deepEqual(
+      matcher.match(event).map((m) => m.uuid),
+      ['fine'],
+    );
     assert.equal(unusable.length, 1);
     assert.match(unusable[0]!, /^long: JsonPathSyntaxError: invalid JSONPath at position 2048: expected at most 2048 characters/);
     // Told of the same row again (a poll, a NOTIFY): nothing new to report.
@@ -51,13 +69,20 @@ describe('live matcher', () => {
     // A usable expression written over it later is matched again; an unusable one replaces a usable one.
     matcher.apply({ kind: 'upsert', row: row({ uuid: 'long', updated: 2 }) });
     matcher.apply({ kind: 'upsert', row: row({ uuid: 'fine', jsonpath: tooLong, updated: 2 }) });
-    assert.deepEqual(matcher.match(event).map((m) => m.uuid), ['long']);
+    assert.deepEqual(
+      matcher.match(event).map((m) => m.uuid),
+      ['long'],
+    );
   });
 });
 
 describe('live matcher, reloaded after changes went unheard', () => {
   const event = facilityEvent();
-  const uuids = (matcher: LiveMatcher) => matcher.match(event).map((m) => m.uuid).sort();
+  const uuids = (matcher: LiveMatcher) =>
+    matcher
+      .match(event)
+      .map((m) => m.uuid)
+      .sort();
 
   it('takes what the table holds, forgets what it no longer does, and keeps what was written while it read', async () => {
     const matcher = new LiveMatcher();

@@ -4,7 +4,10 @@ import { compileJsonPath, type DialectMode } from '../../src/jsonpath/index.js';
 import { SubscriptionIndex } from '../../src/matching/subscription-index.js';
 import { facilityEvent } from '../support/shared.js';
 
-function evaluationsFor(index: SubscriptionIndex<string>, event: Parameters<SubscriptionIndex<string>['match']>[0]): { matched: string[]; evaluations: number } {
+function evaluationsFor(
+  index: SubscriptionIndex<string>,
+  event: Parameters<SubscriptionIndex<string>['match']>[0],
+): { matched: string[]; evaluations: number } {
   const before = index.stats().evaluations;
   const matched = index.match(event);
   return { matched, evaluations: index.stats().evaluations - before };
@@ -46,7 +49,10 @@ describe('subscription index', () => {
     for (let i = 0; i < 250; i++) deep = { a: deep };
     assert.deepEqual(index.match(deep as Parameters<SubscriptionIndex<string>['match']>[0]), ['top']);
     assert.equal(index.stats().failures, 1);
-    assert.deepEqual(told.map(([subscribers]) => subscribers), [['descends']]);
+    assert.deepEqual(
+      told.map(([subscribers]) => subscribers),
+      [['descends']],
+    );
     assert.match(String(told[0]![1]), /recursion limit/);
   });
 
@@ -77,7 +83,13 @@ describe('subscription index', () => {
     const { matched, evaluations } = evaluationsFor(index, facilityEvent());
     assert.deepEqual(matched.sort(), ['extension', 'hashed', 'ingest', 'plain', 'small']);
     assert.equal(evaluations, 0);
-    for (const expression of ["$.data[?@.mimetype != 'x']", '$.data[?@.a == 1 && @.b == 2]', '$.data[?@.a].b', '$.data[1:3]', "$[?$.type == 'x']"]) {
+    for (const expression of [
+      "$.data[?@.mimetype != 'x']",
+      '$.data[?@.a == 1 && @.b == 2]',
+      '$.data[?@.a].b',
+      '$.data[1:3]',
+      "$[?$.type == 'x']",
+    ]) {
       assert.equal(compileJsonPath(expression).exact, false, expression);
     }
   });
@@ -129,7 +141,13 @@ describe('subscription index, numeric comparisons', () => {
     for (let gb = 1; gb <= 100; gb++) index.set(`over-${gb}gb`, compileJsonPath(`$.data[?@.size > ${gb * 1e9} && @.name]`));
     index.set('at-most-5', compileJsonPath('$.data[*][?(5 >= @.size and @.name)]', 'jsonpath2'));
     index.set('below-5', compileJsonPath('$.data[?@.size < 5 && @.name]'));
-    const event = { data: [{ size: 2.5e9, name: 'a' }, { size: 5, name: 'b' }, { size: 'huge', name: 'c' }] };
+    const event = {
+      data: [
+        { size: 2.5e9, name: 'a' },
+        { size: 5, name: 'b' },
+        { size: 'huge', name: 'c' },
+      ],
+    };
     const { matched, evaluations } = evaluationsFor(index, event);
     assert.deepEqual(matched.sort(), ['at-most-5', 'over-1gb', 'over-2gb']);
     assert.equal(evaluations, 3);

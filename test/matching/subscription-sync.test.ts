@@ -7,14 +7,14 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { describe, it, type TestContext } from 'node:test';
-import { openDatabase, type DatabaseHandle } from '../../src/db/connect.js';
+import { type DatabaseHandle, openDatabase } from '../../src/db/connect.js';
 import { syncSchema } from '../../src/db/migrate.js';
 import { disableSubscription } from '../../src/db/subscriptions.js';
 import { LiveMatcher } from '../../src/matching/live-matcher.js';
-import { startSubscriptionSync, type SubscriptionSync } from '../../src/matching/subscription-sync.js';
-import { subscriptionService, type SubscriptionService } from '../../src/subscriptions/service.js';
+import { type SubscriptionSync, startSubscriptionSync } from '../../src/matching/subscription-sync.js';
+import { type SubscriptionService, subscriptionService } from '../../src/subscriptions/service.js';
 import { systemClock } from '../../src/time/clock.js';
-import { describeOn, POSTGRES, createPostgres, POSTGRES_TEST_URL, type TestDatabase } from '../support/database.js';
+import { createPostgres, describeOn, POSTGRES, POSTGRES_TEST_URL, type TestDatabase } from '../support/database.js';
 import { eventually } from '../support/http-stub.js';
 import { defaultTargetGuard } from '../support/target-guard.js';
 
@@ -74,7 +74,8 @@ async function propagation(matcher: LiveMatcher, uuid: string, expected: boolean
   throw new Error(`the matcher did not ${expected ? 'take up' : 'drop'} ${uuid} within ${limitMs} ms`);
 }
 
-const create = async (service: SubscriptionService) => (await service.create('alice', { name: 'n', jsonpath: '$.x', target_url: 'http://127.0.0.1:9/' })).uuid;
+const create = async (service: SubscriptionService) =>
+  (await service.create('alice', { name: 'n', jsonpath: '$.x', target_url: 'http://127.0.0.1:9/' })).uuid;
 
 if (!POSTGRES_TEST_URL) {
   describeOn(POSTGRES, 'subscription sync (PostgreSQL LISTEN/NOTIFY)', () => undefined);
@@ -87,9 +88,9 @@ if (!POSTGRES_TEST_URL) {
         await eventually(() => s.sync.listening, 'the listener is up', 5_000);
         const times: Record<string, number> = {};
         const uuid = await create(s.service);
-        times['create'] = await propagation(s.matcher, uuid, true);
+        times.create = await propagation(s.matcher, uuid, true);
         await s.service.update('alice', uuid, { disabled: 'now' });
-        times['disable'] = await propagation(s.matcher, uuid, false);
+        times.disable = await propagation(s.matcher, uuid, false);
         await s.service.update('alice', uuid, { disabled: null });
         times['re-enable'] = await propagation(s.matcher, uuid, true);
         // As the delivery stage disables a subscription whose target failed for good.
@@ -98,7 +99,9 @@ if (!POSTGRES_TEST_URL) {
 
         const killed = s.sync.listenerPid;
         assert.ok(killed);
-        const result = await s.handle.db.selectNoFrom((eb) => eb.fn<boolean>('pg_terminate_backend', [eb.val(killed)]).as('done')).executeTakeFirstOrThrow();
+        const result = await s.handle.db
+          .selectNoFrom((eb) => eb.fn<boolean>('pg_terminate_backend', [eb.val(killed)]).as('done'))
+          .executeTakeFirstOrThrow();
         assert.equal(result.done, true);
         await eventually(() => s.sync.listening && s.sync.listenerPid !== killed, 'the listener reconnects', 5_000);
         // Past the poll that follows the reconnection: what comes next can only come by NOTIFY.
@@ -106,8 +109,12 @@ if (!POSTGRES_TEST_URL) {
         const after = await create(s.service);
         times['create after reconnect'] = await propagation(s.matcher, after, true);
         await s.service.remove('alice', after);
-        times['delete'] = await propagation(s.matcher, after, false);
-        t.diagnostic(`propagation (ms): ${Object.entries(times).map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ')}`);
+        times.delete = await propagation(s.matcher, after, false);
+        t.diagnostic(
+          `propagation (ms): ${Object.entries(times)
+            .map(([k, v]) => `${k} ${v.toFixed(1)}`)
+            .join(', ')}`,
+        );
       } finally {
         await s.close();
       }

@@ -19,7 +19,9 @@ export function parseExposition(text: string): Samples {
 
 /** The sample named `name` with these labels (in the order prom-client prints them); undefined when absent. */
 export function sample(samples: Samples, name: string, labels: Record<string, string> = {}): number | undefined {
-  const printed = Object.entries(labels).map(([k, v]) => `${k}="${v}"`).join(',');
+  const printed = Object.entries(labels)
+    .map(([k, v]) => `${k}="${v}"`)
+    .join(',');
   return samples.get(printed === '' ? name : `${name}{${printed}}`);
 }
 

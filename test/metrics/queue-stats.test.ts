@@ -13,17 +13,39 @@ import { describeOn, openTestDatabase, testBackends } from '../support/database.
 
 for (const backend of testBackends()) {
   describeOn(backend, `queue statistics (${backend.name})`, () => {
-    async function withRows(rows: Array<{ state: MatchState; created: number }>, check: (db: Awaited<ReturnType<typeof openTestDatabase>>['handle']['db']) => Promise<void>) {
+    async function withRows(
+      rows: Array<{ state: MatchState; created: number }>,
+      check: (db: Awaited<ReturnType<typeof openTestDatabase>>['handle']['db']) => Promise<void>,
+    ) {
       const t = await openTestDatabase(backend);
       try {
         const subscription = { uuid: randomUUID(), owner: 'alice' };
         await insertSubscription(t.handle.db, t.handle.capabilities, {
-          ...subscription, name: 'n', jsonpath: '$', dialect: 'rfc9535', target_url: 'http://127.0.0.1:9/',
-          auth: '{}', extensions: '{}', version: 'v0.1', created: 1, updated: 1, deleted: null, disabled: null, error: null,
+          ...subscription,
+          name: 'n',
+          jsonpath: '$',
+          dialect: 'rfc9535',
+          target_url: 'http://127.0.0.1:9/',
+          auth: '{}',
+          extensions: '{}',
+          version: 'v0.1',
+          created: 1,
+          updated: 1,
+          deleted: null,
+          disabled: null,
+          error: null,
         });
         for (const [i, row] of rows.entries()) {
           const eventUuid = randomUUID();
-          const event = { uuid: eventUuid, source: '/q', event_id: `e${i}`, type: 't', spec_version: '1.0', body: '{}', received: row.created };
+          const event = {
+            uuid: eventUuid,
+            source: '/q',
+            event_id: `e${i}`,
+            type: 't',
+            spec_version: '1.0',
+            body: '{}',
+            received: row.created,
+          };
           await logEvent(t.handle.db, event, [{ ...pendingMatch(eventUuid, subscription, row.created), state: row.state }]);
         }
         await check(t.handle.db);
@@ -47,16 +69,40 @@ for (const backend of testBackends()) {
           { state: 'cancelled', created: 1_003 },
         ],
         async (db) => {
-          assert.deepEqual([...(await queueDepth(db))], [['policy', 2], ['deliver', 3]]);
-          assert.deepEqual([...(await oldestPendingCreated(db))], [['policy', 3_000], ['deliver', 7_000]]);
+          assert.deepEqual(
+            [...(await queueDepth(db))],
+            [
+              ['policy', 2],
+              ['deliver', 3],
+            ],
+          );
+          assert.deepEqual(
+            [...(await oldestPendingCreated(db))],
+            [
+              ['policy', 3_000],
+              ['deliver', 7_000],
+            ],
+          );
         },
       );
     });
 
     it('reports an empty queue as zero rows and no oldest row', async () => {
       await withRows([{ state: 'delivered', created: 1_000 }], async (db) => {
-        assert.deepEqual([...(await queueDepth(db))], [['policy', 0], ['deliver', 0]]);
-        assert.deepEqual([...(await oldestPendingCreated(db))], [['policy', undefined], ['deliver', undefined]]);
+        assert.deepEqual(
+          [...(await queueDepth(db))],
+          [
+            ['policy', 0],
+            ['deliver', 0],
+          ],
+        );
+        assert.deepEqual(
+          [...(await oldestPendingCreated(db))],
+          [
+            ['policy', undefined],
+            ['deliver', undefined],
+          ],
+        );
       });
     });
 
@@ -65,9 +111,19 @@ for (const backend of testBackends()) {
         await withRows([], async (db) => {
           const plans = async (run: (db: Kysely<Database>) => Promise<unknown>) => {
             const nodes: RootOperationNode[] = [];
-            await run(db.withPlugin({ transformQuery: ({ node }) => (nodes.push(node), node), transformResult: async ({ result }) => result }));
+            await run(
+              db.withPlugin({
+                transformQuery: ({ node }) => {
+                  nodes.push(node);
+                  return node;
+                },
+                transformResult: async ({ result }) => result,
+              }),
+            );
             const compiled = db.getExecutor().compileQuery(nodes[0]!, createQueryId());
-            const plan = await db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${compiled.sql}`, [...compiled.parameters]));
+            const plan = await db.executeQuery<{ detail: string }>(
+              CompiledQuery.raw(`explain query plan ${compiled.sql}`, [...compiled.parameters]),
+            );
             return plan.rows.map((r) => r.detail).join('\n');
           };
           const depth = await plans(queueDepth);

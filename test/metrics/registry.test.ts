@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createMetrics } from '../../src/metrics/registry.js';
 import type { QueueReader } from '../../src/metrics/queue-gauges.js';
-import { byOutcome, DELIVERY_OUTCOMES, parseExposition, POLICY_OUTCOMES, sample } from './exposition.js';
+import { createMetrics } from '../../src/metrics/registry.js';
+import { byOutcome, DELIVERY_OUTCOMES, POLICY_OUTCOMES, parseExposition, sample } from './exposition.js';
 
 const unexpected = (error: unknown) => assert.fail(`unexpected error: ${String(error)}`);
 const scrape = async (metrics: ReturnType<typeof createMetrics>) => parseExposition(await metrics.registry.metrics());
@@ -14,7 +14,12 @@ describe('metrics registry', () => {
     assert.deepEqual(byOutcome(samples, 'notifications_events_received_total', ['logged', 'duplicate']), { logged: 0, duplicate: 0 });
     assert.equal(sample(samples, 'notifications_matches_total'), 0);
     assert.deepEqual(byOutcome(samples, 'notifications_policy_answers_total', POLICY_OUTCOMES), { allowed: 0, denied: 0, retry: 0 });
-    assert.deepEqual(byOutcome(samples, 'notifications_deliveries_total', DELIVERY_OUTCOMES), { delivered: 0, retry: 0, failed: 0, cancelled: 0 });
+    assert.deepEqual(byOutcome(samples, 'notifications_deliveries_total', DELIVERY_OUTCOMES), {
+      delivered: 0,
+      retry: 0,
+      failed: 0,
+      cancelled: 0,
+    });
     assert.deepEqual([sample(samples, 'notifications_events_purged_total'), sample(samples, 'notifications_matches_purged_total')], [0, 0]);
     assert.equal(sample(samples, 'notifications_match_evaluation_errors_total'), 0);
 
@@ -39,10 +44,18 @@ describe('metrics registry', () => {
     assert.deepEqual(byOutcome(samples, 'notifications_events_received_total', ['logged', 'duplicate']), { logged: 2, duplicate: 1 });
     assert.equal(sample(samples, 'notifications_matches_total'), 3);
     assert.deepEqual(byOutcome(samples, 'notifications_policy_answers_total', POLICY_OUTCOMES), { allowed: 1, denied: 2, retry: 1 });
-    assert.deepEqual(byOutcome(samples, 'notifications_deliveries_total', DELIVERY_OUTCOMES), { delivered: 1, retry: 1, failed: 1, cancelled: 1 });
+    assert.deepEqual(byOutcome(samples, 'notifications_deliveries_total', DELIVERY_OUTCOMES), {
+      delivered: 1,
+      retry: 1,
+      failed: 1,
+      cancelled: 1,
+    });
     assert.equal(sample(samples, 'notifications_delivery_duration_seconds_count'), 3, 'a cancelled row had no HTTP exchange');
     assert.equal(sample(samples, 'notifications_delivery_latency_seconds_count'), 1, 'only a delivery has a latency');
-    assert.deepEqual([sample(samples, 'notifications_events_purged_total'), sample(samples, 'notifications_matches_purged_total')], [203, 450]);
+    assert.deepEqual(
+      [sample(samples, 'notifications_events_purged_total'), sample(samples, 'notifications_matches_purged_total')],
+      [203, 450],
+    );
     assert.equal(sample(samples, 'notifications_match_evaluation_errors_total'), 3);
   });
 
@@ -56,7 +69,10 @@ describe('metrics registry', () => {
       ['0.001', '0.0025', '0.005', '5', '10', '+Inf'].map((le) => bucket('notifications_delivery_duration_seconds', le)),
       [0, 0, 1, 1, 2, 2],
     );
-    assert.deepEqual(['0.005', '30', '60', '3600', '14400', '86400', '+Inf'].map((le) => bucket('notifications_delivery_latency_seconds', le)), [0, 0, 1, 1, 2, 2, 2]);
+    assert.deepEqual(
+      ['0.005', '30', '60', '3600', '14400', '86400', '+Inf'].map((le) => bucket('notifications_delivery_latency_seconds', le)),
+      [0, 0, 1, 1, 2, 2, 2],
+    );
     assert.equal(sample(samples, 'notifications_delivery_latency_seconds_sum'), 42 + 7200);
   });
 
@@ -77,18 +93,44 @@ describe('metrics registry', () => {
   describe('queue gauges', () => {
     const NOW = 1_800_000_000_000_000;
     const reader = (over: Partial<QueueReader> = {}): QueueReader => ({
-      depth: async () => new Map([['policy', 4], ['deliver', 0]]),
-      oldestCreated: async () => new Map([['policy', NOW - 90_500_000], ['deliver', undefined]]),
+      depth: async () =>
+        new Map([
+          ['policy', 4],
+          ['deliver', 0],
+        ]),
+      oldestCreated: async () =>
+        new Map([
+          ['policy', NOW - 90_500_000],
+          ['deliver', undefined],
+        ]),
       ...over,
     });
 
     it('reads the depth and the oldest row at scrape time; a state with no rows is 0 old', async () => {
       let reads = 0;
       const metrics = createMetrics({
-        queue: { reader: reader({ depth: async () => (reads++, new Map([['policy', 4 + reads], ['deliver', 0]])) }), clock: () => NOW, onError: unexpected },
+        queue: {
+          reader: reader({
+            depth: async () => {
+              reads++;
+              return new Map([
+                ['policy', 4 + reads],
+                ['deliver', 0],
+              ]);
+            },
+          }),
+          clock: () => NOW,
+          onError: unexpected,
+        },
       });
       let samples = await scrape(metrics);
-      assert.deepEqual([sample(samples, 'notifications_queue_depth', { state: 'policy' }), sample(samples, 'notifications_queue_depth', { state: 'deliver' })], [5, 0]);
+      assert.deepEqual(
+        [
+          sample(samples, 'notifications_queue_depth', { state: 'policy' }),
+          sample(samples, 'notifications_queue_depth', { state: 'deliver' }),
+        ],
+        [5, 0],
+      );
       assert.equal(sample(samples, 'notifications_queue_oldest_pending_age_seconds', { state: 'policy' }), 90.5);
       assert.equal(sample(samples, 'notifications_queue_oldest_pending_age_seconds', { state: 'deliver' }), 0);
       samples = await scrape(metrics);
@@ -97,7 +139,11 @@ describe('metrics registry', () => {
 
     it('never reports a negative age when a row was created by a clock ahead of ours', async () => {
       const metrics = createMetrics({
-        queue: { reader: reader({ oldestCreated: async () => new Map([['policy', NOW + 5_000_000]]) }), clock: () => NOW, onError: unexpected },
+        queue: {
+          reader: reader({ oldestCreated: async () => new Map([['policy', NOW + 5_000_000]]) }),
+          clock: () => NOW,
+          onError: unexpected,
+        },
       });
       assert.equal(sample(await scrape(metrics), 'notifications_queue_oldest_pending_age_seconds', { state: 'policy' }), 0);
     });
@@ -109,14 +155,19 @@ describe('metrics registry', () => {
         if (fail) throw new Error('database unreachable');
         return new Map([['policy', 1]]);
       };
-      const metrics = createMetrics({ queue: { reader: { depth: failing, oldestCreated: failing }, clock: () => NOW, onError: (e) => errors.push(e) } });
+      const metrics = createMetrics({
+        queue: { reader: { depth: failing, oldestCreated: failing }, clock: () => NOW, onError: (e) => errors.push(e) },
+      });
       assert.equal(sample(await scrape(metrics), 'notifications_queue_depth', { state: 'policy' }), 1);
       fail = true;
       const samples = await scrape(metrics);
       assert.equal(sample(samples, 'notifications_queue_depth', { state: 'policy' }), undefined, 'no stale value');
       assert.equal(sample(samples, 'notifications_queue_oldest_pending_age_seconds', { state: 'policy' }), undefined);
       assert.equal(sample(samples, 'notifications_matches_total'), 0, 'the rest of the scrape is served');
-      assert.deepEqual(errors.map((e) => (e as Error).message), ['database unreachable', 'database unreachable']);
+      assert.deepEqual(
+        errors.map((e) => (e as Error).message),
+        ['database unreachable', 'database unreachable'],
+      );
     });
   });
 });

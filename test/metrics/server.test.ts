@@ -4,10 +4,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
-import { describeOn, testBackends, type TestDatabase } from '../support/database.js';
-import { eventually, startStub, type HttpStub } from '../support/http-stub.js';
-import { runCli, startServer, type RunningServer } from '../support/processes.js';
-import { byOutcome, DELIVERY_OUTCOMES, parseExposition, POLICY_OUTCOMES, sample, type Samples } from './exposition.js';
+import { describeOn, type TestDatabase, testBackends } from '../support/database.js';
+import { eventually, type HttpStub, startStub } from '../support/http-stub.js';
+import { type RunningServer, runCli, startServer } from '../support/processes.js';
+import { byOutcome, DELIVERY_OUTCOMES, POLICY_OUTCOMES, parseExposition, type Samples, sample } from './exposition.js';
 
 for (const backend of testBackends()) {
   describeOn(backend, `the server's /metrics (${backend.name})`, () => {
@@ -43,16 +43,28 @@ for (const backend of testBackends()) {
       assert.equal(created.status, 200, await created.text());
       const event = JSON.stringify({ specversion: '1.0', id: 'm-1', source: '/metrics', type: 't' });
       for (let i = 0; i < 2; i++) {
-        const received = await fetch(`${server.url}/receive`, { method: 'POST', headers: { 'content-type': 'application/cloudevents+json' }, body: event });
+        const received = await fetch(`${server.url}/receive`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/cloudevents+json' },
+          body: event,
+        });
         assert.equal(received.status, 200);
       }
-      await eventually(async () => sample(await scrape(), 'notifications_deliveries_total', { outcome: 'delivered' }) === 1, 'the delivery is counted');
+      await eventually(
+        async () => sample(await scrape(), 'notifications_deliveries_total', { outcome: 'delivered' }) === 1,
+        'the delivery is counted',
+      );
       const samples = await scrape();
       assert.equal(hook.requests.length, 1);
       assert.deepEqual(byOutcome(samples, 'notifications_events_received_total', ['logged', 'duplicate']), { logged: 1, duplicate: 1 });
       assert.equal(sample(samples, 'notifications_matches_total'), 1);
       assert.deepEqual(byOutcome(samples, 'notifications_policy_answers_total', POLICY_OUTCOMES), { allowed: 1, denied: 0, retry: 0 });
-      assert.deepEqual(byOutcome(samples, 'notifications_deliveries_total', DELIVERY_OUTCOMES), { delivered: 1, retry: 0, failed: 0, cancelled: 0 });
+      assert.deepEqual(byOutcome(samples, 'notifications_deliveries_total', DELIVERY_OUTCOMES), {
+        delivered: 1,
+        retry: 0,
+        failed: 0,
+        cancelled: 0,
+      });
       assert.equal(sample(samples, 'notifications_delivery_duration_seconds_count'), 1);
       assert.equal(sample(samples, 'notifications_delivery_latency_seconds_count'), 1);
       for (const state of ['policy', 'deliver']) {

@@ -2,12 +2,16 @@ import assert from 'node:assert/strict';
 import type { LookupAddress } from 'node:dns';
 import { describe, it } from 'node:test';
 import { SETTINGS } from '../../src/config/settings.js';
-import { addressGuard, MAX_PENDING_LOOKUPS, type AddressGuard, type ResolveAll } from '../../src/net/address-guard.js';
+import { type AddressGuard, addressGuard, MAX_PENDING_LOOKUPS, type ResolveAll } from '../../src/net/address-guard.js';
 
 const DEFAULT_DENY = SETTINGS.targetDeny.parse(SETTINGS.targetDeny.default);
 const METADATA_DENIED = 'address 169.254.169.254 is denied by NOTIFICATIONS_TARGET_DENY';
 
-function lookup(guard: AddressGuard, hostname: string, all: boolean): Promise<{ error: NodeJS.ErrnoException | null; address: string | LookupAddress[]; family?: number }> {
+function lookup(
+  guard: AddressGuard,
+  hostname: string,
+  all: boolean,
+): Promise<{ error: NodeJS.ErrnoException | null; address: string | LookupAddress[]; family?: number }> {
   return new Promise((resolve) => guard.lookup(hostname, { all }, (error, address, family) => resolve({ error, address, family })));
 }
 
@@ -119,13 +123,20 @@ describe('addressGuard.lookup', () => {
     for (const all of [false, true]) {
       const { error } = await lookup(guard, 'localhost', all);
       assert.equal(error?.code, 'ETARGETDENIED');
-      assert.match(error?.message ?? '', /^every address of localhost is refused: address (127\.0\.0\.1|::1) is denied by NOTIFICATIONS_TARGET_DENY/);
+      assert.match(
+        error?.message ?? '',
+        /^every address of localhost is refused: address (127\.0\.0\.1|::1) is denied by NOTIFICATIONS_TARGET_DENY/,
+      );
     }
   });
 
   it('drops the denied addresses of a name and keeps the permitted ones', async () => {
     const resolveAll: ResolveAll = (_hostname, _options, callback) =>
-      callback(null, [{ address: '169.254.169.254', family: 4 }, { address: '::ffff:a9fe:a9fe', family: 6 }, { address: '93.184.216.34', family: 4 }]);
+      callback(null, [
+        { address: '169.254.169.254', family: 4 },
+        { address: '::ffff:a9fe:a9fe', family: 6 },
+        { address: '93.184.216.34', family: 4 },
+      ]);
     const guard = addressGuard({ allow: [], deny: DEFAULT_DENY }, resolveAll);
     assert.deepEqual((await lookup(guard, 'hooks.example', true)).address, [{ address: '93.184.216.34', family: 4 }]);
     const one = await lookup(guard, 'hooks.example', false);
@@ -138,7 +149,10 @@ describe('addressGuard.lookup', () => {
     const guard = addressGuard({ allow: [], deny: DEFAULT_DENY }, resolveAll);
     assert.equal((await lookup(guard, 'rebind.example', false)).error, null);
     const { error } = await lookup(guard, 'rebind.example', false);
-    assert.equal(error?.message, 'every address of rebind.example is refused: address 169.254.169.254 is denied by NOTIFICATIONS_TARGET_DENY');
+    assert.equal(
+      error?.message,
+      'every address of rebind.example is refused: address 169.254.169.254 is denied by NOTIFICATIONS_TARGET_DENY',
+    );
   });
 
   it('passes DNS failures on unchanged', async () => {
@@ -153,8 +167,12 @@ describe('addressGuard.hostRefusal', () => {
     (answers: Record<string, string[]>): ResolveAll =>
     (hostname, _options, callback) => {
       const addresses = answers[hostname];
-      if (addresses === undefined) return callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), []);
-      callback(null, addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })));
+      if (addresses === undefined)
+        return callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), []);
+      callback(
+        null,
+        addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })),
+      );
     };
 
   it('judges an IP literal as delivery does, the IPv6 one in brackets as URLs write it', async () => {
@@ -170,9 +188,16 @@ describe('addressGuard.hostRefusal', () => {
   it('refuses a name only when every address it resolves to is refused', async () => {
     const guard = addressGuard(
       { allow: [], deny: DEFAULT_DENY },
-      answering({ 'metadata.example': ['169.254.169.254', '64:ff9b::a9fe:a9fe'], 'mixed.example': ['169.254.169.254', '93.184.216.34'], 'empty.example': [] }),
+      answering({
+        'metadata.example': ['169.254.169.254', '64:ff9b::a9fe:a9fe'],
+        'mixed.example': ['169.254.169.254', '93.184.216.34'],
+        'empty.example': [],
+      }),
     );
-    assert.equal(await guard.hostRefusal('metadata.example', 1000), `every address of metadata.example is refused: ${METADATA_DENIED}; ${METADATA_DENIED}`);
+    assert.equal(
+      await guard.hostRefusal('metadata.example', 1000),
+      `every address of metadata.example is refused: ${METADATA_DENIED}; ${METADATA_DENIED}`,
+    );
     assert.equal(await guard.hostRefusal('mixed.example', 1000), null, 'delivery connects to the permitted address');
     assert.equal(await guard.hostRefusal('empty.example', 1000), null);
     assert.equal(await guard.hostRefusal('unknown.example', 1000), null, 'a name that does not resolve is judged at delivery');
@@ -181,7 +206,10 @@ describe('addressGuard.hostRefusal', () => {
   it('resolves with the system resolver: localhost by the rules, a reserved name that does not exist accepted', async () => {
     assert.equal(await addressGuard({ allow: [], deny: DEFAULT_DENY }).hostRefusal('localhost', 2000), null);
     const noLoopback = addressGuard({ allow: [], deny: ['127.0.0.0/8', '::1/128'] });
-    assert.match((await noLoopback.hostRefusal('localhost', 2000)) ?? '', /^every address of localhost is refused: address (127\.0\.0\.1|::1) is denied by NOTIFICATIONS_TARGET_DENY/);
+    assert.match(
+      (await noLoopback.hostRefusal('localhost', 2000)) ?? '',
+      /^every address of localhost is refused: address (127\.0\.0\.1|::1) is denied by NOTIFICATIONS_TARGET_DENY/,
+    );
     assert.equal(await noLoopback.hostRefusal('does-not-exist.invalid', 2000), null);
   });
 

@@ -21,7 +21,12 @@ describe('decidePolicy', () => {
   });
 
   it('no decision: asked again after the next delay, the try recorded', () => {
-    const decision = decidePolicy([{ attempts: 0 }, { attempts: 0 }], { kind: 'retry', status: 503, error: 'policy service answered 503' }, asked, schedule);
+    const decision = decidePolicy(
+      [{ attempts: 0 }, { attempts: 0 }],
+      { kind: 'retry', status: 503, error: 'policy service answered 503' },
+      asked,
+      schedule,
+    );
     assert.deepEqual(decision, {
       change: { state: 'policy', due: asked.at + 1_000_000, attempts: 'count' },
       attempt: { at: asked.at, status: 503, error: 'policy service answered 503', durationMs: 8 },

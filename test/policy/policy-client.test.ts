@@ -3,7 +3,7 @@ import type { ServerResponse } from 'node:http';
 import { describe, it, type TestContext } from 'node:test';
 import type { JsonValue } from '../../src/json.js';
 import { allowAll, createPolicyClient } from '../../src/policy/policy-client.js';
-import { startStubServer, unusedPort, type ReceivedRequest, type StubServer } from '../delivery/stub-server.js';
+import { type ReceivedRequest, type StubServer, startStubServer, unusedPort } from '../delivery/stub-server.js';
 
 const EVENT: JsonValue = { specversion: '1.0', id: 'e-1', source: '/metadata', type: 'org.example.upload', data: [{ project: 1234 }] };
 
@@ -19,9 +19,11 @@ function client(t: TestContext, baseUrl: string, timeoutMs = 2000) {
   return policy;
 }
 
-const status = (code: number, body = '') => (_request: ReceivedRequest, response: ServerResponse) => {
-  response.writeHead(code).end(body);
-};
+const status =
+  (code: number, body = '') =>
+  (_request: ReceivedRequest, response: ServerResponse) => {
+    response.writeHead(code).end(body);
+  };
 
 describe('policy client', () => {
   it('POSTs the event JSON to {baseUrl}/events/{user}, the user URL-encoded', async (t) => {
@@ -37,7 +39,9 @@ describe('policy client', () => {
 
   it('allows on 2xx and denies on 4xx, keeping the status', async (t) => {
     const codes = [200, 204, 400, 403, 404, 451];
-    const stub = await policyService(t, (request, response) => response.writeHead(Number(request.url.split('/').pop())).end('{"detail":"x"}'));
+    const stub = await policyService(t, (request, response) =>
+      response.writeHead(Number(request.url.split('/').pop())).end('{"detail":"x"}'),
+    );
     const policy = client(t, stub.origin);
     const answers = await Promise.all(codes.map((code) => policy.ask(String(code), EVENT)));
     assert.deepEqual(answers, [
@@ -55,8 +59,16 @@ describe('policy client', () => {
       request.url.endsWith('/moved') ? response.writeHead(302, { location: '/elsewhere' }).end() : response.writeHead(503).end('down'),
     );
     const policy = client(t, stub.origin);
-    assert.deepEqual(await policy.ask('alice', EVENT), { kind: 'retry', status: 503, error: 'policy service answered 503 Service Unavailable' });
-    assert.deepEqual(await policy.ask('moved', EVENT), { kind: 'retry', status: 302, error: 'policy service answered 302 Found (redirects are not followed)' });
+    assert.deepEqual(await policy.ask('alice', EVENT), {
+      kind: 'retry',
+      status: 503,
+      error: 'policy service answered 503 Service Unavailable',
+    });
+    assert.deepEqual(await policy.ask('moved', EVENT), {
+      kind: 'retry',
+      status: 302,
+      error: 'policy service answered 302 Found (redirects are not followed)',
+    });
     assert.equal(stub.received.length, 2);
   });
 
@@ -70,7 +82,11 @@ describe('policy client', () => {
 
   it('retries when the policy service refuses connections', async (t) => {
     const port = await unusedPort();
-    assert.deepEqual(await client(t, `http://127.0.0.1:${port}`).ask('alice', EVENT), { kind: 'retry', status: null, error: 'connection refused' });
+    assert.deepEqual(await client(t, `http://127.0.0.1:${port}`).ask('alice', EVENT), {
+      kind: 'retry',
+      status: null,
+      error: 'connection refused',
+    });
   });
 
   it('reuses its connection', async (t) => {

@@ -33,8 +33,20 @@ for (const backend of testBackends()) {
       });
       const subscription = async (owner: string): Promise<SubscriptionRow> => {
         const row: SubscriptionRow = {
-          uuid: randomUUID(), owner, name: 'n', jsonpath: '$', dialect: 'rfc9535', target_url: 'http://127.0.0.1:9/',
-          auth: '{}', extensions: '{}', version: 'v0.1', created: 1, updated: 1, deleted: null, disabled: null, error: null,
+          uuid: randomUUID(),
+          owner,
+          name: 'n',
+          jsonpath: '$',
+          dialect: 'rfc9535',
+          target_url: 'http://127.0.0.1:9/',
+          auth: '{}',
+          extensions: '{}',
+          version: 'v0.1',
+          created: 1,
+          updated: 1,
+          deleted: null,
+          disabled: null,
+          error: null,
         };
         await insertSubscription(test.handle.db, test.handle.capabilities, row);
         return row;
@@ -45,7 +57,11 @@ for (const backend of testBackends()) {
         const eventUuid = randomUUID();
         const id = `e${++n}`;
         const matches = subscriptions.map((s) => pendingMatch(eventUuid, s, n));
-        await logEvent(test.handle.db, { uuid: eventUuid, source: '/p', event_id: id, type: 't', spec_version: '1.0', body: JSON.stringify({ id }), received: n }, matches);
+        await logEvent(
+          test.handle.db,
+          { uuid: eventUuid, source: '/p', event_id: id, type: 't', spec_version: '1.0', body: JSON.stringify({ id }), received: n },
+          matches,
+        );
         return matches;
       };
       // The slow user's events are older than the quick user's: in due order they come first.
@@ -56,17 +72,33 @@ for (const backend of testBackends()) {
       // The next leaves the slow user out once it has as much waiting as running.
       for (let i = 0; i < 3; i++) await runner.intake();
       const state = async (rows: MatchesTable[]) =>
-        Promise.all(rows.map(async (r) => (await test.handle.db.selectFrom('matches').select('state').where('uuid', '=', r.uuid).executeTakeFirstOrThrow()).state));
+        Promise.all(
+          rows.map(
+            async (r) =>
+              (await test.handle.db.selectFrom('matches').select('state').where('uuid', '=', r.uuid).executeTakeFirstOrThrow()).state,
+          ),
+        );
       for (let i = 0; i < 100 && (await state(quickRows)).some((s) => s !== 'deliver'); i++) await new Promise((r) => setTimeout(r, 20));
-      assert.deepEqual(await state(quickRows), ['deliver', 'deliver'], "the quick user's events were allowed while the slow user's calls hung");
+      assert.deepEqual(
+        await state(quickRows),
+        ['deliver', 'deliver'],
+        "the quick user's events were allowed while the slow user's calls hung",
+      );
       const asked = service.requests.map((r) => r.url);
       assert.equal(asked.filter((u) => u.endsWith('/slow')).length, 2, 'no more slow calls than its slots');
       release();
       await runner.idle();
       while ((await round(runner)) > 0);
       const all = await test.handle.db.selectFrom('matches').select('state').execute();
-      assert.ok(all.every((r) => r.state === 'deliver'), 'all allowed in the end');
-      assert.equal(service.requests.filter((r) => r.url.endsWith('/slow')).length, 8, 'one call per event for the slow user, not one per subscription');
+      assert.ok(
+        all.every((r) => r.state === 'deliver'),
+        'all allowed in the end',
+      );
+      assert.equal(
+        service.requests.filter((r) => r.url.endsWith('/slow')).length,
+        8,
+        'one call per event for the slow user, not one per subscription',
+      );
     });
   });
 }

@@ -7,14 +7,14 @@ import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { insertSubscription } from '../../src/db/subscriptions.js';
 import type { SubscriptionRow } from '../../src/db/tables.js';
-import { addressGuard } from '../../src/net/address-guard.js';
 import { createTargetClient } from '../../src/delivery/target-client.js';
 import { EventLogBatch } from '../../src/events/event-log-batch.js';
 import { receiveEvent } from '../../src/events/receive.js';
 import { LiveMatcher } from '../../src/matching/live-matcher.js';
+import { addressGuard } from '../../src/net/address-guard.js';
 import { allowAll, createPolicyClient } from '../../src/policy/policy-client.js';
-import { Handoff, type HandedMatch } from '../../src/routing/handoff.js';
 import { ClaimPacer } from '../../src/routing/claim-pacer.js';
+import { type HandedMatch, Handoff } from '../../src/routing/handoff.js';
 import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
 import { startStub } from '../support/http-stub.js';
 import { round, testDeliveryRunner, testPolicyRunner } from '../support/runners.js';
@@ -23,8 +23,19 @@ const LEASE_US = 30_000_000;
 
 function handed(lockedUntil: number): HandedMatch {
   const row = {
-    uuid: randomUUID(), event_uuid: 'e', subscription_uuid: 's', owner: 'o', state: 'policy' as const, policy_code: null, target_code: null,
-    created: 1, due: 1, locked_until: lockedUntil, locked_by: 'me', attempts: 0, updated: 1,
+    uuid: randomUUID(),
+    event_uuid: 'e',
+    subscription_uuid: 's',
+    owner: 'o',
+    state: 'policy' as const,
+    policy_code: null,
+    target_code: null,
+    created: 1,
+    due: 1,
+    locked_until: lockedUntil,
+    locked_by: 'me',
+    attempts: 0,
+    updated: 1,
   };
   return { row, event: { uuid: 'e', source: '/s', event_id: 'i', type: 't', spec_version: '1.0', body: '{}', received: 1 }, document: {} };
 }
@@ -75,8 +86,20 @@ for (const backend of testBackends()) {
         await test.close();
       });
       const subscription: SubscriptionRow = {
-        uuid: randomUUID(), owner: 'alice', name: 'n', jsonpath: '$.n', dialect: 'rfc9535', target_url: stub.url,
-        auth: '{}', extensions: '{}', version: 'v0.1', created: 1, updated: 1, deleted: null, disabled: null, error: null,
+        uuid: randomUUID(),
+        owner: 'alice',
+        name: 'n',
+        jsonpath: '$.n',
+        dialect: 'rfc9535',
+        target_url: stub.url,
+        auth: '{}',
+        extensions: '{}',
+        version: 'v0.1',
+        created: 1,
+        updated: 1,
+        deleted: null,
+        disabled: null,
+        error: null,
       };
       await insertSubscription(test.handle.db, test.handle.capabilities, subscription);
       const matcher = new LiveMatcher();
@@ -87,15 +110,29 @@ for (const backend of testBackends()) {
       const toDelivery = new Handoff(100, LEASE_US / 2);
       const rows = () => test.handle.db.selectFrom('matches').select(['state', 'locked_by', 'locked_until']).execute();
 
-      const logged = await receiveEvent({ eventLog: new EventLogBatch(test.handle), matcher, clock, handoff: { to: toPolicy, holder: 'me', leaseUs: LEASE_US } }, {
-        specVersion: '1.0', id: 'handed-1', source: '/handoff', type: 't', document: { specversion: '1.0', id: 'handed-1', source: '/handoff', type: 't', n: 1 },
-      });
+      const logged = await receiveEvent(
+        { eventLog: new EventLogBatch(test.handle), matcher, clock, handoff: { to: toPolicy, holder: 'me', leaseUs: LEASE_US } },
+        {
+          specVersion: '1.0',
+          id: 'handed-1',
+          source: '/handoff',
+          type: 't',
+          document: { specversion: '1.0', id: 'handed-1', source: '/handoff', type: 't', n: 1 },
+        },
+      );
       assert.equal(logged.matches, 1);
-      assert.deepEqual(await rows(), [{ state: 'policy', locked_by: 'me', locked_until: now + LEASE_US }], 'written leased: no claim can take it');
+      assert.deepEqual(
+        await rows(),
+        [{ state: 'policy', locked_by: 'me', locked_until: now + LEASE_US }],
+        'written leased: no claim can take it',
+      );
 
       now += 1_000;
       let woken = 0;
-      const policy = testPolicyRunner({ handle: test.handle, clock }, { policy: allowAll, inbox: toPolicy, next: toDelivery, onAllowed: () => woken++ });
+      const policy = testPolicyRunner(
+        { handle: test.handle, clock },
+        { policy: allowAll, inbox: toPolicy, next: toDelivery, onAllowed: () => woken++ },
+      );
       assert.equal(await round(policy), 1);
       assert.deepEqual(await rows(), [{ state: 'deliver', locked_by: 'me', locked_until: now + LEASE_US }], 'allowed and still leased');
       assert.equal(woken, 1, 'the delivery stage is woken');
@@ -128,8 +165,20 @@ for (const backend of testBackends()) {
         await test.close();
       });
       const subscription: SubscriptionRow = {
-        uuid: randomUUID(), owner: 'alice', name: 'n', jsonpath: '$.n', dialect: 'rfc9535', target_url: stub.url,
-        auth: '{}', extensions: '{}', version: 'v0.1', created: 1, updated: 1, deleted: null, disabled: null, error: null,
+        uuid: randomUUID(),
+        owner: 'alice',
+        name: 'n',
+        jsonpath: '$.n',
+        dialect: 'rfc9535',
+        target_url: stub.url,
+        auth: '{}',
+        extensions: '{}',
+        version: 'v0.1',
+        created: 1,
+        updated: 1,
+        deleted: null,
+        disabled: null,
+        error: null,
       };
       await insertSubscription(test.handle.db, test.handle.capabilities, subscription);
       const matcher = new LiveMatcher();
@@ -137,15 +186,26 @@ for (const backend of testBackends()) {
       const clock = () => Date.now() * 1000;
       const toPolicy = new Handoff(100, LEASE_US / 2);
       const toDelivery = new Handoff(100, LEASE_US / 2);
-      const logged = await receiveEvent({ eventLog: new EventLogBatch(test.handle), matcher, clock, handoff: { to: toPolicy, holder: 'me', leaseUs: LEASE_US } }, {
-        specVersion: '1.0', id: 'purged-1', source: '/handoff', type: 't', document: { specversion: '1.0', id: 'purged-1', source: '/handoff', type: 't', n: 1 },
-      });
+      const logged = await receiveEvent(
+        { eventLog: new EventLogBatch(test.handle), matcher, clock, handoff: { to: toPolicy, holder: 'me', leaseUs: LEASE_US } },
+        {
+          specVersion: '1.0',
+          id: 'purged-1',
+          source: '/handoff',
+          type: 't',
+          document: { specversion: '1.0', id: 'purged-1', source: '/handoff', type: 't', n: 1 },
+        },
+      );
       eventUuid = logged.uuid;
 
       assert.equal(await round(testPolicyRunner({ handle: test.handle, clock }, { policy, inbox: toPolicy, next: toDelivery })), 1);
       assert.equal(policyService.requests.length, 1);
       assert.deepEqual(await test.handle.db.selectFrom('matches').selectAll().execute(), [], 'the match went with its event');
-      assert.equal(await round(testDeliveryRunner({ handle: test.handle, clock }, { target, inbox: toDelivery })), 0, 'nothing was handed on');
+      assert.equal(
+        await round(testDeliveryRunner({ handle: test.handle, clock }, { target, inbox: toDelivery })),
+        0,
+        'nothing was handed on',
+      );
       assert.equal(stub.requests.length, 0, 'the purged event is not sent');
       assert.equal(toDelivery.reserve(100), true, 'the room reserved for it is free again');
     });
@@ -154,21 +214,46 @@ for (const backend of testBackends()) {
       const test = await openTestDatabase(backend);
       t.after(() => test.close());
       const subscription: SubscriptionRow = {
-        uuid: randomUUID(), owner: 'alice', name: 'n', jsonpath: '$.n', dialect: 'rfc9535', target_url: 'http://127.0.0.1:9/',
-        auth: '{}', extensions: '{}', version: 'v0.1', created: 1, updated: 1, deleted: null, disabled: null, error: null,
+        uuid: randomUUID(),
+        owner: 'alice',
+        name: 'n',
+        jsonpath: '$.n',
+        dialect: 'rfc9535',
+        target_url: 'http://127.0.0.1:9/',
+        auth: '{}',
+        extensions: '{}',
+        version: 'v0.1',
+        created: 1,
+        updated: 1,
+        deleted: null,
+        disabled: null,
+        error: null,
       };
       await insertSubscription(test.handle.db, test.handle.capabilities, subscription);
       const matcher = new LiveMatcher();
       matcher.load([subscription]);
-      let now = Date.now() * 1000;
+      const now = Date.now() * 1000;
       const clock = () => now;
       const toPolicy = new Handoff(2, LEASE_US / 2);
       const receive = (n: number) =>
-        receiveEvent({ eventLog: new EventLogBatch(test.handle), matcher, clock, handoff: { to: toPolicy, holder: 'me', leaseUs: LEASE_US } }, {
-          specVersion: '1.0', id: `e${n}`, source: '/overflow', type: 't', document: { specversion: '1.0', id: `e${n}`, source: '/overflow', type: 't', n },
-        });
+        receiveEvent(
+          { eventLog: new EventLogBatch(test.handle), matcher, clock, handoff: { to: toPolicy, holder: 'me', leaseUs: LEASE_US } },
+          {
+            specVersion: '1.0',
+            id: `e${n}`,
+            source: '/overflow',
+            type: 't',
+            document: { specversion: '1.0', id: `e${n}`, source: '/overflow', type: 't', n },
+          },
+        );
       const settled = async () =>
-        (await test.handle.db.selectFrom('matches').innerJoin('events', 'events.uuid', 'matches.event_uuid').select(['events.event_id', 'matches.state']).execute())
+        (
+          await test.handle.db
+            .selectFrom('matches')
+            .innerJoin('events', 'events.uuid', 'matches.event_uuid')
+            .select(['events.event_id', 'matches.state'])
+            .execute()
+        )
           .filter((r) => r.state === 'deliver')
           .map((r) => r.event_id)
           .sort();
@@ -191,7 +276,12 @@ for (const backend of testBackends()) {
       );
 
       // A row coming due in the queue (a retry) while new work keeps arriving.
-      await test.handle.db.updateTable('matches').set({ state: 'policy', due: now }).where('state', '=', 'deliver').where('event_uuid', 'in', test.handle.db.selectFrom('events').select('uuid').where('event_id', '=', 'e1')).execute();
+      await test.handle.db
+        .updateTable('matches')
+        .set({ state: 'policy', due: now })
+        .where('state', '=', 'deliver')
+        .where('event_uuid', 'in', test.handle.db.selectFrom('events').select('uuid').where('event_id', '=', 'e1'))
+        .execute();
       assert.equal(await round(policy), 1, 'only the handed row, within the minute');
       await receive(7);
       pacerNow += 60_000;

@@ -7,7 +7,10 @@ describe('lanes', () => {
     const lanes = new Lanes<number>((key) => (key === 'wide' ? 3 : 1));
     for (const n of [1, 2, 3, 4]) lanes.add('wide', n);
     for (const n of [5, 6]) lanes.add('narrow', n);
-    assert.deepEqual(lanes.start().map(({ key, item }) => `${key}:${item}`), ['wide:1', 'wide:2', 'wide:3', 'narrow:5']);
+    assert.deepEqual(
+      lanes.start().map(({ key, item }) => `${key}:${item}`),
+      ['wide:1', 'wide:2', 'wide:3', 'narrow:5'],
+    );
     assert.deepEqual(lanes.start(), [], 'every slot is taken');
     lanes.finished('narrow');
     assert.deepEqual(lanes.start(), [{ key: 'narrow', item: 6 }], 'the freed slot goes to its own lane');
@@ -26,7 +29,10 @@ describe('lanes', () => {
   it('starts fewer when the allowance says so', () => {
     const lanes = new Lanes<number>(() => 4);
     for (const n of [1, 2, 3]) lanes.add('down', n);
-    assert.deepEqual(lanes.start(() => 1).map(({ item }) => item), [1]);
+    assert.deepEqual(
+      lanes.start(() => 1).map(({ item }) => item),
+      [1],
+    );
   });
 
   it('is full at twice its slots, waiting and running together', () => {
@@ -46,7 +52,10 @@ describe('lanes', () => {
     const lanes = new Lanes<number>(() => 1);
     for (const n of [1, 2, 3]) lanes.add('a', n);
     lanes.start();
-    assert.deepEqual(lanes.removeWaiting((n) => n > 1), [2, 3]);
+    assert.deepEqual(
+      lanes.removeWaiting((n) => n > 1),
+      [2, 3],
+    );
     assert.equal(lanes.has('a'), true, 'one still running');
     lanes.finished('a');
     assert.equal(lanes.has('a'), false);

@@ -17,7 +17,10 @@ describe('nextDelayMs', () => {
   it('calls random once per delay, so a sequence of random values replays exactly', () => {
     const values = [0.1, 0.9, 0.5];
     const random = () => values.shift() ?? assert.fail('random called too often');
-    assert.deepEqual([1, 2, 3].map((n) => nextDelayMs(n, SCHEDULE, random)), [840, 5800, 30000]);
+    assert.deepEqual(
+      [1, 2, 3].map((n) => nextDelayMs(n, SCHEDULE, random)),
+      [840, 5800, 30000],
+    );
   });
 
   it('gives up (undefined) once the schedule is exhausted', () => {

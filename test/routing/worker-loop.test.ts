@@ -107,7 +107,15 @@ describe('worker loop', () => {
   it('stop ends an idle wait at once', async (t) => {
     mockTimers(t);
     let steps = 0;
-    const loop = startWorkerLoop({ step: async () => (steps++, 0), idleMs: 60_000, maxErrorPauseMs: 60_000, onError: () => undefined });
+    const loop = startWorkerLoop({
+      step: async () => {
+        steps++;
+        return 0;
+      },
+      idleMs: 60_000,
+      maxErrorPauseMs: 60_000,
+      onError: () => undefined,
+    });
     await settle();
     await loop.stop();
     assert.equal(steps, 1, 'no step after stop');

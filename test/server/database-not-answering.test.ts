@@ -6,15 +6,18 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { describeOn, POSTGRES, POSTGRES_TEST_URL, createPostgres } from '../support/database.js';
-import { run, runCli, SERVER_BIN, startServer } from '../support/processes.js';
+import { createPostgres, describeOn, POSTGRES, POSTGRES_TEST_URL } from '../support/database.js';
 import { startDatabaseProxy, startSilentListener } from '../support/database-proxy.js';
+import { run, runCli, SERVER_BIN, startServer } from '../support/processes.js';
 
 /** One line on stderr naming the time-out, no stack trace. */
 function assertOneTimeoutLine(stderr: string): void {
   assert.equal(stderr.trim().split('\n').length, 1, stderr);
   assert.doesNotMatch(stderr, /\n\s+at /);
-  assert.match(stderr, /cannot use the database postgres:\/\/postgres@127\.0\.0\.1:\d+\/silent: no answer from the database within 5 s \(connect time-out\)/);
+  assert.match(
+    stderr,
+    /cannot use the database postgres:\/\/postgres@127\.0\.0\.1:\d+\/silent: no answer from the database within 5 s \(connect time-out\)/,
+  );
 }
 
 describe('a database that accepts connections and never answers', { concurrency: true }, () => {

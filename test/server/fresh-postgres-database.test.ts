@@ -44,7 +44,11 @@ describeOn(POSTGRES, 'a freshly created PostgreSQL database, default public sche
         const { rows } = await fresh.query<{ table_schema: string; table_name: string }>(
           "select table_schema, table_name from information_schema.tables where table_name in ('kysely_migration', 'events', 'subscriptions')",
         );
-        assert.deepEqual(rows.map((r) => `${r.table_schema}.${r.table_name}`).sort(), ['public.events', 'public.kysely_migration', 'public.subscriptions']);
+        assert.deepEqual(rows.map((r) => `${r.table_schema}.${r.table_name}`).sort(), [
+          'public.events',
+          'public.kysely_migration',
+          'public.subscriptions',
+        ]);
       } finally {
         await fresh.end();
       }

@@ -43,7 +43,7 @@ describe('svc-notifications on sqlite::memory:', () => {
 });
 
 describe('svc-notifications-cmd on sqlite::memory:', () => {
-  it('refuses it: exit 2 and one line, since it cannot reach a server\'s in-memory database', async () => {
+  it("refuses it: exit 2 and one line, since it cannot reach a server's in-memory database", async () => {
     for (const command of ['dbsync', 'dbchk', 'eventget']) {
       const result = await runCli(['--database-url', 'sqlite::memory:', command]);
       assert.equal(result.code, 2, result.stderr);

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { describeOn, testBackends, type TestDatabase } from '../support/database.js';
+import { describeOn, type TestDatabase, testBackends } from '../support/database.js';
 import { eventually, reply, startStub } from '../support/http-stub.js';
-import { run, runCli, SERVER_BIN, startServer, type RunningServer } from '../support/processes.js';
+import { type RunningServer, run, runCli, SERVER_BIN, startServer } from '../support/processes.js';
 
 describe('svc-notifications start-up', () => {
   it('--help lists every setting; --version prints the version', async () => {
@@ -58,8 +58,15 @@ for (const backend of testBackends()) {
       } finally {
         assert.equal(await server.stop('SIGTERM'), 0);
       }
-      const lines = server.logs().trim().split('\n').map((line) => JSON.parse(line) as { reqId?: string });
-      assert.ok(lines.some((line) => typeof line.reqId === 'string'), 'request log lines carry a request id');
+      const lines = server
+        .logs()
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { reqId?: string });
+      assert.ok(
+        lines.some((line) => typeof line.reqId === 'string'),
+        'request log lines carry a request id',
+      );
     });
 
     it('logs no secret, even at trace level: receive token, secret key, target credentials', async () => {
@@ -100,7 +107,8 @@ for (const backend of testBackends()) {
       const logs = server.logs();
       assert.ok(logs.length > 1_000, 'trace logging wrote something');
       const basic = Buffer.from('pipe:target-pa55word').toString('base64');
-      for (const secret of ['receive-token-5ecret', secretKey, 'target-pa55word', basic]) assert.ok(!logs.includes(secret), `logged: ${secret}`);
+      for (const secret of ['receive-token-5ecret', secretKey, 'target-pa55word', basic])
+        assert.ok(!logs.includes(secret), `logged: ${secret}`);
     });
 
     it('a subscription written through one process is read by another on the same database', async () => {
@@ -125,7 +133,10 @@ for (const backend of testBackends()) {
         assert.equal(read.status, 200);
         assert.deepEqual(await read.json(), record);
         const listed = (await (await fetch(`${reader.url}/eventmatch`, { headers })).json()) as Array<{ uuid: string }>;
-        assert.deepEqual(listed.map((s) => s.uuid), [record.uuid]);
+        assert.deepEqual(
+          listed.map((s) => s.uuid),
+          [record.uuid],
+        );
         for (const server of servers) assert.doesNotMatch(server.logs(), /s3cret-pa55/, 'no secret in the logs');
       } finally {
         for (const server of servers) assert.equal(await server.stop(), 0);

@@ -31,7 +31,11 @@ for (const backend of testBackends()) {
         const broken = await create('broken');
         await create('fine');
         assert.equal(await first.stop(), 0);
-        await db.db.updateTable('subscriptions').set({ jsonpath: `$[?$.source == '${'/'.repeat(3_000)}']` }).where('uuid', '=', broken).execute();
+        await db.db
+          .updateTable('subscriptions')
+          .set({ jsonpath: `$[?$.source == '${'/'.repeat(3_000)}']` })
+          .where('uuid', '=', broken)
+          .execute();
 
         const second = await startServer(env);
         try {

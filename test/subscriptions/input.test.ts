@@ -54,7 +54,10 @@ describe('subscription input', () => {
   it('refuses URLs with only a user name, with spaces inside, or other schemes', () => {
     rejects(() => validateCreate({ ...valid, target_url: 'https://token@example.org/' }, 'auto'), /must not contain credentials/);
     rejects(() => validateCreate({ ...valid, target_url: 'https://exa mple.org/' }, 'auto'), /must not contain spaces/);
-    rejects(() => validateCreate({ ...valid, target_url: 'https://example.org/\n' }, 'auto'), /must not contain spaces or control characters/);
+    rejects(
+      () => validateCreate({ ...valid, target_url: 'https://example.org/\n' }, 'auto'),
+      /must not contain spaces or control characters/,
+    );
     rejects(() => validateCreate({ ...valid, target_url: 'file:///etc/passwd' }, 'auto'), /not file$/);
     rejects(() => validateCreate({ ...valid, target_url: 'ws://example.org/' }, 'auto'), /not ws$/);
     rejects(() => validateCreate({ ...valid, target_url: 'http://' }, 'auto'), /absolute http or https URL/);
@@ -83,7 +86,10 @@ describe('subscription input', () => {
       { type: 'header', header: { type: 'Bearer', credentials: secret } },
       { type: 'header', header: { type: secret, credentials: 'x' } },
     ]) {
-      assert.throws(() => validateCreate({ ...valid, auth }, 'auto'), (error: Error) => !error.message.includes('hunter2'));
+      assert.throws(
+        () => validateCreate({ ...valid, auth }, 'auto'),
+        (error: Error) => !error.message.includes('hunter2'),
+      );
     }
   });
 
@@ -91,12 +97,18 @@ describe('subscription input', () => {
     const extensions = { a: '', b: 'ünïcødé 😀', c: 2147483647, d: -2147483648, e: 0, f: true, g: false, abcdefghij0123456789: 'max' };
     assert.deepEqual(validateCreate({ ...valid, extensions }, 'auto').extensions, extensions);
     assert.deepEqual(validateCreate({ ...valid, extensions: {} }, 'auto').extensions, {});
-    assert.deepEqual(validateCreate({ ...valid, extensions: { traceparent: 'x', dataref: 'y' } }, 'auto').extensions, { traceparent: 'x', dataref: 'y' });
+    assert.deepEqual(validateCreate({ ...valid, extensions: { traceparent: 'x', dataref: 'y' } }, 'auto').extensions, {
+      traceparent: 'x',
+      dataref: 'y',
+    });
   });
 
   it('refuses unpaired surrogates, C1 controls and noncharacters in extension strings', () => {
     for (const value of ['\ud800', 'a\udc00', '\u0085', '\ufffe', '\u{10ffff}']) {
-      rejects(() => validateCreate({ ...valid, extensions: { a: value } }, 'auto'), /^body\.extensions\.a: must not contain control characters/);
+      rejects(
+        () => validateCreate({ ...valid, extensions: { a: value } }, 'auto'),
+        /^body\.extensions\.a: must not contain control characters/,
+      );
     }
   });
 
@@ -131,13 +143,21 @@ describe('subscription input', () => {
     assert.deepEqual(parsePage({ limit: '1', offset: '0' }), { limit: 1, offset: 0 });
     assert.deepEqual(parsePage({ limit: '1000', offset: '123456' }), { limit: 1000, offset: 123456 });
     assert.deepEqual(parsePage({ limit: '007' }), { limit: 7, offset: 0 });
-    for (const limit of ['0', '1001', '-1', '+1', '1e2', ' 1', '0x10', '']) rejects(() => parsePage({ limit }), /^querystring\.limit: must be an integer from 1 to 1000$/);
-    for (const offset of ['-1', 'x', '1.0', '99999999999999999']) rejects(() => parsePage({ offset }), /^querystring\.offset: must be an integer of at least 0$/);
+    for (const limit of ['0', '1001', '-1', '+1', '1e2', ' 1', '0x10', ''])
+      rejects(() => parsePage({ limit }), /^querystring\.limit: must be an integer from 1 to 1000$/);
+    for (const offset of ['-1', 'x', '1.0', '99999999999999999'])
+      rejects(() => parsePage({ offset }), /^querystring\.offset: must be an integer of at least 0$/);
   });
 
   it('recognizes uuids in any case', () => {
     assert.equal(canonicalUuid('6F1C2D3E-4B5A-4C6D-8E7F-8091A2B3C4D5'), '6f1c2d3e-4b5a-4c6d-8e7f-8091a2b3c4d5');
-    for (const text of ['', 'x', '6f1c2d3e4b5a4c6d8e7f8091a2b3c4d5', '6f1c2d3e-4b5a-4c6d-8e7f-8091a2b3c4d5 ', '{6f1c2d3e-4b5a-4c6d-8e7f-8091a2b3c4d5}']) {
+    for (const text of [
+      '',
+      'x',
+      '6f1c2d3e4b5a4c6d8e7f8091a2b3c4d5',
+      '6f1c2d3e-4b5a-4c6d-8e7f-8091a2b3c4d5 ',
+      '{6f1c2d3e-4b5a-4c6d-8e7f-8091a2b3c4d5}',
+    ]) {
       assert.equal(canonicalUuid(text), undefined, text);
     }
   });

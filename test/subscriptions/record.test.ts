@@ -28,7 +28,21 @@ describe('subscription record', () => {
   it('has exactly the fields of the spec, in its order', () => {
     const record = toRecord(row(), null);
     assert.deepEqual(Object.keys(record), RECORD_FIELDS);
-    assert.deepEqual(RECORD_FIELDS, ['user', 'uuid', 'name', 'jsonpath', 'target_url', 'auth', 'extensions', 'created', 'updated', 'deleted', 'disabled', 'version', 'error']);
+    assert.deepEqual(RECORD_FIELDS, [
+      'user',
+      'uuid',
+      'name',
+      'jsonpath',
+      'target_url',
+      'auth',
+      'extensions',
+      'created',
+      'updated',
+      'deleted',
+      'disabled',
+      'version',
+      'error',
+    ]);
   });
 
   it('formats timestamps with microseconds and no zone, and keeps nulls', () => {

@@ -40,13 +40,16 @@ describe('secret box', () => {
   it('refuses a sealed value without the key or with another key, with a clear 500', () => {
     const sealed = sealSecret(PLAIN, randomBytes(32));
     for (const key of [null, randomBytes(32)]) {
-      assert.throws(() => openSecret(sealed, key), (error: unknown) => {
-        assert.ok(error instanceof ServiceError);
-        assert.equal(error.statusCode, 500);
-        assert.match(error.message, WRONG_KEY);
-        assert.ok(!error.message.includes('pipeline'));
-        return true;
-      });
+      assert.throws(
+        () => openSecret(sealed, key),
+        (error: unknown) => {
+          assert.ok(error instanceof ServiceError);
+          assert.equal(error.statusCode, 500);
+          assert.match(error.message, WRONG_KEY);
+          assert.ok(!error.message.includes('pipeline'));
+          return true;
+        },
+      );
     }
   });
 

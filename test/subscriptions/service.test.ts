@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { after, before, it } from 'node:test';
 import type { MatchState, SubscriptionRow } from '../../src/db/tables.js';
-import { addressGuard } from '../../src/net/address-guard.js';
 import { ServiceError } from '../../src/errors.js';
-import { subscriptionService, type SubscriptionChange, type SubscriptionServiceDependencies } from '../../src/subscriptions/service.js';
+import { addressGuard } from '../../src/net/address-guard.js';
+import { type SubscriptionChange, type SubscriptionServiceDependencies, subscriptionService } from '../../src/subscriptions/service.js';
 import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
 import { AT_LIMITS, overLimits } from '../support/subscription-limits.js';
 import { defaultTargetGuard } from '../support/target-guard.js';
@@ -22,9 +22,17 @@ for (const backend of testBackends()) {
 
     const service = (overrides: Partial<SubscriptionServiceDependencies> = {}) => {
       let now = 1_700_000_000_000_000;
-      return subscriptionService({ database: test.handle, clock: () => ++now, secretKey: null, dialectMode: 'auto', targetGuard: defaultTargetGuard(), ...overrides });
+      return subscriptionService({
+        database: test.handle,
+        clock: () => ++now,
+        secretKey: null,
+        dialectMode: 'auto',
+        targetGuard: defaultTargetGuard(),
+        ...overrides,
+      });
     };
-    const rowOf = (uuid: string) => test.handle.db.selectFrom('subscriptions').selectAll().where('uuid', '=', uuid).executeTakeFirstOrThrow();
+    const rowOf = (uuid: string) =>
+      test.handle.db.selectFrom('subscriptions').selectAll().where('uuid', '=', uuid).executeTakeFirstOrThrow();
     const findRow = (uuid: string) => test.handle.db.selectFrom('subscriptions').selectAll().where('uuid', '=', uuid).executeTakeFirst();
 
     it('cancels the pending matches of a deleted subscription, and leaves finished ones alone', async () => {
@@ -34,15 +42,34 @@ for (const backend of testBackends()) {
       const event = { uuid: randomUUID(), source: '/s', event_id: randomUUID(), type: 't', spec_version: '1.0', body: '{}', received: 1 };
       await test.handle.db.insertInto('events').values(event).execute();
       const match = (subscription: string, state: MatchState) => ({
-        uuid: randomUUID(), event_uuid: event.uuid, subscription_uuid: subscription, owner: 'alice', state,
-        policy_code: null, target_code: null, created: 1, due: 1, locked_until: 5, locked_by: 'worker', attempts: 0, updated: 1,
+        uuid: randomUUID(),
+        event_uuid: event.uuid,
+        subscription_uuid: subscription,
+        owner: 'alice',
+        state,
+        policy_code: null,
+        target_code: null,
+        created: 1,
+        due: 1,
+        locked_until: 5,
+        locked_by: 'worker',
+        attempts: 0,
+        updated: 1,
       });
-      const rows = [match(created.uuid, 'policy'), match(created.uuid, 'deliver'), match(created.uuid, 'delivered'), match(other.uuid, 'deliver')];
+      const rows = [
+        match(created.uuid, 'policy'),
+        match(created.uuid, 'deliver'),
+        match(created.uuid, 'delivered'),
+        match(other.uuid, 'deliver'),
+      ];
       await test.handle.db.insertInto('matches').values(rows).execute();
       await subscriptions.remove('alice', created.uuid);
       const states = await test.handle.db.selectFrom('matches').select(['uuid', 'state', 'locked_by']).execute();
       const stateOf = (uuid: string) => states.find((r) => r.uuid === uuid);
-      assert.deepEqual(rows.map((r) => stateOf(r.uuid)?.state), ['cancelled', 'cancelled', 'delivered', 'deliver']);
+      assert.deepEqual(
+        rows.map((r) => stateOf(r.uuid)?.state),
+        ['cancelled', 'cancelled', 'delivered', 'deliver'],
+      );
       assert.equal(stateOf(rows[0]!.uuid)?.locked_by, null, 'a cancelled row is released');
     });
 
@@ -52,12 +79,24 @@ for (const backend of testBackends()) {
       const event = { uuid: randomUUID(), source: '/s', event_id: randomUUID(), type: 't', spec_version: '1.0', body: '{}', received: 1 };
       await test.handle.db.insertInto('events').values(event).execute();
       const pending = {
-        uuid: randomUUID(), event_uuid: event.uuid, subscription_uuid: created.uuid, owner: 'alice', state: 'deliver' as MatchState,
-        policy_code: 200, target_code: null, created: 1, due: 1, locked_until: null, locked_by: null, attempts: 0, updated: 1,
+        uuid: randomUUID(),
+        event_uuid: event.uuid,
+        subscription_uuid: created.uuid,
+        owner: 'alice',
+        state: 'deliver' as MatchState,
+        policy_code: 200,
+        target_code: null,
+        created: 1,
+        due: 1,
+        locked_until: null,
+        locked_by: null,
+        attempts: 0,
+        updated: 1,
       };
       await test.handle.db.insertInto('matches').values(pending).execute();
       await subscriptions.update('alice', created.uuid, { name: 'renamed' });
-      const stateNow = async () => (await test.handle.db.selectFrom('matches').select('state').where('uuid', '=', pending.uuid).executeTakeFirstOrThrow()).state;
+      const stateNow = async () =>
+        (await test.handle.db.selectFrom('matches').select('state').where('uuid', '=', pending.uuid).executeTakeFirstOrThrow()).state;
       assert.equal(await stateNow(), 'deliver', 'other changes leave pending work alone');
       await subscriptions.update('alice', created.uuid, { disabled: 'now' });
       assert.equal(await stateNow(), 'cancelled');
@@ -85,7 +124,10 @@ for (const backend of testBackends()) {
       await subscriptions.remove('alice', created.uuid);
       await assert.rejects(subscriptions.remove('alice', created.uuid), ServiceError);
 
-      assert.deepEqual(changes.map((c) => c.kind), ['upsert', 'upsert', 'delete']);
+      assert.deepEqual(
+        changes.map((c) => c.kind),
+        ['upsert', 'upsert', 'delete'],
+      );
       const [first, second, third] = changes;
       assert.ok(first?.kind === 'upsert' && second?.kind === 'upsert' && third?.kind === 'delete');
       assert.equal(first.row.uuid, created.uuid);
@@ -96,7 +138,10 @@ for (const backend of testBackends()) {
       assert.equal(third.uuid, created.uuid);
       const seen = await Promise.all(reads);
       assert.equal(seen.length, 2);
-      assert.ok(seen.every((row) => row !== undefined), 'the row is readable when onChange runs');
+      assert.ok(
+        seen.every((row) => row !== undefined),
+        'the row is readable when onChange runs',
+      );
     });
 
     it('holds stored fields to their limits itself, as the API schema does, on create and update', async () => {
@@ -104,27 +149,49 @@ for (const backend of testBackends()) {
       const created = await subscriptions.create('alice', AT_LIMITS);
       assert.equal(created.name, AT_LIMITS.name);
       for (const [label, body, expected] of overLimits(valid)) {
-        await assert.rejects(subscriptions.create('alice', body), (error: ServiceError) => error.statusCode === 400 && expected.test(error.message), label);
-        await assert.rejects(subscriptions.update('alice', created.uuid, body), (error: ServiceError) => error.statusCode === 400 && expected.test(error.message), label);
+        await assert.rejects(
+          subscriptions.create('alice', body),
+          (error: ServiceError) => error.statusCode === 400 && expected.test(error.message),
+          label,
+        );
+        await assert.rejects(
+          subscriptions.update('alice', created.uuid, body),
+          (error: ServiceError) => error.statusCode === 400 && expected.test(error.message),
+          label,
+        );
       }
       assert.deepEqual(await subscriptions.get('alice', created.uuid), created);
     });
 
     it('checks target_url against the address rules when a PUT changes it, not when it sends the stored one back', async () => {
-      const before = await service({ targetGuard: addressGuard({ allow: [], deny: [] }) }).create('alice', { ...valid, target_url: 'http://127.0.0.1:9/hook' });
+      const before = await service({ targetGuard: addressGuard({ allow: [], deny: [] }) }).create('alice', {
+        ...valid,
+        target_url: 'http://127.0.0.1:9/hook',
+      });
       const tightened = service({ targetGuard: addressGuard({ allow: [], deny: ['127.0.0.0/8'] }) });
       const renamed = await tightened.update('alice', before.uuid, { ...before, name: 'renamed' });
       assert.equal(renamed.name, 'renamed');
       await assert.rejects(
         tightened.update('alice', before.uuid, { target_url: 'http://127.0.0.2:9/hook' }),
-        (error: ServiceError) => error.statusCode === 400 && error.message === 'body.target_url: address 127.0.0.2 is denied by NOTIFICATIONS_TARGET_DENY',
+        (error: ServiceError) =>
+          error.statusCode === 400 && error.message === 'body.target_url: address 127.0.0.2 is denied by NOTIFICATIONS_TARGET_DENY',
       );
-      await assert.rejects(tightened.update('bob', before.uuid, { target_url: 'http://127.0.0.2:9/hook' }), (error: ServiceError) => error.statusCode === 404, "someone else's: 404 first");
+      await assert.rejects(
+        tightened.update('bob', before.uuid, { target_url: 'http://127.0.0.2:9/hook' }),
+        (error: ServiceError) => error.statusCode === 404,
+        "someone else's: 404 first",
+      );
       assert.equal((await tightened.get('alice', before.uuid)).target_url, 'http://127.0.0.1:9/hook');
     });
 
     it('moves updated strictly forward even when the clock stands still', async () => {
-      const frozen = subscriptionService({ database: test.handle, clock: () => 1_700_000_000_000_000, secretKey: null, dialectMode: 'auto', targetGuard: defaultTargetGuard() });
+      const frozen = subscriptionService({
+        database: test.handle,
+        clock: () => 1_700_000_000_000_000,
+        secretKey: null,
+        dialectMode: 'auto',
+        targetGuard: defaultTargetGuard(),
+      });
       const created = await frozen.create('alice', valid);
       const stamps = [created.updated];
       for (let i = 0; i < 5; i++) stamps.push((await frozen.update('alice', created.uuid, {})).updated);

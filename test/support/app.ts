@@ -1,7 +1,7 @@
 import { after, before } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/api/app.js';
-import { eventmatchRoutes, type EventmatchDependencies } from '../../src/api/eventmatch-routes.js';
+import { type EventmatchDependencies, eventmatchRoutes } from '../../src/api/eventmatch-routes.js';
 import type { DatabaseHandle } from '../../src/db/connect.js';
 import { systemClock } from '../../src/time/clock.js';
 import { openTestDatabase, type TestBackend } from './database.js';
@@ -39,7 +39,12 @@ export interface ServedEventmatchApp {
  * listening on it with one subscription of `user`; after them, both closed. The fields are set
  * once the tests run.
  */
-export function servedEventmatchApp(backend: TestBackend, user: Record<string, string>, subscription: object, maxBodyBytes?: number): ServedEventmatchApp {
+export function servedEventmatchApp(
+  backend: TestBackend,
+  user: Record<string, string>,
+  subscription: object,
+  maxBodyBytes?: number,
+): ServedEventmatchApp {
   const served = {} as ServedEventmatchApp;
   let test: Awaited<ReturnType<typeof openTestDatabase>>;
   before(async () => {
@@ -47,7 +52,9 @@ export function servedEventmatchApp(backend: TestBackend, user: Record<string, s
     served.app = await startEventmatchApp(test.handle, {}, maxBodyBytes);
     await served.app.listen({ port: 0, host: '127.0.0.1' });
     served.port = (served.app.server.address() as { port: number }).port;
-    served.uuid = (await served.app.inject({ method: 'POST', url: '/eventmatch', headers: user, payload: subscription })).json<{ uuid: string }>().uuid;
+    served.uuid = (await served.app.inject({ method: 'POST', url: '/eventmatch', headers: user, payload: subscription })).json<{
+      uuid: string;
+    }>().uuid;
   });
   after(async () => {
     await served.app?.close();

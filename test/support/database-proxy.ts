@@ -4,7 +4,7 @@
  * traffic for a while (nothing passes either way, new connections are accepted and wait), as
  * when the database host is partitioned away, and let it through again afterwards, in order.
  */
-import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
+import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net';
 
 export interface SilentListener {
   /** A PostgreSQL URL pointing at it. */

@@ -4,13 +4,14 @@
  * Without that variable only SQLite runs, and every PostgreSQL suite is reported as a skipped
  * test with the reason (`describeOn`), so that a run without it does not look complete.
  */
+
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { describe, test } from 'node:test';
 import pg from 'pg';
-import { openDatabase, type DatabaseHandle } from '../../src/db/connect.js';
+import { type DatabaseHandle, openDatabase } from '../../src/db/connect.js';
 import { syncSchema } from '../../src/db/migrate.js';
 
 export interface TestDatabase {
@@ -27,7 +28,7 @@ export interface TestBackend {
   create(): Promise<TestDatabase>;
 }
 
-export const POSTGRES_TEST_URL = process.env['NOTIFICATIONS_TEST_DATABASE_URL'];
+export const POSTGRES_TEST_URL = process.env.NOTIFICATIONS_TEST_DATABASE_URL;
 
 const POSTGRES_SKIP = POSTGRES_TEST_URL ? false : 'PostgreSQL: set NOTIFICATIONS_TEST_DATABASE_URL';
 
@@ -81,7 +82,9 @@ export async function createPostgres(base: string): Promise<TestDatabase> {
 }
 
 /** A database with the current schema, opened; `close` closes it and cleans up. */
-export async function openTestDatabase(backend: TestBackend): Promise<{ database: TestDatabase; handle: DatabaseHandle; close(): Promise<void> }> {
+export async function openTestDatabase(
+  backend: TestBackend,
+): Promise<{ database: TestDatabase; handle: DatabaseHandle; close(): Promise<void> }> {
   const database = await backend.create();
   const handle = openDatabase(database.url);
   await syncSchema(handle);

@@ -22,9 +22,11 @@ export interface HttpStub {
   close(): Promise<void>;
 }
 
-export const reply = (status: number, body = '', headers: Record<string, string> = {}): StubAnswer => (_request, response) => {
-  response.writeHead(status, headers).end(body);
-};
+export const reply =
+  (status: number, body = '', headers: Record<string, string> = {}): StubAnswer =>
+  (_request, response) => {
+    response.writeHead(status, headers).end(body);
+  };
 
 export async function startStub(initial: StubAnswer = reply(200)): Promise<HttpStub> {
   let answer = initial;

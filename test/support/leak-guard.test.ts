@@ -13,8 +13,11 @@ const GUARD = new URL('./leak-guard.js', import.meta.url).href;
 function runWithGuard(fixture: string, extraEnv: Record<string, string> = {}): Promise<{ code: number | null; output: string }> {
   const file = new URL(`./leak-fixtures/${fixture}.js`, import.meta.url).pathname;
   const env = { ...process.env, ...extraEnv };
-  delete env['NODE_TEST_CONTEXT']; // a run of its own, not a part of this file's
-  const child = spawn(process.execPath, ['--test', '--test-reporter=tap', '--import', GUARD, file], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  delete env.NODE_TEST_CONTEXT; // a run of its own, not a part of this file's
+  const child = spawn(process.execPath, ['--test', '--test-reporter=tap', '--import', GUARD, file], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));

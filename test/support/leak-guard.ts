@@ -20,7 +20,7 @@ import { setImmediate as immediate, setTimeout as timeout } from 'node:timers';
 /** How long the handles left may take to close on their own (a socket closes a turn or two after its server). */
 const GRACE_MS = 1_000;
 /** Shorter in leak-guard.test.ts, which proves the backstop. */
-const WATCHDOG_MS = Number(process.env['LEAK_GUARD_WATCHDOG_MS'] ?? 10_000);
+const WATCHDOG_MS = Number(process.env.LEAK_GUARD_WATCHDOG_MS ?? 10_000);
 /** Requests (a file read, a DNS look-up, a close) end by themselves: not leaks. */
 const REQUEST = /Req/;
 
@@ -54,7 +54,19 @@ interface Created {
   chain: Array<{ stack?: string }>;
 }
 const created = new Map<number, Created>();
-const TRACKED = new Set(['Timeout', 'Immediate', 'TCPSERVERWRAP', 'TCPWRAP', 'PIPEWRAP', 'PIPESERVERWRAP', 'PROCESSWRAP', 'UDPWRAP', 'SIGNALWRAP', 'FSEVENTWRAP', 'STATWATCHER']);
+const TRACKED = new Set([
+  'Timeout',
+  'Immediate',
+  'TCPSERVERWRAP',
+  'TCPWRAP',
+  'PIPEWRAP',
+  'PIPESERVERWRAP',
+  'PROCESSWRAP',
+  'UDPWRAP',
+  'SIGNALWRAP',
+  'FSEVENTWRAP',
+  'STATWATCHER',
+]);
 const origins = new Map<number, { holder: { stack?: string }; trigger: number }>();
 /** Set while the guard makes its own timers: they are not leaks. */
 let guardsOwn = false;
@@ -69,7 +81,8 @@ function init(asyncId: number, type: string, trigger: number, resource: object):
   origins.set(asyncId, { holder, trigger });
   if (!TRACKED.has(type)) return;
   const chain = [holder];
-  for (let id = trigger, origin = origins.get(id); origin && chain.length < 8; id = origin.trigger, origin = origins.get(id)) chain.push(origin.holder);
+  for (let id = trigger, origin = origins.get(id); origin && chain.length < 8; id = origin.trigger, origin = origins.get(id))
+    chain.push(origin.holder);
   created.set(asyncId, { type, resource: resource as Created['resource'], chain });
 }
 createHook({
@@ -131,7 +144,9 @@ async function check(): Promise<void> {
   const left = leftOver();
   if (left === '') {
     timeout(() => {
-      process.stderr.write(`leak guard: ${process.argv[1]}: the process is still running ${WATCHDOG_MS} ms after its tests ended; active: ${process.getActiveResourcesInfo().join(', ')}${described()}\n`);
+      process.stderr.write(
+        `leak guard: ${process.argv[1]}: the process is still running ${WATCHDOG_MS} ms after its tests ended; active: ${process.getActiveResourcesInfo().join(', ')}${described()}\n`,
+      );
       process.exit(1);
     }, WATCHDOG_MS).unref();
     return;

@@ -4,10 +4,10 @@
  */
 import type { DatabaseHandle } from '../../src/db/connect.js';
 import { matchQueue } from '../../src/db/match-queue.js';
-import { deliveryRunner, type DeliveryRunner, type DeliveryRunnerOptions } from '../../src/delivery/runner.js';
-import { policyRunner, type PolicyRunner, type PolicyRunnerOptions } from '../../src/policy/runner.js';
+import { type DeliveryRunner, type DeliveryRunnerOptions, deliveryRunner } from '../../src/delivery/runner.js';
+import { type PolicyRunner, type PolicyRunnerOptions, policyRunner } from '../../src/policy/runner.js';
 import { Settler } from '../../src/routing/settler.js';
-import { systemClock, type Clock } from '../../src/time/clock.js';
+import { type Clock, systemClock } from '../../src/time/clock.js';
 
 export const TEST_LEASE_US = 30_000_000;
 
@@ -40,7 +40,14 @@ export function testDeliveryRunner(
   base: Common,
   options: Pick<DeliveryRunnerOptions, 'target'> & Partial<Omit<DeliveryRunnerOptions, 'queue' | 'settler' | 'clock' | 'holder'>>,
 ): DeliveryRunner {
-  return deliveryRunner({ ...common(base), targetTimeoutMs: 2_000, connectionsPerOrigin: 4, secretKey: null, onSubscriptionChange: () => undefined, ...options });
+  return deliveryRunner({
+    ...common(base),
+    targetTimeoutMs: 2_000,
+    connectionsPerOrigin: 4,
+    secretKey: null,
+    onSubscriptionChange: () => undefined,
+    ...options,
+  });
 }
 
 export function testPolicyRunner(

@@ -3,9 +3,9 @@
  * backtracking pattern holds a thread synchronously, where no test time-out can reach it: the
  * worker is terminated instead once `deadlineMs` has passed, and the promise rejects.
  */
-import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
-import { compileJsonPath } from '../../src/jsonpath/index.js';
+import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import type { JsonValue } from '../../src/json.js';
+import { compileJsonPath } from '../../src/jsonpath/index.js';
 
 interface Job {
   expression: string;

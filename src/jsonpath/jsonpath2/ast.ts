@@ -42,9 +42,7 @@ export interface FunctionCall {
 }
 
 /** One side of a comparison, a test or a function argument. */
-export type Operand =
-  | { readonly kind: 'path'; readonly path: PathExpression }
-  | { readonly kind: 'value'; readonly value: JsonValue };
+export type Operand = { readonly kind: 'path'; readonly path: PathExpression } | { readonly kind: 'value'; readonly value: JsonValue };
 
 export type ComparisonOperator = '=' | '!=' | '<' | '<=' | '>' | '>=' | 'contains';
 

@@ -4,8 +4,9 @@
  * Nodes are pushed to a callback (`Emit`) instead of being collected, so that `matches()` stops
  * at the first node: a callback returns `true` to stop, and every walker passes that on.
  */
-import { normalizedPath } from '../normalized-path.js';
+
 import type { JsonValue } from '../../json.js';
+import { normalizedPath } from '../normalized-path.js';
 import type { ComparisonOperator, FilterExpression, FunctionCall, Operand, PathExpression, Segment, Selector } from './ast.js';
 import { applyFunction, isInteger, isObject, sliceBound } from './functions.js';
 
@@ -41,7 +42,7 @@ export function renderTrail(trail: Trail | null): string {
       location.push(s);
       continue;
     }
-    out += normalizedPathPart(out === '', location) + `.${s.call}`;
+    out += `${normalizedPathPart(out === '', location)}.${s.call}`;
     location = [];
   }
   return out + normalizedPathPart(out === '', location);
@@ -56,7 +57,12 @@ function normalizedPathPart(isFirst: boolean, location: (string | number)[]): st
 // ---- paths --------------------------------------------------------------------------------
 
 function walkSegments(
-  segments: readonly Segment[], at: number, value: JsonValue, trail: Trail | null, context: Context, emit: Emit,
+  segments: readonly Segment[],
+  at: number,
+  value: JsonValue,
+  trail: Trail | null,
+  context: Context,
+  emit: Emit,
 ): boolean {
   const segment = segments[at];
   if (segment === undefined) return emit(value, trail);
@@ -66,17 +72,12 @@ function walkSegments(
 }
 
 /** python-jsonpath2 `..`: the selectors on the node itself first, then on each child, depth first. */
-function walkDescendants(
-  selectors: readonly Selector[], value: JsonValue, trail: Trail | null, context: Context, emit: Emit,
-): boolean {
+function walkDescendants(selectors: readonly Selector[], value: JsonValue, trail: Trail | null, context: Context, emit: Emit): boolean {
   if (applySelectors(selectors, value, trail, context, emit)) return true;
-  return forEachChild(value, trail, context, (child, childTrail) =>
-    walkDescendants(selectors, child, childTrail, context, emit));
+  return forEachChild(value, trail, context, (child, childTrail) => walkDescendants(selectors, child, childTrail, context, emit));
 }
 
-function applySelectors(
-  selectors: readonly Selector[], value: JsonValue, trail: Trail | null, context: Context, emit: Emit,
-): boolean {
+function applySelectors(selectors: readonly Selector[], value: JsonValue, trail: Trail | null, context: Context, emit: Emit): boolean {
   for (const selector of selectors) {
     if (applySelector(selector, value, trail, context, emit)) return true;
   }
@@ -116,8 +117,11 @@ function selectIndex(index: number, value: JsonValue, trail: Trail | null, conte
 
 /** Python slice semantics (`list[start:end:step]`); a step of 0 selects nothing. */
 function selectSlice(
-  slice: { start: number | null; end: number | null; step: number | null }, value: JsonValue,
-  trail: Trail | null, context: Context, emit: Emit,
+  slice: { start: number | null; end: number | null; step: number | null },
+  value: JsonValue,
+  trail: Trail | null,
+  context: Context,
+  emit: Emit,
 ): boolean {
   if (!Array.isArray(value)) return false;
   const step = slice.step ?? 1;
@@ -137,7 +141,6 @@ function selectSlice(
   return false;
 }
 
-
 /** Members in insertion order, elements in index order. */
 function forEachChild(value: JsonValue, trail: Trail | null, context: Context, emit: Emit): boolean {
   if (Array.isArray(value)) {
@@ -153,9 +156,7 @@ function forEachChild(value: JsonValue, trail: Trail | null, context: Context, e
 }
 
 /** python-jsonpath2 `NodeSubscript`: integers index arrays, strings name members, other values select nothing. */
-function selectByNestedPath(
-  path: PathExpression, value: JsonValue, trail: Trail | null, context: Context, emit: Emit,
-): boolean {
+function selectByNestedPath(path: PathExpression, value: JsonValue, trail: Trail | null, context: Context, emit: Emit): boolean {
   return walkOperandPath(path, value, context, (key) => {
     if (isInteger(key)) return selectIndex(key, value, trail, context, emit);
     if (typeof key === 'string') return selectMember(key, value, trail, context, emit);
@@ -206,9 +207,7 @@ function testOperand(operand: Operand, current: JsonValue, context: Context): bo
 }
 
 /** True when some pair (left value, right value) satisfies the operator; no pair when a side selects nothing. */
-function compareOperands(
-  operator: ComparisonOperator, left: Operand, right: Operand, current: JsonValue, context: Context,
-): boolean {
+function compareOperands(operator: ComparisonOperator, left: Operand, right: Operand, current: JsonValue, context: Context): boolean {
   const compare = COMPARATORS[operator];
   if (right.kind === 'value') {
     const rightValue = right.value;
@@ -219,9 +218,7 @@ function compareOperands(
   return forEachOperandValue(left, current, context, (l) => rightValues.some((r) => compare(l, r)));
 }
 
-function forEachOperandValue(
-  operand: Operand, current: JsonValue, context: Context, visit: (value: JsonValue) => boolean,
-): boolean {
+function forEachOperandValue(operand: Operand, current: JsonValue, context: Context, visit: (value: JsonValue) => boolean): boolean {
   if (operand.kind === 'value') return visit(operand.value);
   return walkOperandPath(operand.path, current, context, visit);
 }
@@ -237,9 +234,7 @@ function operandValues(operand: Operand, current: JsonValue, context: Context): 
 }
 
 /** A path inside a filter, argument or subscript: `$` is the document root, `@` the node under test. */
-function walkOperandPath(
-  path: PathExpression, current: JsonValue, context: Context, visit: (value: JsonValue) => boolean,
-): boolean {
+function walkOperandPath(path: PathExpression, current: JsonValue, context: Context, visit: (value: JsonValue) => boolean): boolean {
   const start = path.origin === 'root' ? context.root : current;
   const inner: Context = context.tracksPaths ? { root: context.root, tracksPaths: false } : context;
   return walkSegments(path.segments, 0, start, null, inner, (v) => visit(v));
@@ -283,4 +278,3 @@ function isTruthy(value: JsonValue): boolean {
   if (isObject(value)) return Object.keys(value).length > 0;
   return value !== null && value !== false && value !== 0 && value !== '';
 }
-

@@ -1,12 +1,12 @@
 /**
  * The Pacifica jsonpath2 dialect (python-jsonpath2), compiled once into a `DialectQuery`.
  */
-import type { DialectQuery, Selection } from '../types.js';
+
 import type { JsonValue } from '../../json.js';
+import type { DialectQuery, Selection } from '../types.js';
 import { evaluate, renderTrail } from './evaluator.js';
 import { parseJsonPath2 } from './parser.js';
 import { deriveRequirement, exactRequirement } from './requirement.js';
-
 
 /** Throws `JsonPathSyntaxError` (dialect `jsonpath2`) when the expression is not jsonpath2. */
 export function compileJsonPath2(expression: string): DialectQuery {

@@ -5,9 +5,30 @@
 import { JsonPathSyntaxError } from '../errors.js';
 
 export type TokenKind =
-  | '$' | '@' | '.' | '..' | '*' | '[' | ']' | '(' | ')' | '{' | '}' | ',' | ':' | '?'
-  | '=' | '!=' | '<' | '<=' | '>' | '>='
-  | 'string' | 'number' | 'word' | 'end';
+  | '$'
+  | '@'
+  | '.'
+  | '..'
+  | '*'
+  | '['
+  | ']'
+  | '('
+  | ')'
+  | '{'
+  | '}'
+  | ','
+  | ':'
+  | '?'
+  | '='
+  | '!='
+  | '<'
+  | '<='
+  | '>'
+  | '>='
+  | 'string'
+  | 'number'
+  | 'word'
+  | 'end';
 
 export interface Token {
   readonly kind: TokenKind;
@@ -106,11 +127,11 @@ export class Lexer {
     let end = start + 1;
     for (;;) {
       const ch = source[end];
-      if (ch === undefined) throw syntaxError(source, start, 'unterminated string: expected a closing \'"\'');
+      if (ch === undefined) throw syntaxError(source, start, "unterminated string: expected a closing '\"'");
       if (ch === '"') break;
       if (ch === '\\') end = this.skipEscape(end);
       else if (ch.charCodeAt(0) < 0x20) {
-        throw syntaxError(source, end, 'expected a character or \'"\' but found a control character in a string');
+        throw syntaxError(source, end, "expected a character or '\"' but found a control character in a string");
       } else end++;
     }
     this.offset = end + 1;

@@ -7,17 +7,9 @@
  * (`a and b or c` is `a and (b or c)`).
  */
 import type { JsonValue } from '../../json.js';
-import type {
-  ComparisonOperator,
-  FilterExpression,
-  FunctionCall,
-  Operand,
-  PathExpression,
-  Segment,
-  Selector,
-} from './ast.js';
+import type { ComparisonOperator, FilterExpression, FunctionCall, Operand, PathExpression, Segment, Selector } from './ast.js';
 import { FUNCTION_NAMES, isFunctionName } from './functions.js';
-import { Lexer, describeToken, syntaxError, type Token, type TokenKind } from './lexer.js';
+import { describeToken, Lexer, syntaxError, type Token, type TokenKind } from './lexer.js';
 
 const SYMBOL_OPERATORS = new Set<TokenKind>(['=', '!=', '<', '<=', '>', '>=']);
 const INTEGER = /^-?(?:0|[1-9][0-9]*)$/;

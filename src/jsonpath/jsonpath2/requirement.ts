@@ -5,6 +5,8 @@
  * In this dialect a filter tests the node it is applied to, so a filter on the node at path P
  * contributes its own requirement with `@` = P.
  */
+
+import type { JsonValue } from '../../json.js';
 import {
   ALWAYS,
   allOf,
@@ -14,12 +16,11 @@ import {
   exists,
   flipped,
   isScalar,
-  step,
   type Ordering,
   type PathStep,
   type Requirement,
+  step,
 } from '../requirement.js';
-import type { JsonValue } from '../../json.js';
 import type { ComparisonOperator, FilterExpression, Operand, PathExpression, Segment, Selector } from './ast.js';
 
 /** Unions multiply the branches; past this many the walk stops at the union instead. */
@@ -47,7 +48,11 @@ function fromSegments(segments: readonly Segment[], at: number, prefix: readonly
 }
 
 function fromSelector(
-  selector: Selector, segments: readonly Segment[], at: number, prefix: readonly PathStep[], budget: Budget,
+  selector: Selector,
+  segments: readonly Segment[],
+  at: number,
+  prefix: readonly PathStep[],
+  budget: Budget,
 ): Requirement {
   const rest = (next: PathStep): Requirement => fromSegments(segments, at + 1, [...prefix, next], budget);
   switch (selector.kind) {

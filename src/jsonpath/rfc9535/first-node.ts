@@ -6,7 +6,7 @@
  * yield one node at a time; a filter tests all of one node's children at once, since json-p3's
  * lazy filter costs half again as much per element (286k against 194k matches/s).
  */
-import { jsonpath, JSONPathNode, type JSONPathQuery, type JSONValue } from 'json-p3';
+import { JSONPathNode, type JSONPathQuery, type JSONValue, jsonpath } from 'json-p3';
 
 type Selector = JSONPathQuery['segments'][number]['selectors'][number];
 
@@ -20,7 +20,8 @@ export type FirstNodeTest = (document: JSONValue) => boolean;
 
 const { NameSelector, IndexSelector, FilterSelector } = jsonpath.selectors;
 /** Selectors cheaper resolved at once than through a generator. */
-const resolvedAtOnce = (selector: Selector) => selector instanceof NameSelector || selector instanceof IndexSelector || selector instanceof FilterSelector;
+const resolvedAtOnce = (selector: Selector) =>
+  selector instanceof NameSelector || selector instanceof IndexSelector || selector instanceof FilterSelector;
 
 export function firstNodeTest(query: JSONPathQuery): FirstNodeTest {
   const steps: Step[] = query.segments.map((segment) => ({ selectors: segment.selectors, descend: segment.toString().startsWith('..') }));
@@ -32,7 +33,8 @@ export function firstNodeTest(query: JSONPathQuery): FirstNodeTest {
   };
   const selects = (step: Step, index: number, node: JSONPathNode): boolean => {
     for (const selector of step.selectors) {
-      for (const next of resolvedAtOnce(selector) ? selector.resolve(node) : selector.lazyResolve(node)) if (found(index + 1, next)) return true;
+      for (const next of resolvedAtOnce(selector) ? selector.resolve(node) : selector.lazyResolve(node))
+        if (found(index + 1, next)) return true;
     }
     return false;
   };
@@ -44,9 +46,11 @@ function someDescendant(node: JSONPathNode, test: (node: JSONPathNode) => boolea
   if (test(node)) return true;
   const value = node.value;
   if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) if (someDescendant(new JSONPathNode(value[i] as JSONValue, node.location.concat(i), node.root), test)) return true;
+    for (let i = 0; i < value.length; i++)
+      if (someDescendant(new JSONPathNode(value[i] as JSONValue, node.location.concat(i), node.root), test)) return true;
   } else if (typeof value === 'object' && value !== null) {
-    for (const [key, child] of Object.entries(value)) if (someDescendant(new JSONPathNode(child as JSONValue, node.location.concat(key), node.root), test)) return true;
+    for (const [key, child] of Object.entries(value))
+      if (someDescendant(new JSONPathNode(child as JSONValue, node.location.concat(key), node.root), test)) return true;
   }
   return false;
 }

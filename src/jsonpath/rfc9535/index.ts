@@ -1,10 +1,10 @@
 import { JSONPathEnvironment, JSONPathError, type JSONPathQuery, type JSONValue } from 'json-p3';
-import { MAX_DOCUMENT_DEPTH, type JsonValue } from '../../json.js';
+import { type JsonValue, MAX_DOCUMENT_DEPTH } from '../../json.js';
 import { JsonPathSyntaxError } from '../errors.js';
-import { firstNodeTest } from './first-node.js';
 import { normalizedPath } from '../normalized-path.js';
-import { IRegexpMatch, IRegexpSearch } from './regex-functions.js';
 import type { DialectQuery, Selection } from '../types.js';
+import { firstNodeTest } from './first-node.js';
+import { IRegexpMatch, IRegexpSearch } from './regex-functions.js';
 import { exactRequirement, queryRequirement } from './requirement.js';
 import { syntaxMessage } from './syntax-messages.js';
 

@@ -18,7 +18,7 @@
  * A pattern that is not an I-Regexp, or larger than MAX_PATTERN_SIZE, matches nothing, as RFC
  * 9535 says of an invalid one; so does anything but a string on either side.
  */
-import { FunctionExpressionType, type FilterFunction } from 'json-p3';
+import { type FilterFunction, FunctionExpressionType } from 'json-p3';
 import { RE2JS } from 're2js';
 import { iRegexpToRe2 } from './i-regexp.js';
 

@@ -5,7 +5,8 @@
  * `@.a == 1` needs a node at `a`, `@.a != 1` needs nothing, and `@.a == @.b` holds when both
  * are absent.
  */
-import { type JSONPathQuery, TokenKind, jsonpath } from 'json-p3';
+import { type JSONPathQuery, jsonpath, TokenKind } from 'json-p3';
+import type { JsonValue } from '../../json.js';
 import {
   ALWAYS,
   allOf,
@@ -15,12 +16,11 @@ import {
   equals,
   exists,
   flipped,
-  step,
   type Ordering,
   type PathStep,
   type Requirement,
+  step,
 } from '../requirement.js';
-import type { JsonValue } from '../../json.js';
 
 const { expressions, selectors } = jsonpath;
 type FilterExpression = jsonpath.expressions.FilterExpression;

@@ -61,25 +61,49 @@ const REWRITES: ReadonlyArray<readonly [RegExp, (...groups: string[]) => string]
   [/^unclosed bracketed selection$/, () => "expected ']' to close the bracketed selection"],
   [/^unbalanced brackets$/, () => "unbalanced brackets: expected ')' to close the '(' before ']'"],
   [/^bald descendant segment$/, () => "expected a name, '*' or a bracketed selection after '..'"],
-  [/^unexpected descendent selection token '(.*)'$/s, (found) => `expected a name, '*' or a bracketed selection after '..' but found '${found}'`],
+  [
+    /^unexpected descendent selection token '(.*)'$/s,
+    (found) => `expected a name, '*' or a bracketed selection after '..' but found '${found}'`,
+  ],
   [/^unexpected shorthand selector '(.*)'$/s, (found) => `expected a member name after '.' but found '${found}'`],
   [/^unexpected whitespace after dot$/, () => "expected a member name right after '.' but found a space"],
   [/^unexpected filter selector token '(.*)'$/s, (found) => `expected a query, a literal or a function in the filter but found '${found}'`],
-  [/^non-singular query is not comparable$/, () => 'expected a query that selects at most one node (such as @.a or @[0]) on each side of a comparison'],
-  [/^filter expression literals \((.*)\) must be compared$/s, (literal) => `expected a comparison: the literal ${literal} is not a test on its own`],
+  [
+    /^non-singular query is not comparable$/,
+    () => 'expected a query that selects at most one node (such as @.a or @[0]) on each side of a comparison',
+  ],
+  [
+    /^filter expression literals \((.*)\) must be compared$/s,
+    (literal) => `expected a comparison: the literal ${literal} is not a test on its own`,
+  ],
   [/^result of (\w+)\(\)\s+must be compared$/, (fn) => `expected a comparison: ${fn}() gives a value, not a test (e.g. ${fn}(@.a) == 1)`],
-  [/^result of (\w+)\(\) is not comparable$/, (fn) => `${fn}() is a test and cannot be compared: expected it on its own, as in [?${fn}(@.a, 'x')]`],
-  [/^(\w+)\(\) argument (\d+) must be of (\w+)$/, (fn, n, type) => `expected ${ARGUMENT_TYPES[type!] ?? type} as argument ${Number(n) + 1} of ${fn}()`],
+  [
+    /^result of (\w+)\(\) is not comparable$/,
+    (fn) => `${fn}() is a test and cannot be compared: expected it on its own, as in [?${fn}(@.a, 'x')]`,
+  ],
+  [
+    /^(\w+)\(\) argument (\d+) must be of (\w+)$/,
+    (fn, n, type) => `expected ${ARGUMENT_TYPES[type!] ?? type} as argument ${Number(n) + 1} of ${fn}()`,
+  ],
   [/^unclosed string starting at index \d+$/, () => 'unclosed string: expected its closing quote'],
-  [/^invalid escape$/, () => "invalid escape: expected \\b, \\f, \\n, \\r, \\t, \\/, \\\\, \\uXXXX or an escaped quote of the string's own kind"],
-  [/^unexpected low surrogate codepoint at index \d+$/, () => 'invalid \\u escape: a low surrogate (\\uDC00-\\uDFFF) must follow a high one'],
+  [
+    /^invalid escape$/,
+    () => "invalid escape: expected \\b, \\f, \\n, \\r, \\t, \\/, \\\\, \\uXXXX or an escaped quote of the string's own kind",
+  ],
+  [
+    /^unexpected low surrogate codepoint at index \d+$/,
+    () => 'invalid \\u escape: a low surrogate (\\uDC00-\\uDFFF) must follow a high one',
+  ],
   [/^unexpected codepoint at index \d+$/, () => 'invalid \\u escape: expected a low surrogate (\\uDC00-\\uDFFF) after a high surrogate'],
   [/^incomplete escape sequence at index \d+$/, () => 'incomplete escape: expected four hex digits after \\u'],
   [/^invalid character$/, () => 'invalid character in a string: control characters must be escaped'],
   [/^index out of range$/, () => 'index out of range: expected an integer from -(2^53-1) to 2^53-1'],
   [/^leading zero in index selector$/, () => 'an index cannot have a leading zero'],
   [/^trailing whitespace$/, () => 'expected the end of the expression but found a space'],
-  [/^unexpected token '(\w+)'$/, (found) => `expected the end of the expression or a segment ('.', '..' or '[') but found ${token(found!)}`],
+  [
+    /^unexpected token '(\w+)'$/,
+    (found) => `expected the end of the expression or a segment ('.', '..' or '[') but found ${token(found!)}`,
+  ],
   [/^(.*) at index \d+$/s, (rest) => rest!],
 ];
 
