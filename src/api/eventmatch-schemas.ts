@@ -15,6 +15,7 @@ import {
   PAGE_LIMIT_MAX,
   TARGET_URL_MAX_CHARACTERS,
 } from '../subscriptions/input.js';
+import { RECORD_FIELDS } from '../subscriptions/record.js';
 import { errorResponses } from './error-responses.js';
 
 const TAGS = ['subscriptions'];
@@ -141,21 +142,7 @@ const subscriptionRecord = {
     version: { type: 'string', description: '"v0.1"' },
     error: { type: ['string', 'null'], description: 'why the service disabled the subscription' },
   },
-  required: [
-    'user',
-    'uuid',
-    'name',
-    'jsonpath',
-    'target_url',
-    'auth',
-    'extensions',
-    'created',
-    'updated',
-    'deleted',
-    'disabled',
-    'version',
-    'error',
-  ],
+  required: [...RECORD_FIELDS],
 } as const;
 
 const tryItResult = {

@@ -12,6 +12,7 @@ import { deleteSubscription, insertSubscription } from '../../src/db/subscriptio
 import type { MatchState } from '../../src/db/tables.js';
 import type { DeliveryRecord } from '../../src/subscriptions/delivery-history.js';
 import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
+import { subscriptionRow } from '../support/subscription-row.js';
 
 /** 2023-11-14T22:13:20 UTC, in microseconds. */
 const T0 = 1_700_000_000_000_000;
@@ -58,22 +59,19 @@ for (const backend of testBackends()) {
 
     async function subscription(owner: string): Promise<string> {
       const uuid = randomUUID();
-      await insertSubscription(test.handle.db, test.handle.capabilities, {
-        uuid,
-        owner,
-        name: 'seeded',
-        jsonpath: '$.data',
-        dialect: 'rfc9535',
-        target_url: 'http://127.0.0.1:9/hook',
-        auth: '{}',
-        extensions: '{}',
-        version: 'v0.1',
-        created: T0 - SECOND,
-        updated: T0 - SECOND,
-        deleted: null,
-        disabled: null,
-        error: null,
-      });
+      await insertSubscription(
+        test.handle.db,
+        test.handle.capabilities,
+        subscriptionRow({
+          uuid,
+          owner,
+          name: 'seeded',
+          jsonpath: '$.data',
+          target_url: 'http://127.0.0.1:9/hook',
+          created: T0 - SECOND,
+          updated: T0 - SECOND,
+        }),
+      );
       return uuid;
     }
 

@@ -8,6 +8,7 @@ import type { DatabaseHandle } from '../../src/db/connect.js';
 import { addressGuard } from '../../src/net/address-guard.js';
 import { startEventmatchApp } from '../support/app.js';
 import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
+import { subscriptionRow } from '../support/subscription-row.js';
 import { DEFAULT_TARGET_RULES } from '../support/target-guard.js';
 
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}$/;
@@ -561,20 +562,5 @@ for (const backend of testBackends()) {
 
 function rawRow(owner: string) {
   const now = Date.now() * 1000 + Math.floor(Math.random() * 1000);
-  return {
-    uuid: randomUUID(),
-    owner,
-    name: 'bulk',
-    jsonpath: '$.data',
-    dialect: 'rfc9535',
-    target_url: 'http://127.0.0.1/',
-    auth: '{}',
-    extensions: '{}',
-    version: 'v0.1',
-    created: now,
-    updated: now,
-    deleted: null,
-    disabled: null,
-    error: null,
-  };
+  return subscriptionRow({ owner, name: 'bulk', jsonpath: '$.data', target_url: 'http://127.0.0.1/', created: now, updated: now });
 }

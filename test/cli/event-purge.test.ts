@@ -8,6 +8,7 @@ import { insertSubscription } from '../../src/db/subscriptions.js';
 import { parseCliDate } from '../../src/time/clock.js';
 import { describeOn, openTestDatabase, type TestBackend, testBackends } from '../support/database.js';
 import { runCli } from '../support/processes.js';
+import { subscriptionRow } from '../support/subscription-row.js';
 
 const SUBSCRIPTION = '00000000-0000-0000-0000-0000000000b1';
 const HOUR_US = 3600 * 1_000_000;
@@ -59,22 +60,7 @@ async function withLog(
 ) {
   const t = await openTestDatabase(backend);
   try {
-    await insertSubscription(t.handle.db, t.handle.capabilities, {
-      uuid: SUBSCRIPTION,
-      owner: 'alice',
-      name: 'n',
-      jsonpath: '$',
-      dialect: 'rfc9535',
-      target_url: 'http://127.0.0.1:9/',
-      auth: '{}',
-      extensions: '{}',
-      version: 'v0.1',
-      created: 1,
-      updated: 1,
-      deleted: null,
-      disabled: null,
-      error: null,
-    });
+    await insertSubscription(t.handle.db, t.handle.capabilities, subscriptionRow({ uuid: SUBSCRIPTION }));
     await body(t.handle, (...args) => runCli(['--database-url', t.database.url, ...args]));
   } finally {
     await t.close();

@@ -8,28 +8,9 @@ import type { SubscriptionRow } from '../../src/db/tables.js';
 import { describeOn, openTestDatabase, type TestBackend, testBackends } from '../support/database.js';
 import { eventually, startStub } from '../support/http-stub.js';
 import { runCli, startServer } from '../support/processes.js';
+import { subscriptionRow } from '../support/subscription-row.js';
 
 const MATCHING = '$.data.project';
-
-function subscription(owner: string, jsonpath: string, changes: Partial<SubscriptionRow> = {}): SubscriptionRow {
-  return {
-    uuid: randomUUID(),
-    owner,
-    name: 'n',
-    jsonpath,
-    dialect: 'rfc9535',
-    target_url: 'http://127.0.0.1:9/',
-    auth: '{}',
-    extensions: '{}',
-    version: 'v0.1',
-    created: 1,
-    updated: 1,
-    deleted: null,
-    disabled: null,
-    error: null,
-    ...changes,
-  };
-}
 
 function event(data: unknown = { project: 1234 }): EventRow {
   const uuid = randomUUID();
@@ -88,12 +69,12 @@ for (const backend of testBackends()) {
   describeOn(backend, `svc-notifications-cmd eventretry (${backend.name})`, () => {
     it("matches the event against today's live subscriptions and queues new matches for the policy, due now", async () => {
       await withLog(backend, async (handle, cli) => {
-        const alice = subscription('alice', MATCHING);
-        const bob = subscription('bob', MATCHING);
+        const alice = subscriptionRow({ owner: 'alice', jsonpath: MATCHING });
+        const bob = subscriptionRow({ owner: 'bob', jsonpath: MATCHING });
         const others = [
-          subscription('carol', '$.data.missing'),
-          subscription('dave', MATCHING, { deleted: 5 }),
-          subscription('erin', MATCHING, { disabled: 5, error: 'gone' }),
+          subscriptionRow({ owner: 'carol', jsonpath: '$.data.missing' }),
+          subscriptionRow({ owner: 'dave', jsonpath: MATCHING, deleted: 5 }),
+          subscriptionRow({ owner: 'erin', jsonpath: MATCHING, disabled: 5, error: 'gone' }),
         ];
         for (const s of [alice, bob, ...others]) await insertSubscription(handle.db, handle.capabilities, s);
         const e = event();
@@ -124,8 +105,8 @@ for (const backend of testBackends()) {
 
     it('skips a subscription whose match for the event is still in progress', async () => {
       await withLog(backend, async (handle, cli) => {
-        const alice = subscription('alice', MATCHING);
-        const bob = subscription('bob', MATCHING);
+        const alice = subscriptionRow({ owner: 'alice', jsonpath: MATCHING });
+        const bob = subscriptionRow({ owner: 'bob', jsonpath: MATCHING });
         for (const s of [alice, bob]) await insertSubscription(handle.db, handle.capabilities, s);
         const e = event();
         await logEvent(handle.db, e, [match(e.uuid, alice, 'deliver')]);
@@ -143,7 +124,7 @@ for (const backend of testBackends()) {
 
     it('an unknown uuid is named on stderr and gives exit 1; the others are still routed', async () => {
       await withLog(backend, async (handle, cli) => {
-        const alice = subscription('alice', MATCHING);
+        const alice = subscriptionRow({ owner: 'alice', jsonpath: MATCHING });
         await insertSubscription(handle.db, handle.capabilities, alice);
         const [e, unmatched] = [event(), event({ other: true })];
         for (const x of [e, unmatched]) await logEvent(handle.db, x, []);

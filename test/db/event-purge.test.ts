@@ -11,6 +11,7 @@ import type { EventRow, MatchRow } from '../../src/db/events.js';
 import { insertSubscription } from '../../src/db/subscriptions.js';
 import type { MatchState } from '../../src/db/tables.js';
 import { describeOn, openTestDatabase, POSTGRES, type TestBackend, testBackends } from '../support/database.js';
+import { subscriptionRow } from '../support/subscription-row.js';
 
 const SUBSCRIPTION = '00000000-0000-0000-0000-0000000000c1';
 const CUT_OFF = 1_000_000;
@@ -80,22 +81,7 @@ async function eventUuids(handle: DatabaseHandle): Promise<Set<string>> {
 async function withLog(backend: TestBackend, body: (handle: DatabaseHandle, url: string) => Promise<void>): Promise<void> {
   const t = await openTestDatabase(backend);
   try {
-    await insertSubscription(t.handle.db, t.handle.capabilities, {
-      uuid: SUBSCRIPTION,
-      owner: 'alice',
-      name: 'n',
-      jsonpath: '$',
-      dialect: 'rfc9535',
-      target_url: 'http://127.0.0.1:9/',
-      auth: '{}',
-      extensions: '{}',
-      version: 'v0.1',
-      created: 1,
-      updated: 1,
-      deleted: null,
-      disabled: null,
-      error: null,
-    });
+    await insertSubscription(t.handle.db, t.handle.capabilities, subscriptionRow({ uuid: SUBSCRIPTION }));
     await body(t.handle, t.database.url);
   } finally {
     await t.close();

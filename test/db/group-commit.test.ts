@@ -5,25 +5,10 @@ import { GroupCommit } from '../../src/db/group-commit.js';
 import { insertSubscription } from '../../src/db/subscriptions.js';
 import type { Database, SubscriptionRow } from '../../src/db/tables.js';
 import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
+import { subscriptionRow } from '../support/subscription-row.js';
 
-function row(uuid: string): SubscriptionRow {
-  return {
-    uuid,
-    owner: 'alice',
-    name: uuid,
-    jsonpath: '$.a',
-    dialect: 'rfc9535',
-    target_url: 'http://127.0.0.1:9/',
-    auth: '{}',
-    extensions: '{}',
-    version: 'v0.1',
-    created: 1,
-    updated: 1,
-    deleted: null,
-    disabled: null,
-    error: null,
-  };
-}
+/** A subscription known by its uuid, which is its name too. */
+const row = (uuid: string): SubscriptionRow => subscriptionRow({ uuid, name: uuid, jsonpath: '$.a' });
 
 const inTransaction =
   (db: Kysely<Database>) =>

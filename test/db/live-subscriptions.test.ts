@@ -3,24 +3,19 @@ import { it } from 'node:test';
 import { insertSubscription, liveSubscriptionPages } from '../../src/db/subscriptions.js';
 import type { SubscriptionRow } from '../../src/db/tables.js';
 import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
+import { subscriptionRow } from '../support/subscription-row.js';
 
 function subscription(n: number, deleted: number | null = null): SubscriptionRow {
-  return {
+  return subscriptionRow({
     uuid: `00000000-0000-0000-0000-${String(n).padStart(12, '0')}`,
     owner: `user-${n}`,
-    name: 'n',
     jsonpath: `$.n${n}`,
-    dialect: 'rfc9535',
-    target_url: 'http://127.0.0.1:9/',
     auth: '{"secret":1}',
-    extensions: '{}',
-    version: 'v0.1',
     created: n,
     updated: n,
     deleted,
     disabled: n === 3 ? 7 : null,
-    error: null,
-  };
+  });
 }
 
 for (const backend of testBackends()) {

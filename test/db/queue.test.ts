@@ -8,6 +8,7 @@ import { insertSubscription } from '../../src/db/subscriptions.js';
 import { EventLogBatch } from '../../src/events/event-log-batch.js';
 import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
 import { eventually } from '../support/http-stub.js';
+import { subscriptionRow } from '../support/subscription-row.js';
 
 const SUBSCRIPTION = '00000000-0000-0000-0000-00000000000a';
 const LEASE_US = 30_000_000;
@@ -39,22 +40,7 @@ for (const backend of testBackends()) {
     async function withQueue(body: (t: Awaited<ReturnType<typeof openTestDatabase>>) => Promise<void>): Promise<void> {
       const t = await openTestDatabase(backend);
       try {
-        await insertSubscription(t.handle.db, t.handle.capabilities, {
-          uuid: SUBSCRIPTION,
-          owner: 'alice',
-          name: 'n',
-          jsonpath: '$',
-          dialect: 'rfc9535',
-          target_url: 'http://127.0.0.1:9/',
-          auth: '{}',
-          extensions: '{}',
-          version: 'v0.1',
-          created: 1,
-          updated: 1,
-          deleted: null,
-          disabled: null,
-          error: null,
-        });
+        await insertSubscription(t.handle.db, t.handle.capabilities, subscriptionRow({ uuid: SUBSCRIPTION }));
         await body(t);
       } finally {
         await t.close();

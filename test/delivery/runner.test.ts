@@ -32,6 +32,7 @@ import { startDatabaseProxy } from '../support/database-proxy.js';
 import { eventually, type HttpStub, type StubAnswer, startStub } from '../support/http-stub.js';
 import { freePort } from '../support/processes.js';
 import { round, TEST_LEASE_US, testDeliveryRunner } from '../support/runners.js';
+import { subscriptionRow } from '../support/subscription-row.js';
 
 const NOW = 1_800_000_000_000_000;
 
@@ -68,23 +69,7 @@ async function scene(t: TestContext, backend: TestBackend, { deny = [] as string
     now: NOW,
     clock: () => s.now,
     subscribe: async (targetUrl, fields = {}) => {
-      const row: SubscriptionRow = {
-        uuid: randomUUID(),
-        owner: 'alice',
-        name: 'n',
-        jsonpath: '$',
-        dialect: 'rfc9535',
-        target_url: targetUrl,
-        auth: '{}',
-        extensions: '{}',
-        version: 'v0.1',
-        created: 1,
-        updated: 1,
-        deleted: null,
-        disabled: null,
-        error: null,
-        ...fields,
-      };
+      const row = subscriptionRow({ target_url: targetUrl, ...fields });
       await insertSubscription(db.handle.db, db.handle.capabilities, row);
       return row;
     },
@@ -418,22 +403,7 @@ describeOn(POSTGRES, 'delivery runner, the database failing mid-round', () => {
       await database.cleanup();
     });
     await syncSchema(direct);
-    const subscription: SubscriptionRow = {
-      uuid: randomUUID(),
-      owner: 'alice',
-      name: 'n',
-      jsonpath: '$',
-      dialect: 'rfc9535',
-      target_url: 'http://127.0.0.1:9/',
-      auth: '{}',
-      extensions: '{}',
-      version: 'v0.1',
-      created: 1,
-      updated: 1,
-      deleted: null,
-      disabled: null,
-      error: null,
-    };
+    const subscription = subscriptionRow();
     await insertSubscription(direct.db, direct.capabilities, subscription);
     const eventUuid = randomUUID();
     const now = Date.now() * 1000;

@@ -15,6 +15,7 @@ import { systemClock } from '../../src/time/clock.js';
 import { parseExposition, sample } from '../metrics/exposition.js';
 import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
 import { eventually } from '../support/http-stub.js';
+import { subscriptionRow } from '../support/subscription-row.js';
 
 const SUBSCRIPTION = '00000000-0000-0000-0000-0000000000d1';
 const HOUR_MS = 3_600_000;
@@ -70,22 +71,7 @@ for (const backend of testBackends()) {
     async function withLog(body: (handle: DatabaseHandle) => Promise<void>): Promise<void> {
       const t = await openTestDatabase(backend);
       try {
-        await insertSubscription(t.handle.db, t.handle.capabilities, {
-          uuid: SUBSCRIPTION,
-          owner: 'alice',
-          name: 'n',
-          jsonpath: '$',
-          dialect: 'rfc9535',
-          target_url: 'http://127.0.0.1:9/',
-          auth: '{}',
-          extensions: '{}',
-          version: 'v0.1',
-          created: 1,
-          updated: 1,
-          deleted: null,
-          disabled: null,
-          error: null,
-        });
+        await insertSubscription(t.handle.db, t.handle.capabilities, subscriptionRow({ uuid: SUBSCRIPTION }));
         await body(t.handle);
       } finally {
         await t.close();

@@ -6,28 +6,11 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { it } from 'node:test';
 import { logEvent } from '../../src/db/events.js';
-import type { SubscriptionRow } from '../../src/db/tables.js';
 import { routeAgain } from '../../src/events/receive.js';
 import { LiveMatcher } from '../../src/matching/live-matcher.js';
 import { systemClock } from '../../src/time/clock.js';
 import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
-
-const subscription = (owner: string): SubscriptionRow => ({
-  uuid: randomUUID(),
-  owner,
-  name: 'n',
-  jsonpath: '$.data',
-  dialect: 'rfc9535',
-  target_url: 'http://127.0.0.1:9/',
-  auth: '{}',
-  extensions: '{}',
-  version: 'v0.1',
-  created: 1,
-  updated: 1,
-  deleted: null,
-  disabled: null,
-  error: null,
-});
+import { subscriptionRow } from '../support/subscription-row.js';
 
 for (const backend of testBackends()) {
   describeOn(backend, `routing a logged event again (${backend.name})`, () => {
@@ -39,10 +22,12 @@ for (const backend of testBackends()) {
         const body = JSON.stringify({ specversion: '1.0', id: eventUuid, source: '/s', type: 't', data: {} });
         await logEvent(db, { uuid: eventUuid, source: '/s', event_id: eventUuid, type: 't', spec_version: '1.0', body, received: 1 }, []);
         // More matches than one insert statement takes, the last for a subscription the table lacks.
-        const stored = Array.from({ length: 1_200 }, (_, i) => subscription(`user-${String(i).padStart(4, '0')}`));
+        const stored = Array.from({ length: 1_200 }, (_, i) =>
+          subscriptionRow({ owner: `user-${String(i).padStart(4, '0')}`, jsonpath: '$.data' }),
+        );
         await db.insertInto('subscriptions').values(stored).execute();
         const matcher = new LiveMatcher();
-        matcher.load([...stored, subscription('user-9999')]);
+        matcher.load([...stored, subscriptionRow({ owner: 'user-9999', jsonpath: '$.data' })]);
         await assert.rejects(routeAgain(t.handle, matcher, eventUuid, systemClock()));
         const written = await db.selectFrom('matches').select('uuid').where('event_uuid', '=', eventUuid).execute();
         assert.equal(written.length, 0);

@@ -8,28 +8,11 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { SubscriptionRow } from '../../src/db/tables.js';
 import { evaluationErrorReporter } from '../../src/matching/evaluation-errors.js';
 import { LiveMatcher } from '../../src/matching/live-matcher.js';
 import { createMetrics } from '../../src/metrics/registry.js';
 import { parseExposition, sample } from '../metrics/exposition.js';
-
-const row = (uuid: string, jsonpath: string): SubscriptionRow => ({
-  uuid,
-  owner: 'alice',
-  name: 'n',
-  jsonpath,
-  dialect: 'rfc9535',
-  target_url: 'http://127.0.0.1:9/',
-  auth: '{}',
-  extensions: '{}',
-  version: 'v0.1',
-  created: 1,
-  updated: 1,
-  deleted: null,
-  disabled: null,
-  error: null,
-});
+import { subscriptionRow } from '../support/subscription-row.js';
 
 function deepDocument(levels: number): Parameters<LiveMatcher['match']>[0] {
   let document: Record<string, unknown> = { x: 1 };
@@ -57,7 +40,12 @@ describe('expressions that fail while matching', () => {
   it('are counted per subscription and event, logged once per subscription, and match nothing', async () => {
     const { matcher, logged, counted } = matcherReporting();
     // Two subscriptions share one failing expression (one evaluation), a third has its own.
-    matcher.load([row('shared-1', '$[?@..x]'), row('shared-2', '$[?@..x]'), row('own', '$[?@..a]'), row('fine', '$.a')]);
+    matcher.load([
+      subscriptionRow({ uuid: 'shared-1', jsonpath: '$[?@..x]' }),
+      subscriptionRow({ uuid: 'shared-2', jsonpath: '$[?@..x]' }),
+      subscriptionRow({ uuid: 'own', jsonpath: '$[?@..a]' }),
+      subscriptionRow({ uuid: 'fine', jsonpath: '$.a' }),
+    ]);
     assert.equal(await counted(), 0, 'the series exists before any failure');
 
     const deep = deepDocument(250);
@@ -90,7 +78,11 @@ describe('expressions that fail while matching', () => {
 
   it('remember a bounded number of logged subscriptions, the earliest forgotten first', async () => {
     const { matcher, logged, counted } = matcherReporting(2);
-    matcher.load([row('one', '$[?@..x]'), row('two', '$[?@..a]'), row('three', '$[?@..a.x]')]);
+    matcher.load([
+      subscriptionRow({ uuid: 'one', jsonpath: '$[?@..x]' }),
+      subscriptionRow({ uuid: 'two', jsonpath: '$[?@..a]' }),
+      subscriptionRow({ uuid: 'three', jsonpath: '$[?@..a.x]' }),
+    ]);
     const deep = deepDocument(250);
     matcher.match(deep);
     assert.equal(logged.length, 3);
@@ -100,7 +92,11 @@ describe('expressions that fail while matching', () => {
     assert.equal(await counted(), 6);
 
     const roomy = matcherReporting(3);
-    roomy.matcher.load([row('one', '$[?@..x]'), row('two', '$[?@..a]'), row('three', '$[?@..a.x]')]);
+    roomy.matcher.load([
+      subscriptionRow({ uuid: 'one', jsonpath: '$[?@..x]' }),
+      subscriptionRow({ uuid: 'two', jsonpath: '$[?@..a]' }),
+      subscriptionRow({ uuid: 'three', jsonpath: '$[?@..a.x]' }),
+    ]);
     roomy.matcher.match(deep);
     roomy.matcher.match(deep);
     assert.equal(roomy.logged.length, 3);

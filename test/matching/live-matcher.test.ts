@@ -3,24 +3,11 @@ import { describe, it } from 'node:test';
 import type { SubscriptionRow } from '../../src/db/tables.js';
 import { LiveMatcher } from '../../src/matching/live-matcher.js';
 import { facilityEvent } from '../support/shared.js';
+import { subscriptionRow } from '../support/subscription-row.js';
 
-const row = (changes: Partial<SubscriptionRow> = {}): SubscriptionRow => ({
-  uuid: 'sub-1',
-  owner: 'alice',
-  name: 'n',
-  jsonpath: "$.data[?@.mimetype == 'text/plain']",
-  dialect: 'rfc9535',
-  target_url: 'http://127.0.0.1:9/',
-  auth: '{}',
-  extensions: '{}',
-  version: 'v0.1',
-  created: 1,
-  updated: 1,
-  deleted: null,
-  disabled: null,
-  error: null,
-  ...changes,
-});
+/** One subscription, 'sub-1', whose expression matches the facility event; `changes` says what differs. */
+const row = (changes: Partial<SubscriptionRow> = {}): SubscriptionRow =>
+  subscriptionRow({ uuid: 'sub-1', jsonpath: "$.data[?@.mimetype == 'text/plain']", ...changes });
 
 describe('live matcher', () => {
   const event = facilityEvent();

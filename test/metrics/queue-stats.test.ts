@@ -10,6 +10,7 @@ import { oldestPendingCreated, queueDepth } from '../../src/db/queue-stats.js';
 import { insertSubscription } from '../../src/db/subscriptions.js';
 import type { Database, MatchState } from '../../src/db/tables.js';
 import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
+import { subscriptionRow } from '../support/subscription-row.js';
 
 for (const backend of testBackends()) {
   describeOn(backend, `queue statistics (${backend.name})`, () => {
@@ -19,22 +20,8 @@ for (const backend of testBackends()) {
     ) {
       const t = await openTestDatabase(backend);
       try {
-        const subscription = { uuid: randomUUID(), owner: 'alice' };
-        await insertSubscription(t.handle.db, t.handle.capabilities, {
-          ...subscription,
-          name: 'n',
-          jsonpath: '$',
-          dialect: 'rfc9535',
-          target_url: 'http://127.0.0.1:9/',
-          auth: '{}',
-          extensions: '{}',
-          version: 'v0.1',
-          created: 1,
-          updated: 1,
-          deleted: null,
-          disabled: null,
-          error: null,
-        });
+        const subscription = subscriptionRow();
+        await insertSubscription(t.handle.db, t.handle.capabilities, subscription);
         for (const [i, row] of rows.entries()) {
           const eventUuid = randomUUID();
           const event = {

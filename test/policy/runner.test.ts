@@ -13,6 +13,7 @@ import { createPolicyClient } from '../../src/policy/policy-client.js';
 import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
 import { startStub } from '../support/http-stub.js';
 import { round, testPolicyRunner } from '../support/runners.js';
+import { subscriptionRow } from '../support/subscription-row.js';
 
 for (const backend of testBackends()) {
   describeOn(backend, `policy runner (${backend.name})`, () => {
@@ -32,22 +33,7 @@ for (const backend of testBackends()) {
         await test.close();
       });
       const subscription = async (owner: string): Promise<SubscriptionRow> => {
-        const row: SubscriptionRow = {
-          uuid: randomUUID(),
-          owner,
-          name: 'n',
-          jsonpath: '$',
-          dialect: 'rfc9535',
-          target_url: 'http://127.0.0.1:9/',
-          auth: '{}',
-          extensions: '{}',
-          version: 'v0.1',
-          created: 1,
-          updated: 1,
-          deleted: null,
-          disabled: null,
-          error: null,
-        };
+        const row = subscriptionRow({ owner });
         await insertSubscription(test.handle.db, test.handle.capabilities, row);
         return row;
       };

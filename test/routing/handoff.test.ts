@@ -6,7 +6,6 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { insertSubscription } from '../../src/db/subscriptions.js';
-import type { SubscriptionRow } from '../../src/db/tables.js';
 import { createTargetClient } from '../../src/delivery/target-client.js';
 import { EventLogBatch } from '../../src/events/event-log-batch.js';
 import { receiveEvent } from '../../src/events/receive.js';
@@ -18,6 +17,7 @@ import { type HandedMatch, Handoff } from '../../src/routing/handoff.js';
 import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
 import { startStub } from '../support/http-stub.js';
 import { round, testDeliveryRunner, testPolicyRunner } from '../support/runners.js';
+import { subscriptionRow } from '../support/subscription-row.js';
 
 const LEASE_US = 30_000_000;
 
@@ -85,22 +85,7 @@ for (const backend of testBackends()) {
         await stub.close();
         await test.close();
       });
-      const subscription: SubscriptionRow = {
-        uuid: randomUUID(),
-        owner: 'alice',
-        name: 'n',
-        jsonpath: '$.n',
-        dialect: 'rfc9535',
-        target_url: stub.url,
-        auth: '{}',
-        extensions: '{}',
-        version: 'v0.1',
-        created: 1,
-        updated: 1,
-        deleted: null,
-        disabled: null,
-        error: null,
-      };
+      const subscription = subscriptionRow({ jsonpath: '$.n', target_url: stub.url });
       await insertSubscription(test.handle.db, test.handle.capabilities, subscription);
       const matcher = new LiveMatcher();
       matcher.load([subscription]);
@@ -164,22 +149,7 @@ for (const backend of testBackends()) {
         await policyService.close();
         await test.close();
       });
-      const subscription: SubscriptionRow = {
-        uuid: randomUUID(),
-        owner: 'alice',
-        name: 'n',
-        jsonpath: '$.n',
-        dialect: 'rfc9535',
-        target_url: stub.url,
-        auth: '{}',
-        extensions: '{}',
-        version: 'v0.1',
-        created: 1,
-        updated: 1,
-        deleted: null,
-        disabled: null,
-        error: null,
-      };
+      const subscription = subscriptionRow({ jsonpath: '$.n', target_url: stub.url });
       await insertSubscription(test.handle.db, test.handle.capabilities, subscription);
       const matcher = new LiveMatcher();
       matcher.load([subscription]);
@@ -213,22 +183,7 @@ for (const backend of testBackends()) {
     it('claims the rows that overflowed into the queue before new ones, and retries while busy with new work', async (t) => {
       const test = await openTestDatabase(backend);
       t.after(() => test.close());
-      const subscription: SubscriptionRow = {
-        uuid: randomUUID(),
-        owner: 'alice',
-        name: 'n',
-        jsonpath: '$.n',
-        dialect: 'rfc9535',
-        target_url: 'http://127.0.0.1:9/',
-        auth: '{}',
-        extensions: '{}',
-        version: 'v0.1',
-        created: 1,
-        updated: 1,
-        deleted: null,
-        disabled: null,
-        error: null,
-      };
+      const subscription = subscriptionRow({ jsonpath: '$.n' });
       await insertSubscription(test.handle.db, test.handle.capabilities, subscription);
       const matcher = new LiveMatcher();
       matcher.load([subscription]);

@@ -1,0 +1,26 @@
+/**
+ * A row of the subscriptions table for tests to insert or load: every column with a plain
+ * default, so a test names only what it cares about, and a new column is added here once.
+ */
+import { randomUUID } from 'node:crypto';
+import type { SubscriptionRow } from '../../src/db/tables.js';
+
+export function subscriptionRow(overrides: Partial<SubscriptionRow> = {}): SubscriptionRow {
+  return {
+    uuid: randomUUID(),
+    owner: 'alice',
+    name: 'n',
+    jsonpath: '$',
+    dialect: 'rfc9535',
+    target_url: 'http://127.0.0.1:9/',
+    auth: '{}',
+    extensions: '{}',
+    version: 'v0.1',
+    created: 1,
+    updated: 1,
+    deleted: null,
+    disabled: null,
+    error: null,
+    ...overrides,
+  };
+}
