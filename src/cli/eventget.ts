@@ -6,8 +6,7 @@ import { type Command, type CommandContext, EXIT } from './command.js';
 import { DAY_US, parseArguments, parseDate, parseLimit, stdoutFlushed } from './event-options.js';
 
 type Selection =
-  | { kind: 'uuids'; uuids: string[]; json: boolean }
-  | { kind: 'window'; from: number; to: number; limit: number; json: boolean };
+  { kind: 'uuids'; uuids: string[]; json: boolean } | { kind: 'window'; from: number; to: number; limit: number; json: boolean };
 
 const DEFAULT_LIMIT = 10;
 // Events per query: keeps every IN list far below the databases' bind parameter limits.

@@ -20,9 +20,7 @@ export const ERROR_LIMIT = 1024;
 
 /** What one try means for the delivery. `reason` is what the subscription's `error` says if it gives up. */
 export type Verdict =
-  | { kind: 'delivered' }
-  | { kind: 'retry'; retryAfterMs?: number; reason: string }
-  | { kind: 'permanent'; reason: string };
+  { kind: 'delivered' } | { kind: 'retry'; retryAfterMs?: number; reason: string } | { kind: 'permanent'; reason: string };
 
 /** A try that ended at `at` (µs). */
 export type Try = TargetResponse & { at: number };

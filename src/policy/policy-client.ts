@@ -8,9 +8,7 @@ import { describeNetworkError, ExchangeTimeoutError } from '../net/network-error
  * error: the match is recorded and never delivered. `retry` means no word yet.
  */
 export type PolicyAnswer =
-  | { kind: 'allow'; status: number }
-  | { kind: 'deny'; status: number }
-  | { kind: 'retry'; status: number | null; error: string };
+  { kind: 'allow'; status: number } | { kind: 'deny'; status: number } | { kind: 'retry'; status: number | null; error: string };
 
 export interface PolicyClient {
   /** Never rejects for network problems: they come back as `retry`. */

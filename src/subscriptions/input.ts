@@ -104,7 +104,7 @@ function compileExpression(value: unknown, field: string, mode: DialectMode): Co
  */
 function validateTargetUrl(value: unknown): string {
   const text = requireAtMost(requireString(value, 'body.target_url'), TARGET_URL_MAX_CHARACTERS, 'body.target_url');
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it refuses
+  // eslint-disable-next-line no-control-regex -- control characters are what it refuses
   if (/[\s\x00-\x1f\x7f]/.test(text)) throw serviceError('TARGET_URL_INVALID', 'must not contain spaces or control characters');
   let url: URL;
   try {
@@ -128,7 +128,7 @@ function validateTargetUrl(value: unknown): string {
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 // Visible ASCII with inner spaces: all a header value can carry through every HTTP stack.
 const HEADER_VALUE = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/;
-// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it finds
+// eslint-disable-next-line no-control-regex -- control characters are what it finds
 const CONTROL = /[\x00-\x1f\x7f]/;
 
 function validateAuth(value: unknown): Auth {
