@@ -58,7 +58,7 @@ export interface TargetClientOptions {
   /** At most this many exchanges with one origin at once; the others wait their turn. */
   readonly connectionsPerOrigin: number;
   readonly guard: AddressGuard;
-  /** The clock that Retry-After dates are measured against; Date.now unless testing. */
+  /** The clock that Retry-After dates and signature timestamps are measured against; Date.now unless testing. */
   readonly now?: () => number;
 }
 
