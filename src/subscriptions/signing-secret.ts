@@ -9,7 +9,7 @@ import { openSecret } from './secret-box.js';
 
 export const SECRET_PREFIX = 'whsec_';
 const GENERATED_KEY_BYTES = 32;
-/** What a given key may be: at least as long as a SHA-256 output is safe with, at most one HMAC block. */
+/** A given key: 192 bits at least; at most one SHA-256 block, beyond which HMAC hashes the key first. */
 export const GIVEN_KEY_MIN_BYTES = 24;
 export const GIVEN_KEY_MAX_BYTES = 64;
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
