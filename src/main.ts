@@ -179,6 +179,7 @@ async function serve(config: Config): Promise<number> {
     targetTimeoutMs: config.targetTimeoutMs,
     connectionsPerOrigin: config.targetConcurrency,
     secretKey: config.secretKey,
+    secretOverlapUs: config.secretOverlapMs * 1000,
     inbox: toDelivery,
     pacer: new ClaimPacer(QUIET_CLAIM_MS, BUSY_CLAIM_MS),
     onSubscriptionChange: (change) => matcher.apply(change),

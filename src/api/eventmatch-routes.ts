@@ -89,6 +89,24 @@ function routes(app: FastifyInstance, deps: EventmatchDependencies): void {
     async (request) => subscriptions.remove(user(request), request.params.uuid).then(logged(request, 'deleted')),
   );
 
+  // Neither answer nor body is logged: both hold the secret.
+  app.get<{ Params: UuidParams }>(
+    '/eventmatch/:uuid/secret',
+    { schema: schemas.signingSecret, onRequest: authenticated },
+    async (request) => subscriptions.signingSecret(user(request), request.params.uuid),
+  );
+
+  app.post<{ Params: UuidParams; Body: Body }>(
+    '/eventmatch/:uuid/secret/rotate',
+    {
+      schema: schemas.rotateSigningSecret,
+      onRequest: [authenticated, ignoreEmptyBody, requireJsonBody],
+      // The body is optional; the schema checks an object.
+      preValidation: async (request) => void (request.body ??= {}),
+    },
+    async (request) => subscriptions.rotateSigningSecret(user(request), request.params.uuid, request.body),
+  );
+
   app.post<{ Body: Body }>('/eventmatch/test', { schema: schemas.tryExpression, ...withJsonBody, config: WRAPPED_EVENT }, async (request) =>
     subscriptions.tryExpression(request.body),
   );

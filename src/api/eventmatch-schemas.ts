@@ -16,6 +16,7 @@ import {
   TARGET_URL_MAX_CHARACTERS,
 } from '../subscriptions/input.js';
 import { RECORD_FIELDS } from '../subscriptions/record.js';
+import { GIVEN_KEY_MAX_BYTES, GIVEN_KEY_MIN_BYTES, SECRET_PREFIX } from '../subscriptions/signing-secret.js';
 import { errorResponses } from './error-responses.js';
 
 const TAGS = ['subscriptions'];
@@ -145,6 +146,17 @@ const subscriptionRecord = {
   required: [...RECORD_FIELDS],
 } as const;
 
+const signingSecret = {
+  type: 'object',
+  properties: {
+    secret: {
+      type: 'string',
+      description: `"${SECRET_PREFIX}" followed by the base64 of the HMAC-SHA256 key deliveries are signed with (Standard Webhooks)`,
+    },
+  },
+  required: ['secret'],
+} as const;
+
 const tryItResult = {
   type: 'object',
   properties: {
@@ -236,6 +248,39 @@ export function eventmatchSchemas(userHeader: string) {
       response: {
         200: { ...subscriptionRecord, description: 'the final record' },
         ...eventmatchErrors(...EVERY_ROUTE, ...RECORDS, ...JSON_BODY, 'SUBSCRIPTION_NOT_FOUND'),
+      },
+    },
+    signingSecret: {
+      tags: TAGS,
+      summary: 'The secret deliveries are signed with (Standard Webhooks); the owner only',
+      headers,
+      params: uuidParams,
+      response: {
+        200: { ...signingSecret, description: 'The current signing secret' },
+        ...eventmatchErrors(...EVERY_ROUTE, ...RECORDS, 'SUBSCRIPTION_NOT_FOUND'),
+      },
+    },
+    rotateSigningSecret: {
+      tags: TAGS,
+      summary:
+        'Replace the signing secret: with the one sent, or a new random one. For NOTIFICATIONS_SECRET_OVERLAP after, ' +
+        'deliveries are signed with the previous secret too',
+      headers,
+      params: uuidParams,
+      // Optional: without a body (or with {}) the service makes the secret.
+      body: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          secret: {
+            type: 'string',
+            description: `"${SECRET_PREFIX}" followed by the base64 of a ${GIVEN_KEY_MIN_BYTES} to ${GIVEN_KEY_MAX_BYTES} byte key`,
+          },
+        },
+      },
+      response: {
+        200: { ...signingSecret, description: 'The new signing secret' },
+        ...eventmatchErrors(...EVERY_ROUTE, ...JSON_BODY, 'FIELD_UNKNOWN', 'FIELD_TYPE', 'FIELD_INVALID', 'SUBSCRIPTION_NOT_FOUND'),
       },
     },
     tryExpression: {

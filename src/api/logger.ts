@@ -10,7 +10,18 @@ import { pino } from 'pino';
  * sits: in the record each write logs at debug level (`subscription.auth`), or in whatever
  * else is logged, up to two levels down.
  */
-const REDACTED = ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]', 'auth', '*.auth', '*.*.auth'];
+const REDACTED = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'res.headers["set-cookie"]',
+  'auth',
+  '*.auth',
+  '*.*.auth',
+  // Signing secrets: the secret routes log neither answer nor body; redacted should one reach a line all the same.
+  'secret',
+  '*.secret',
+  '*.*.secret',
+];
 
 export function createLogger(level: string): FastifyBaseLogger {
   return pino({ level, redact: { paths: REDACTED, censor: '[redacted]' } });

@@ -66,7 +66,12 @@ reach this host), link-local addresses and the cloud metadata addresses. See
 
 **Credentials.** \`NOTIFICATIONS_SECRET_KEY\` seals stored target credentials with AES-256-GCM.
 Generate one with \`openssl rand -base64 32\` (hex works too), and give every instance the same
-key. See [Delivery](delivery.md#credentials).
+key. See [Delivery](delivery.md#credentials). It seals subscriptions' signing secrets too.
+
+**Signatures.** Every delivery is signed as Standard Webhooks specifies, with its
+subscription's secret. After the secret is rotated, deliveries carry a second signature, made
+with the previous secret, for \`NOTIFICATIONS_SECRET_OVERLAP\` (\`24h\` by default): receivers
+have that long to switch. See [Delivery](delivery.md#signatures).
 
 **JSONPath dialect.** \`auto\` reads an expression as RFC 9535 when it is valid there and as
 jsonpath2 otherwise; \`jsonpath2-first\` tries jsonpath2 first; \`rfc9535\` and \`jsonpath2\` allow

@@ -50,6 +50,8 @@ export interface Config {
   readonly targetDeny: readonly string[];
   /** 32 bytes; null: target credentials are stored as given. Not frozen: Node cannot freeze a Buffer. */
   readonly secretKey: Buffer | null;
+  /** After a rotation, deliveries are signed with the previous signing secret too for this long. */
+  readonly secretOverlapMs: number;
   readonly jsonpathDialect: DialectMode;
   readonly logLevel: LogLevel;
   readonly leaseMs: number;
@@ -186,6 +188,13 @@ export const SETTINGS: { readonly [K in keyof Config]: Setting<Config[K]> } = {
     parse: parseSecretKey,
     sensitive: 'secret',
     description: 'key encrypting stored target credentials: 32 bytes in hex or base64 (openssl rand -base64 32)',
+  },
+  secretOverlapMs: {
+    env: 'NOTIFICATIONS_SECRET_OVERLAP',
+    default: '24h',
+    parse: durationMs({ min: 0 }),
+    description:
+      "after a subscription's signing secret is rotated, deliveries also carry a signature made with the previous secret for this long",
   },
   jsonpathDialect: {
     env: 'NOTIFICATIONS_JSONPATH_DIALECT',

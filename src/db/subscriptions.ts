@@ -109,6 +109,30 @@ export async function updateSubscription(
   return told(db, capabilities, row);
 }
 
+/**
+ * A new signing secret (sealed as the caller stores it); the one it replaces is kept, with
+ * when, for the overlap. `updated` moves, so that other instances hear of it as of any write.
+ */
+export async function rotateSigningSecret(
+  db: Kysely<Database>,
+  capabilities: Capabilities,
+  owner: string,
+  uuid: string,
+  secret: string,
+  at: number,
+): Promise<SubscriptionRow | undefined> {
+  const row = await db
+    .updateTable('subscriptions')
+    // The right-hand side reads the row as it was: the previous secret is the one replaced.
+    .set({ previous_signing_secret: sql.ref('signing_secret'), signing_secret: secret, secret_rotated: at, updated: nextUpdated(at) })
+    .where('uuid', '=', uuid)
+    .where('owner', '=', owner)
+    .where('deleted', 'is', null)
+    .returningAll()
+    .executeTakeFirst();
+  return told(db, capabilities, row);
+}
+
 /** Soft delete: the row stays (the event log refers to it) but never matches again. */
 export async function deleteSubscription(
   db: Kysely<Database>,

@@ -24,6 +24,11 @@ export interface SubscriptionRow {
   auth: string;
   /** JSON text of an object of CloudEvents extension attributes. */
   extensions: string;
+  /** `whsec_` + base64 of the Standard Webhooks key; sealed like `auth`. */
+  signing_secret: string;
+  /** The secret the last rotation replaced (sealed likewise); it still signs for a while after `secret_rotated`. */
+  previous_signing_secret: string | null;
+  secret_rotated: number | null;
   version: string;
   created: number;
   updated: number;

@@ -22,6 +22,7 @@ import { nextBatch } from '../routing/next-batch.js';
 import { LeaseRoom, type Runner, RunnerLoop } from '../routing/runner-loop.js';
 import type { RunnerOptions } from '../routing/runner-options.js';
 import { openAuth } from '../subscriptions/secret-box.js';
+import { signingSecretsAt } from '../subscriptions/signing-secret.js';
 import { decideDelivery } from './decision.js';
 import { EventBodies } from './event-body.js';
 import { OriginHealth } from './origin-health.js';
@@ -34,6 +35,8 @@ export interface DeliveryRunnerOptions extends RunnerOptions {
   /** NOTIFICATIONS_TARGET_CONCURRENCY: the sender's connections per origin. */
   connectionsPerOrigin: number;
   secretKey: Buffer | null;
+  /** NOTIFICATIONS_SECRET_OVERLAP (µs): how long after a rotation the previous signing secret still signs. */
+  secretOverlapUs: number;
   /** A subscription was disabled by a failure: whoever keeps copies must hear of it. */
   onSubscriptionChange: (change: SubscriptionChange) => void;
 }
@@ -182,11 +185,12 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
         url: subscription.target_url,
         auth: openAuth(subscription.auth, options.secretKey),
         body: bodies.body(delivery.event, subscription.extensions),
+        signing: { id: row.uuid, secrets: signingSecretsAt(subscription, clock(), options.secretKey, options.secretOverlapUs) },
         endWithinMs: leaseRoom.leftForExchangeMs(row, clock()),
       };
       response = await options.target.post(request).catch((error: unknown) => notSent(error, false));
     } catch (error) {
-      // The stored row cannot be sent as it is (credentials sealed with a key this instance
+      // The stored row cannot be sent as it is (credentials or signing secret sealed with a key this instance
       // does not have): trying again would fail the same way, so it is a permanent failure.
       response = notSent(error, true);
     }
@@ -285,7 +289,12 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
 
 /** Whether rows read with `before` would be sent as they would with `after`. */
 function sameDelivery(before: SubscriptionRow, after: SubscriptionRow): boolean {
-  return before.target_url === after.target_url && before.auth === after.auth && before.extensions === after.extensions;
+  return (
+    before.target_url === after.target_url &&
+    before.auth === after.auth &&
+    before.extensions === after.extensions &&
+    before.signing_secret === after.signing_secret
+  );
 }
 
 /** The lane of a target URL; one that does not parse fails when sent, in a lane of its own. */

@@ -4,6 +4,7 @@ import { type AddressGuard, TargetDeniedError } from '../net/address-guard.js';
 import { describeNetworkError, ExchangeTimeoutError, TargetUrlError } from '../net/network-error.js';
 import { parseRetryAfter } from '../routing/retry-schedule.js';
 import { type Auth, authorizationHeader } from './auth.js';
+import { type Signing, signatureHeaders } from './signature.js';
 
 export type { Auth } from './auth.js';
 
@@ -12,6 +13,8 @@ export interface TargetRequest {
   readonly auth: Auth;
   /** The event, already serialized as structured-mode CloudEvents JSON. */
   readonly body: string;
+  /** Signed (Standard Webhooks headers) right before it is sent, so each attempt has its own timestamp. */
+  readonly signing?: Signing;
   /**
    * By when (ms from now) the exchange must be over: what is left of the delivery's lease. A
    * request waits for a free connection only as long as a whole exchange still fits before
@@ -55,7 +58,7 @@ export interface TargetClientOptions {
   /** At most this many exchanges with one origin at once; the others wait their turn. */
   readonly connectionsPerOrigin: number;
   readonly guard: AddressGuard;
-  /** The clock that Retry-After dates are measured against; Date.now unless testing. */
+  /** The clock that Retry-After dates and signature timestamps are measured against; Date.now unless testing. */
   readonly now?: () => number;
 }
 
@@ -132,7 +135,7 @@ export function createTargetClient(options: TargetClientOptions): TargetClient {
         response = await pool.request({
           method: 'POST',
           path: `${url.pathname}${url.search}`,
-          headers: requestHeaders(target.auth),
+          headers: requestHeaders(target, now()),
           body: target.body,
           signal: abort.signal,
         });
@@ -221,9 +224,12 @@ function checkedUrl(text: string, guard: AddressGuard): URL {
   return url;
 }
 
-function requestHeaders(auth: Auth): Record<string, string> {
-  const authorization = authorizationHeader(auth);
-  return authorization === undefined ? { 'content-type': CONTENT_TYPE } : { 'content-type': CONTENT_TYPE, authorization };
+function requestHeaders(target: TargetRequest, nowMs: number): Record<string, string> {
+  const headers: Record<string, string> = { 'content-type': CONTENT_TYPE };
+  const authorization = authorizationHeader(target.auth);
+  if (authorization !== undefined) headers.authorization = authorization;
+  if (target.signing !== undefined) Object.assign(headers, signatureHeaders(target.signing, Math.floor(nowMs / 1000), target.body));
+  return headers;
 }
 
 function firstValue(header: string | string[] | undefined): string | undefined {

@@ -10,6 +10,7 @@ import {
   findLiveSubscription,
   insertSubscription,
   listLiveSubscriptions,
+  rotateSigningSecret,
   type SubscriptionChange,
   type SubscriptionChanges,
   updateSubscription,
@@ -31,7 +32,8 @@ import {
   validateUpdate,
 } from './input.js';
 import { RECORD_VERSION, type SubscriptionRecord, toRecord } from './record.js';
-import { sealSecret } from './secret-box.js';
+import { openSecret, sealSecret } from './secret-box.js';
+import { generateSigningSecret, validateGivenSecret } from './signing-secret.js';
 
 export type { SubscriptionChange };
 
@@ -48,6 +50,10 @@ export interface SubscriptionServiceDependencies {
   onChange?: (change: SubscriptionChange) => void;
 }
 
+export interface SigningSecretAnswer {
+  secret: string;
+}
+
 export interface TryItResult extends Selection {
   matches: boolean;
   dialect: Dialect;
@@ -59,6 +65,10 @@ export interface SubscriptionService {
   list(owner: string, page: Page): Promise<SubscriptionRecord[]>;
   update(owner: string, uuid: string, body: Body): Promise<SubscriptionRecord>;
   remove(owner: string, uuid: string): Promise<SubscriptionRecord>;
+  /** The secret deliveries are signed with (`whsec_…`), for the owner only. */
+  signingSecret(owner: string, uuid: string): Promise<SigningSecretAnswer>;
+  /** Replaces the signing secret with `body.secret`, or a new random one; the old one signs too for a while. */
+  rotateSigningSecret(owner: string, uuid: string, body: Body): Promise<SigningSecretAnswer>;
   /** Evaluates an expression (compiled as a new subscription's would be) against an event. */
   tryExpression(body: Body): TryItResult;
   /** Evaluates a subscription's stored expression, in the dialect it was written in. */
@@ -112,6 +122,9 @@ export function subscriptionService(deps: SubscriptionServiceDependencies): Subs
         target_url: input.target_url,
         auth: sealSecret(JSON.stringify(input.auth ?? {}), deps.secretKey),
         extensions: JSON.stringify(input.extensions ?? {}),
+        signing_secret: sealSecret(generateSigningSecret(), deps.secretKey),
+        previous_signing_secret: null,
+        secret_rotated: null,
         version: RECORD_VERSION,
         created: now,
         updated: now,
@@ -175,6 +188,24 @@ export function subscriptionService(deps: SubscriptionServiceDependencies): Subs
       return written.record;
     },
 
+    async signingSecret(owner, uuid) {
+      return { secret: openSecret((await findOwned(owner, uuid)).signing_secret, deps.secretKey) };
+    },
+
+    async rotateSigningSecret(owner, uuid, body) {
+      const secret = givenSecret(body) ?? generateSigningSecret();
+      const key = canonicalUuid(uuid);
+      const now = deps.clock();
+      const sealed = sealSecret(secret, deps.secretKey);
+      const row =
+        key === undefined
+          ? undefined
+          : await deps.database.write((tx) => rotateSigningSecret(tx, deps.database.capabilities, owner, key, sealed, now));
+      if (!row) throw subscriptionNotFound(uuid);
+      notify({ kind: 'upsert', row });
+      return { secret };
+    },
+
     tryExpression(body) {
       const { compiled, event } = validateTryIt(body, deps.dialectMode);
       return { matches: compiled.matches(event), dialect: compiled.dialect, ...compiled.select(event) };
@@ -207,6 +238,12 @@ function changesFrom(input: SubscriptionChangeInput, now: number, secretKey: Buf
     changes.error = null;
   }
   return changes;
+}
+
+/** The `secret` of a rotation's body, if one was sent; 400 for anything else in it. */
+function givenSecret(body: Body): string | undefined {
+  for (const field of Object.keys(body)) if (field !== 'secret') throw serviceError('FIELD_UNKNOWN', 'body', field);
+  return body.secret === undefined ? undefined : validateGivenSecret(body.secret, 'body.secret');
 }
 
 function storedDialect(row: SubscriptionRow): Dialect {

@@ -29,6 +29,8 @@ const STATUSES: Record<string, string[]> = {
   'DELETE /eventmatch/{uuid}': ['200', '400', '401', '404', '413', '415', '500', '503'],
   'POST /eventmatch/test': ['200', '400', '401', '413', '415', '500', '503'],
   'POST /eventmatch/{uuid}/test': ['200', '400', '401', '404', '413', '415', '500', '503'],
+  'GET /eventmatch/{uuid}/secret': ['200', '400', '401', '404', '500', '503'],
+  'POST /eventmatch/{uuid}/secret/rotate': ['200', '400', '401', '404', '413', '415', '500', '503'],
 };
 
 const BODY_400 = ['BODY_NOT_JSON', 'BODY_TOO_DEEP', 'BODY_INCOMPLETE'];
@@ -50,6 +52,8 @@ const CODES_400: Record<string, string[]> = {
   'DELETE /eventmatch/{uuid}': BODY_400,
   'POST /eventmatch/test': [...BODY_400, 'FIELD_REQUIRED', 'FIELD_UNKNOWN', 'FIELD_TYPE', 'FIELD_INVALID', 'JSONPATH_SYNTAX'],
   'POST /eventmatch/{uuid}/test': [...BODY_400, 'FIELD_TYPE'],
+  'GET /eventmatch/{uuid}/secret': [],
+  'POST /eventmatch/{uuid}/secret/rotate': [...BODY_400, 'FIELD_UNKNOWN', 'FIELD_TYPE', 'FIELD_INVALID'],
 };
 
 type ErrorSchema = { properties?: Record<string, { enum?: string[] }> };
@@ -109,6 +113,8 @@ for (const backend of testBackends()) {
         'DELETE /eventmatch/{uuid}',
         'POST /eventmatch/test',
         'POST /eventmatch/{uuid}/test',
+        'GET /eventmatch/{uuid}/secret',
+        'POST /eventmatch/{uuid}/secret/rotate',
       ]) {
         assert.ok(operations.includes(expected), `${expected} in ${operations.join(', ')}`);
       }

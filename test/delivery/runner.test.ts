@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import { it, type TestContext } from 'node:test';
+import { Webhook } from 'standardwebhooks';
 import { type DatabaseHandle, openDatabase } from '../../src/db/connect.js';
 import { logEvent, pendingMatch } from '../../src/db/events.js';
 import { syncSchema } from '../../src/db/migrate.js';
@@ -383,6 +384,54 @@ for (const backend of testBackends()) {
       );
       assert.equal(old.requests.length, 1, 'only the one already on its way went to the old target');
       assert.equal(moved.requests.length, 2);
+    });
+
+    it('rows waiting when the signing secret is rotated go back, and are signed with both secrets until the overlap ends', async (t) => {
+      const s = await scene(t, backend, { connections: 1 });
+      const { stub, release } = await s.holdingStub();
+      const subscription = await s.subscribe(stub.url);
+      const rows = [await s.queue(subscription), await s.queue(subscription)];
+      const overlapUs = 60_000_000;
+      const runner = testDeliveryRunner(
+        { handle: s.handle, clock: s.clock },
+        { target: s.target, connectionsPerOrigin: 1, secretOverlapUs: overlapUs },
+      );
+      await runner.intake();
+      await eventually(() => stub.requests.length === 1, 'the first is on the wire');
+      const rotated = { secret: `whsec_${randomBytes(32).toString('base64')}`, at: s.now };
+      const changes = {
+        signing_secret: rotated.secret,
+        previous_signing_secret: subscription.signing_secret,
+        secret_rotated: rotated.at,
+        updated: 2,
+      };
+      await s.handle.db.updateTable('subscriptions').set(changes).where('uuid', '=', subscription.uuid).execute();
+      runner.subscriptionChanged({ kind: 'upsert', row: { ...subscription, ...changes } });
+      await eventually(async () => (await s.read(rows[1]!.uuid)).locked_by === null, 'given back');
+      release();
+      await runner.idle();
+      while ((await round(runner)) > 0);
+      // Past the overlap: the previous secret signs no more.
+      s.now = rotated.at + overlapUs;
+      rows.push(await s.queue(subscription));
+      while ((await round(runner)) > 0);
+      assert.equal(stub.requests.length, 3);
+      const verifies = (secret: string, i: number) => {
+        const { body, headers } = stub.requests[i]!;
+        try {
+          new Webhook(secret).verify(body, headers as Record<string, string>);
+          return true;
+        } catch {
+          return false;
+        }
+      };
+      assert.deepEqual([verifies(subscription.signing_secret, 0), verifies(rotated.secret, 0)], [true, false], 'sent before the rotation');
+      assert.deepEqual([verifies(rotated.secret, 1), verifies(subscription.signing_secret, 1)], [true, true], 'within the overlap');
+      assert.deepEqual([verifies(rotated.secret, 2), verifies(subscription.signing_secret, 2)], [true, false], 'after it');
+      assert.deepEqual(
+        stub.requests.map((r) => r.headers['webhook-id']),
+        rows.map((r) => r.uuid),
+      );
     });
   });
 }

@@ -4,25 +4,21 @@ import { describe, it } from 'node:test';
 import type { SubscriptionRow } from '../../src/db/tables.js';
 import { RECORD_FIELDS, RECORD_VERSION, toRecord } from '../../src/subscriptions/record.js';
 import { sealSecret } from '../../src/subscriptions/secret-box.js';
+import { subscriptionRow } from '../support/subscription-row.js';
 
 const auth = { type: 'header', header: { type: 'Bearer', credentials: 'abc' } };
-const row = (changes: Partial<SubscriptionRow> = {}): SubscriptionRow => ({
-  uuid: '6f1c2d3e-4b5a-4c6d-8e7f-8091a2b3c4d5',
-  owner: 'alice',
-  name: 'n',
-  jsonpath: '$.data',
-  dialect: 'rfc9535',
-  target_url: 'https://example.org/',
-  auth: JSON.stringify(auth),
-  extensions: '{"project":"1234","n":5,"flag":false}',
-  version: RECORD_VERSION,
-  created: Date.UTC(2024, 1, 29, 23, 59, 58) * 1000 + 7,
-  updated: Date.UTC(2024, 1, 29, 23, 59, 59) * 1000 + 999_999,
-  deleted: null,
-  disabled: null,
-  error: null,
-  ...changes,
-});
+const row = (changes: Partial<SubscriptionRow> = {}): SubscriptionRow =>
+  subscriptionRow({
+    uuid: '6f1c2d3e-4b5a-4c6d-8e7f-8091a2b3c4d5',
+    jsonpath: '$.data',
+    target_url: 'https://example.org/',
+    auth: JSON.stringify(auth),
+    extensions: '{"project":"1234","n":5,"flag":false}',
+    version: RECORD_VERSION,
+    created: Date.UTC(2024, 1, 29, 23, 59, 58) * 1000 + 7,
+    updated: Date.UTC(2024, 1, 29, 23, 59, 59) * 1000 + 999_999,
+    ...changes,
+  });
 
 describe('subscription record', () => {
   it('has exactly the fields of the spec, in its order', () => {

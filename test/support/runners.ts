@@ -45,6 +45,7 @@ export function testDeliveryRunner(
     targetTimeoutMs: 2_000,
     connectionsPerOrigin: 4,
     secretKey: null,
+    secretOverlapUs: 24 * 3600 * 1e6,
     onSubscriptionChange: () => undefined,
     ...options,
   });
