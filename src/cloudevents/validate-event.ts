@@ -52,9 +52,9 @@ const V03_ATTRIBUTES = new Set([
   'time',
   'datacontentencoding',
 ]);
-const V1_EXTENSION_NAME = /^[a-z0-9]{1,20}$/;
-// 0.3 only recommends the 20-character limit ("SHOULD NOT exceed").
-const V03_EXTENSION_NAME = /^[a-z0-9]+$/;
+// Both versions only recommend at most 20 characters ("SHOULD NOT exceed"): a receiver takes
+// longer names, as the CloudEvents SDKs send them. Names subscriptions add keep the limit.
+const EXTENSION_NAME = /^[a-z0-9]+$/;
 
 function validateV1OrV03(document: JsonObject, version: '1.0' | '0.3', label: Label): ReceivedEvent {
   const v1 = version === '1.0';
@@ -119,11 +119,8 @@ function validateContentEncoding(document: JsonObject, label: Label): void {
 
 function validateExtension(name: string, value: JsonValue, version: '1.0' | '0.3', label: Label): void {
   const field = label(name === '' ? '""' : name);
-  if (version === '1.0' && !V1_EXTENSION_NAME.test(name)) {
-    throw invalid(field, 'extension attribute names are 1 to 20 lowercase letters (a-z) or digits (CloudEvents 1.0)');
-  }
-  if (version === '0.3' && !V03_EXTENSION_NAME.test(name)) {
-    throw invalid(field, 'extension attribute names are lowercase letters (a-z) or digits (CloudEvents 0.3)');
+  if (!EXTENSION_NAME.test(name)) {
+    throw invalid(field, `extension attribute names are lowercase letters (a-z) or digits (CloudEvents ${version})`);
   }
   if (value === null || typeof value === 'boolean') return;
   if (typeof value === 'string') {
