@@ -7,7 +7,7 @@ import { type ServiceError, serviceError } from '../errors.js';
 import { type JsonBody, readJsonBody } from '../request-body/json-body.js';
 import { type MediaType, parseMediaType, requireUtf8Json } from '../request-body/media-type.js';
 import { binarySpecversion, parseBinary } from './binary-mode.js';
-import { arrayElements, valueSpan } from './json-text.js';
+import { arrayElements, type Span, valueSpan } from './json-text.js';
 import { isJsonObject, type ParsedMessage, type ReceivedEvent, type ReceivedMessage } from './types.js';
 import { validateEvent } from './validate-event.js';
 
@@ -57,7 +57,7 @@ function parseBatch({ value, text }: JsonBody): ReceivedEvent[] {
   const spans = arrayElements(text);
   const events = value.map((member, index): ReceivedEvent => {
     if (!isJsonObject(member)) throw serviceError('CLOUDEVENT_INVALID', `[${index}]`, 'must be an event object');
-    const { start, end } = spans[index] as { start: number; end: number };
+    const { start, end } = spans[index] as Span;
     return { ...validateEvent(member, (attribute) => `[${index}].${attribute}`), text: text.slice(start, end) };
   });
   // HTTP binding 3.3.2: all events of a batch MUST have the same specversion.
