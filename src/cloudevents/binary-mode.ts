@@ -1,12 +1,13 @@
 /**
  * Binary mode (HTTP binding 3.1): attributes in `ce-*` headers, `data` in the body,
  * `datacontenttype` in Content-Type. The event is turned into its structured JSON form, the
- * one document every later stage works on.
+ * one document every later stage works on; a JSON body is kept as sent in its text.
  */
 import { serviceError } from '../errors.js';
 import type { JsonValue } from '../json.js';
-import { decodeUtf8, parseJsonBody } from '../request-body/json-body.js';
+import { decodeUtf8, readJsonBody } from '../request-body/json-body.js';
 import { declaresUtf8OrNothing, isJsonMediaType, type MediaType, requireUtf8Json } from '../request-body/media-type.js';
+import { objectText, valueSpan } from './json-text.js';
 import type { JsonObject, ReceivedEvent, ReceivedMessage } from './types.js';
 import { type Label, unsupportedSpecversion, validateEvent } from './validate-event.js';
 
@@ -45,8 +46,10 @@ export function parseBinary(message: ReceivedMessage, type: MediaType): Received
     if (!Object.hasOwn(document, name)) setMember(document, name, value);
   }
   if (message.contentType !== undefined && message.contentType !== '') document.datacontenttype = message.contentType;
-  for (const [name, value] of Object.entries(data(message.body, type, specversion))) document[name] = value;
-  return validateEvent(document, label);
+  const { members, sourceText } = data(message.body, type, specversion);
+  for (const [name, value] of Object.entries(members)) document[name] = value;
+  const event = validateEvent(document, label);
+  return { ...event, text: objectText(document, sourceText === undefined ? new Map() : new Map([['data', sourceText]])) };
 }
 
 // A header named `ce-__proto__` must become a member (and be refused as a name), not a prototype.
@@ -65,18 +68,21 @@ const label: Label = (attribute) => {
  * else base64 (`data_base64` in 1.0; in 0.3 `data` with `datacontentencoding`). An empty body
  * is an event without data.
  */
-function data(body: Buffer, type: MediaType, specversion: '1.0' | '0.3'): JsonObject {
-  if (body.length === 0) return {};
+function data(body: Buffer, type: MediaType, specversion: '1.0' | '0.3'): { members: JsonObject; sourceText?: string } {
+  if (body.length === 0) return { members: {} };
   if (isJsonMediaType(type)) {
     requireUtf8Json(type);
-    return { data: parseJsonBody(body) };
+    const { value, text } = readJsonBody(body);
+    const { start, end } = valueSpan(text);
+    // The body's text, not JSON.stringify's rewrite of it, is what `data` is delivered as.
+    return { members: { data: value }, sourceText: text.slice(start, end) };
   }
   if (type.essence.startsWith('text/') && (declaresUtf8OrNothing(type) || type.parameters.charset?.toLowerCase() === 'us-ascii')) {
     const text = decodeUtf8(body);
-    if (text !== undefined) return { data: text };
+    if (text !== undefined) return { members: { data: text } };
   }
   const encoded = body.toString('base64');
-  return specversion === '1.0' ? { data_base64: encoded } : { datacontentencoding: 'base64', data: encoded };
+  return { members: specversion === '1.0' ? { data_base64: encoded } : { datacontentencoding: 'base64', data: encoded } };
 }
 
 function headerAttributes(headers: ReceivedMessage['headers']): Map<string, string> {

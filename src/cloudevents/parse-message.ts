@@ -4,10 +4,10 @@
  * an event object is taken as structured, which is how many producers post events.
  */
 import { type ServiceError, serviceError } from '../errors.js';
-import type { JsonValue } from '../json.js';
-import { parseJsonBody } from '../request-body/json-body.js';
+import { type JsonBody, readJsonBody } from '../request-body/json-body.js';
 import { type MediaType, parseMediaType, requireUtf8Json } from '../request-body/media-type.js';
 import { binarySpecversion, parseBinary } from './binary-mode.js';
+import { arrayElements, type Span, valueSpan } from './json-text.js';
 import { isJsonObject, type ParsedMessage, type ReceivedEvent, type ReceivedMessage } from './types.js';
 import { validateEvent } from './validate-event.js';
 
@@ -23,7 +23,8 @@ export function parseReceived(message: ReceivedMessage): ParsedMessage {
   if (binarySpecversion(message.headers) !== undefined) return { batch: false, events: [parseBinary(message, type)] };
   if (type.essence === 'application/json') {
     const body = readJson(message.body, type);
-    if (isJsonObject(body) && (Object.hasOwn(body, 'specversion') || Object.hasOwn(body, 'cloudEventsVersion'))) {
+    const { value } = body;
+    if (isJsonObject(value) && (Object.hasOwn(value, 'specversion') || Object.hasOwn(value, 'cloudEventsVersion'))) {
       return { batch: false, events: [parseStructured(body)] };
     }
     throw unsupported('"application/json" holding no event object (no specversion member) and no ce-specversion header');
@@ -36,24 +37,28 @@ function unsupported(what: string): ServiceError {
   return serviceError('MEDIA_TYPE_UNSUPPORTED', `unsupported media type ${what}`, HOW);
 }
 
-function readJson(body: Buffer, type: MediaType): JsonValue {
+function readJson(body: Buffer, type: MediaType): JsonBody {
   requireUtf8Json(type);
-  return parseJsonBody(body);
+  return readJsonBody(body);
 }
 
-function parseStructured(body: JsonValue): ReceivedEvent {
-  if (Array.isArray(body))
+/** The event object's text as received is the event's text (whitespace around it left out). */
+function parseStructured({ value, text }: JsonBody): ReceivedEvent {
+  if (Array.isArray(value))
     throw serviceError('CLOUDEVENT_INVALID', 'body', `must be a JSON object (one event); send a JSON array as ${BATCHED}`);
-  if (!isJsonObject(body)) throw serviceError('CLOUDEVENT_INVALID', 'body', 'must be a JSON object (one event)');
-  return validateEvent(body, (attribute) => attribute);
+  if (!isJsonObject(value)) throw serviceError('CLOUDEVENT_INVALID', 'body', 'must be a JSON object (one event)');
+  const { start, end } = valueSpan(text);
+  return { ...validateEvent(value, (attribute) => attribute), text: text.slice(start, end) };
 }
 
 /** An empty array is a valid batch (JSON format 4.3) and yields no events. */
-function parseBatch(body: JsonValue): ReceivedEvent[] {
-  if (!Array.isArray(body)) throw serviceError('CLOUDEVENT_INVALID', 'body', `must be a JSON array of events (${BATCHED})`);
-  const events = body.map((member, index) => {
+function parseBatch({ value, text }: JsonBody): ReceivedEvent[] {
+  if (!Array.isArray(value)) throw serviceError('CLOUDEVENT_INVALID', 'body', `must be a JSON array of events (${BATCHED})`);
+  const spans = arrayElements(text);
+  const events = value.map((member, index): ReceivedEvent => {
     if (!isJsonObject(member)) throw serviceError('CLOUDEVENT_INVALID', `[${index}]`, 'must be an event object');
-    return validateEvent(member, (attribute) => `[${index}].${attribute}`);
+    const { start, end } = spans[index] as Span;
+    return { ...validateEvent(member, (attribute) => `[${index}].${attribute}`), text: text.slice(start, end) };
   });
   // HTTP binding 3.3.2: all events of a batch MUST have the same specversion.
   const first = events[0]?.specVersion;

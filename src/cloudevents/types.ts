@@ -6,7 +6,10 @@
  *   is `data`).
  * - document: an event's structured-mode JSON form, attributes at top level and `data` as a
  *   member (0.1: its own attribute names and an `extensions` object). Subscriptions are
- *   matched against it, and it is what is stored and delivered.
+ *   matched against it.
+ * - text: the document as JSON text, which is what is stored and delivered. Producers' bytes
+ *   are kept: numbers such as 12345678901234567890 or 1.50 would not survive JSON.parse and
+ *   JSON.stringify, and a signature over a delivery should cover what the producer sent.
  */
 import type { JsonValue } from '../json.js';
 
@@ -21,7 +24,16 @@ export interface ReceivedEvent {
   type: string;
   /** Exactly as sent in structured and batched mode; built from the headers and body in binary mode. */
   document: JsonValue;
+  /**
+   * `document` as JSON text: in structured and batched mode the event object's text as received;
+   * in binary mode the attributes as JSON.stringify writes them, with a JSON body as received
+   * for `data`.
+   */
+  text: string;
 }
+
+/** An event whose document has been checked, before its text is attached. */
+export type ValidatedEvent = Omit<ReceivedEvent, 'text'>;
 
 export interface ReceivedMessage {
   /** The Content-Type header as sent, parameters included. */

@@ -11,7 +11,7 @@ import { type ServiceError, serviceError } from '../errors.js';
 import type { JsonValue } from '../json.js';
 import { isMediaType } from '../request-body/media-type.js';
 import { isAbsoluteUri, isBase64, isCloudEventsString, isInt32, isRfc3339, isUriReference } from './attribute-types.js';
-import { isJsonObject, type JsonObject, type ReceivedEvent } from './types.js';
+import { isJsonObject, type JsonObject, type ValidatedEvent } from './types.js';
 
 export type Label = (attribute: string) => string;
 
@@ -25,7 +25,7 @@ const MAX_IDENTITY_BYTES = 1_024;
 const INT32_RANGE = '-2147483648 to 2147483647';
 const NOT_A_STRING = 'must not contain control characters, unpaired surrogates or Unicode noncharacters (CloudEvents String)';
 
-export function validateEvent(document: JsonObject, label: Label): ReceivedEvent {
+export function validateEvent(document: JsonObject, label: Label): ValidatedEvent {
   const specversion = present(document.specversion);
   if (specversion === undefined && present(document.cloudEventsVersion) !== undefined) return validateV01(document, label);
   if (specversion === undefined) throw invalid(label('specversion'), 'required');
@@ -52,11 +52,11 @@ const V03_ATTRIBUTES = new Set([
   'time',
   'datacontentencoding',
 ]);
-const V1_EXTENSION_NAME = /^[a-z0-9]{1,20}$/;
-// 0.3 only recommends the 20-character limit ("SHOULD NOT exceed").
-const V03_EXTENSION_NAME = /^[a-z0-9]+$/;
+// Both versions only recommend at most 20 characters ("SHOULD NOT exceed"): a receiver takes
+// longer names, as the CloudEvents SDKs send them. Names subscriptions add keep the limit.
+const EXTENSION_NAME = /^[a-z0-9]+$/;
 
-function validateV1OrV03(document: JsonObject, version: '1.0' | '0.3', label: Label): ReceivedEvent {
+function validateV1OrV03(document: JsonObject, version: '1.0' | '0.3', label: Label): ValidatedEvent {
   const v1 = version === '1.0';
   const id = requiredString(document, 'id', label, v1);
   const source = present(document.source);
@@ -119,11 +119,8 @@ function validateContentEncoding(document: JsonObject, label: Label): void {
 
 function validateExtension(name: string, value: JsonValue, version: '1.0' | '0.3', label: Label): void {
   const field = label(name === '' ? '""' : name);
-  if (version === '1.0' && !V1_EXTENSION_NAME.test(name)) {
-    throw invalid(field, 'extension attribute names are 1 to 20 lowercase letters (a-z) or digits (CloudEvents 1.0)');
-  }
-  if (version === '0.3' && !V03_EXTENSION_NAME.test(name)) {
-    throw invalid(field, 'extension attribute names are lowercase letters (a-z) or digits (CloudEvents 0.3)');
+  if (!EXTENSION_NAME.test(name)) {
+    throw invalid(field, `extension attribute names are lowercase letters (a-z) or digits (CloudEvents ${version})`);
   }
   if (value === null || typeof value === 'boolean') return;
   if (typeof value === 'string') {
@@ -140,7 +137,7 @@ function validateExtension(name: string, value: JsonValue, version: '1.0' | '0.3
   throw invalid(field, `an extension attribute must be ${allowed}`);
 }
 
-function validateV01(document: JsonObject, label: Label): ReceivedEvent {
+function validateV01(document: JsonObject, label: Label): ValidatedEvent {
   const version = document.cloudEventsVersion;
   if (version !== '0.1') throw invalid(label('cloudEventsVersion'), `unsupported version ${JSON.stringify(version)} ${ACCEPTED}`);
   const id = requiredString(document, 'eventID', label, false);

@@ -3,7 +3,7 @@
  * added. Deliveries of one event to subscriptions with the same extensions share one body,
  * made once (a small cache of the latest: the deliveries of an event are sent close together).
  */
-import { type ReceivedEvent, withExtensions } from '../cloudevents/index.js';
+import { type SpecVersion, withExtensions } from '../cloudevents/index.js';
 import type { EventRow } from '../db/events.js';
 import type { Extensions } from '../subscriptions/input.js';
 
@@ -13,19 +13,13 @@ export class EventBodies {
   private readonly bodies = new Map<string, string>();
 
   body(event: EventRow, extensions: string): string {
-    // The stored body is the document as JSON.stringify wrote it: with nothing to add, it is the body.
+    // The stored body is the event's text as received: with nothing to add, it is the body.
     if (extensions === '{}') return event.body;
     const key = `${event.uuid}\u0000${extensions}`;
     let body = this.bodies.get(key);
     if (body === undefined) {
-      const received: ReceivedEvent = {
-        specVersion: event.spec_version as ReceivedEvent['specVersion'],
-        id: event.event_id,
-        source: event.source,
-        type: event.type,
-        document: JSON.parse(event.body) as ReceivedEvent['document'],
-      };
-      body = JSON.stringify(withExtensions(received, JSON.parse(extensions) as Extensions));
+      const received = { specVersion: event.spec_version as SpecVersion, text: event.body };
+      body = withExtensions(received, JSON.parse(extensions) as Extensions);
       this.bodies.set(key, body);
       if (this.bodies.size > CACHED_BODIES) this.bodies.delete(this.bodies.keys().next().value!);
     }

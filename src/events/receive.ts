@@ -36,7 +36,7 @@ export async function receiveEvent(deps: ReceiveDependencies, event: ReceivedEve
     event_id: event.id,
     type: event.type,
     spec_version: event.specVersion,
-    body: JSON.stringify(event.document),
+    body: event.text,
     received: now,
   };
   const matches = newMatches(deps.matcher, eventUuid, event.document, now);

@@ -20,6 +20,17 @@ export function decodeUtf8(bytes: Uint8Array, dropBom = false): string | undefin
 
 /** `maxDepth`: how deeply the document may nest; /eventmatch/test wraps an event one level down. */
 export function parseJsonBody(body: Buffer, maxDepth = MAX_DOCUMENT_DEPTH): JsonValue {
+  return readJsonBody(body, maxDepth).value;
+}
+
+export interface JsonBody {
+  value: JsonValue;
+  /** The body as text (a leading byte order mark dropped), for those that keep what was sent. */
+  text: string;
+}
+
+/** `parseJsonBody`, with the text it parsed. */
+export function readJsonBody(body: Buffer, maxDepth = MAX_DOCUMENT_DEPTH): JsonBody {
   const text = decodeUtf8(body, true);
   if (text === undefined) throw serviceError('BODY_NOT_JSON', 'not valid UTF-8, which JSON requires');
   let value: JsonValue;
@@ -34,5 +45,5 @@ export function parseJsonBody(body: Buffer, maxDepth = MAX_DOCUMENT_DEPTH): Json
     );
   }
   if (nestedDeeperThan(value, maxDepth)) throw serviceError('BODY_TOO_DEEP', 'body', maxDepth);
-  return value;
+  return { value, text };
 }

@@ -24,6 +24,16 @@ describe('batched mode', () => {
     );
   });
 
+  it("keeps each member's text as received, numbers and strings with brackets included", () => {
+    const first = '{"specversion":"1.0","id":"1","source":"/s","type":"t","data":{"big":12345678901234567890,"s":"]}\\"[{"}}';
+    const second = '{ "specversion":"1.0", "id":"2", "source":"/s", "type":"t", "data":[1.50, 1e2] }';
+    const { events } = raw(BATCHED, `[\n  ${first},\n  ${second}\n]`);
+    assert.deepEqual(
+      events.map((event) => event.text),
+      [first, second],
+    );
+  });
+
   it('accepts an empty batch: no events, still a batch', () => {
     assert.deepEqual(raw(BATCHED, '[]'), { batch: true, events: [] });
   });

@@ -35,7 +35,15 @@ describe('structured mode', () => {
       data: { appinfoA: 'abc', appinfoB: 123 },
     };
     const [event] = structured(document).events;
-    assert.deepEqual(event, { specVersion: '1.0', id: v1.id, source: v1.source, type: v1.type, document });
+    assert.deepEqual(event, { specVersion: '1.0', id: v1.id, source: v1.source, type: v1.type, document, text: JSON.stringify(document) });
+  });
+
+  it("keeps the event object's text as received: numbers, escapes, spacing, member order (outer whitespace and a byte order mark left out)", () => {
+    const text =
+      '{ "specversion":"1.0", "id":"n", "source":"/s", "type":"t", "2":1, "data": {"big":12345678901234567890,"f":1.50,"e":1e2,"u":"\\u00e9\u00e9"} }';
+    const [event] = raw(STRUCTURED, `\uFEFF\r\n ${text}\n\t`).events;
+    assert.equal(event?.text, text);
+    assert.deepEqual(event.document, JSON.parse(text));
   });
 
   it('accepts a 1.0 event with binary data in data_base64', () => {

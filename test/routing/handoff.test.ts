@@ -103,6 +103,7 @@ for (const backend of testBackends()) {
           source: '/handoff',
           type: 't',
           document: { specversion: '1.0', id: 'handed-1', source: '/handoff', type: 't', n: 1 },
+          text: JSON.stringify({ specversion: '1.0', id: 'handed-1', source: '/handoff', type: 't', n: 1 }),
         },
       );
       assert.equal(logged.matches, 1);
@@ -164,6 +165,7 @@ for (const backend of testBackends()) {
           source: '/handoff',
           type: 't',
           document: { specversion: '1.0', id: 'purged-1', source: '/handoff', type: 't', n: 1 },
+          text: JSON.stringify({ specversion: '1.0', id: 'purged-1', source: '/handoff', type: 't', n: 1 }),
         },
       );
       eventUuid = logged.uuid;
@@ -199,6 +201,7 @@ for (const backend of testBackends()) {
             source: '/overflow',
             type: 't',
             document: { specversion: '1.0', id: `e${n}`, source: '/overflow', type: 't', n },
+            text: JSON.stringify({ specversion: '1.0', id: `e${n}`, source: '/overflow', type: 't', n }),
           },
         );
       const settled = async () =>
