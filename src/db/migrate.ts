@@ -18,15 +18,28 @@ const MIGRATION_TABLE = 'kysely_migration';
 
 export async function schemaStatus(handle: DatabaseHandle): Promise<SchemaStatus> {
   const known = Object.keys(MIGRATIONS);
-  const schema = handle.capabilities.schemas ? (handle.schema ?? 'public') : undefined;
-  const tables = await handle.db.introspection.getTables({ withInternalKyselyTables: true });
-  if (!tables.some((t) => t.name === MIGRATION_TABLE && (schema === undefined || t.schema === schema))) {
-    return { pending: known, unknown: [] };
-  }
+  if (!(await migrationTableExists(handle))) return { pending: known, unknown: [] };
   const rows = await sql<{ name: string }>`select name from ${sql.table(MIGRATION_TABLE)}`.execute(handle.db);
   const applied = new Set(rows.rows.map((r) => r.name));
   return { pending: known.filter((name) => !applied.has(name)), unknown: [...applied].filter((name) => !known.includes(name)) };
 }
+
+/**
+ * Asked of this schema's catalogue alone: Kysely's introspection reads every table of every
+ * schema, and fails when another schema's table is renamed or dropped at that moment.
+ */
+async function migrationTableExists(handle: DatabaseHandle): Promise<boolean> {
+  const found = handle.capabilities.schemas
+    ? await sql`select 1 from information_schema.tables where table_schema = ${handle.schema ?? 'public'} and table_name = ${MIGRATION_TABLE}`.execute(
+        handle.db,
+      )
+    : await sql`select 1 from sqlite_master where type = 'table' and name = ${MIGRATION_TABLE}`.execute(handle.db);
+  return found.rows.length > 0;
+}
+
+/** PostgreSQL's undefined_table: what the migrator's introspection of every schema meets in a race. */
+const UNDEFINED_TABLE = '42P01';
+const MIGRATE_TRIES = 3;
 
 /**
  * Runs every pending migration; returns the names it ran (none when already current). When
@@ -36,13 +49,28 @@ export async function schemaStatus(handle: DatabaseHandle): Promise<SchemaStatus
  */
 export async function syncSchema(handle: DatabaseHandle): Promise<string[]> {
   try {
-    return await migrate(handle);
+    return await migrateRetryingRaces(handle);
   } catch (error) {
     // A database that did not answer has not been migrated by anyone: asking again would
     // only wait out the connect time-out a second time.
     if (error instanceof DatabaseUnavailable) throw error;
     if ((await schemaStatus(handle)).pending.length === 0) return [];
     throw error;
+  }
+}
+
+/**
+ * Kysely's migrator checks for its own tables by reading the columns of every table in the
+ * database, which fails with undefined_table when a table elsewhere is renamed or dropped
+ * meanwhile; the check is made again, since nothing was migrated yet.
+ */
+async function migrateRetryingRaces(handle: DatabaseHandle): Promise<string[]> {
+  for (let tries = 1; ; tries++) {
+    try {
+      return await migrate(handle);
+    } catch (error) {
+      if (tries >= MIGRATE_TRIES || (error as { code?: unknown }).code !== UNDEFINED_TABLE) throw error;
+    }
   }
 }
 
