@@ -13,6 +13,8 @@ import {
   NAME_MAX_CHARACTERS,
   PAGE_LIMIT_DEFAULT,
   PAGE_LIMIT_MAX,
+  RATE_LIMIT_MAX,
+  RATE_LIMIT_MIN,
   TARGET_URL_MAX_CHARACTERS,
 } from '../subscriptions/input.js';
 import { RECORD_FIELDS } from '../subscriptions/record.js';
@@ -97,6 +99,15 @@ const extensions = {
   maxProperties: EXTENSIONS_MAX_ENTRIES,
 } as const;
 
+const rateLimit = {
+  type: ['integer', 'null'],
+  minimum: RATE_LIMIT_MIN,
+  maximum: RATE_LIMIT_MAX,
+  description:
+    `deliveries per second to the target at most, ${RATE_LIMIT_MIN} to ${RATE_LIMIT_MAX}; null (the default): no limit. ` +
+    'Deliveries over it wait their turn (none is dropped, none counts as a failure); the limit holds per instance',
+} as const;
+
 const writable = {
   name: { type: 'string', maxLength: NAME_MAX_CHARACTERS, description: 'human-readable name; not blank' },
   jsonpath: { type: 'string', description: 'JSONPath (RFC 9535 or Pacifica jsonpath2) selecting the events to route' },
@@ -110,6 +121,7 @@ const writable = {
   auth,
   extensions,
   disabled: { description: 'null re-enables the subscription and clears error; any other value disables it now' },
+  rate_limit: rateLimit,
 } as const;
 
 const ignored = {
@@ -141,6 +153,7 @@ const subscriptionRecord = {
     disabled: nullableTimestamp,
     version: { type: 'string', description: '"v0.1"' },
     error: { type: ['string', 'null'], description: 'why the service disabled the subscription' },
+    rate_limit: { type: ['integer', 'null'], description: rateLimit.description },
   },
   required: [...RECORD_FIELDS],
 } as const;

@@ -21,6 +21,7 @@ const row = (changes: Partial<SubscriptionRow> = {}): SubscriptionRow => ({
   deleted: null,
   disabled: null,
   error: null,
+  rate_limit: null,
   ...changes,
 });
 
@@ -42,6 +43,7 @@ describe('subscription record', () => {
       'disabled',
       'version',
       'error',
+      'rate_limit',
     ]);
   });
 
