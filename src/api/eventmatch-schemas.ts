@@ -27,6 +27,7 @@ const ERROR_STATUSES: Record<number, string> = {
   400: 'Invalid request: the message names the field, query parameter or header at fault (the identity header given twice, too)',
   401: 'No identity: the identity header (NOTIFICATIONS_USER_HEADER) is missing or empty and no NOTIFICATIONS_DEFAULT_USER is set',
   404: "No such subscription of the caller: missing, deleted, not a uuid, or someone else's (the same answer in every case)",
+  409: 'The subscription is disabled, or the delivery is being worked on right now',
   413: 'The body is larger than NOTIFICATIONS_MAX_BODY',
   415: 'The body is not application/json in UTF-8, or has a Content-Encoding (content codings are not decoded)',
   500: 'Server error, e.g. stored credentials that do not open with this NOTIFICATIONS_SECRET_KEY',
