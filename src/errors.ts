@@ -52,12 +52,24 @@ export const ERRORS = {
 
   /** Missing, deleted, malformed or someone else's: the same answer, so nothing is revealed. */
   SUBSCRIPTION_NOT_FOUND: define(404, (uuid: string) => `subscription ${uuid} not found`),
+  /** Missing, malformed, or a match of another subscription: the same answer. */
+  DELIVERY_NOT_FOUND: define(404, (elm: string, uuid: string) => `delivery ${elm} of subscription ${uuid} not found`),
   ROUTE_NOT_FOUND: define(404, (method: string, path: string) => `no such route: ${method} ${path}`),
   METHOD_NOT_ALLOWED: define(
     405,
     (method: string, path: string, allowed: readonly string[]) => `method ${method} not allowed on ${path}; use ${allowed.join(', ')}`,
   ),
   REQUEST_TIMEOUT: define(408, () => 'request: not received in time'),
+  /** Retrying a delivery of a disabled subscription: it would only be cancelled. */
+  SUBSCRIPTION_DISABLED: define(
+    409,
+    (uuid: string) => `subscription ${uuid} is disabled; enable it first (PUT {"disabled": null}), then retry the delivery`,
+  ),
+  /** A runner holds the delivery right now (in flight, or waiting its turn): a retry now could send it twice. */
+  DELIVERY_IN_PROGRESS: define(
+    409,
+    (elm: string) => `delivery ${elm} is being worked on right now; ask again once it has settled (see Retry-After)`,
+  ),
   BODY_TOO_LARGE: define(
     413,
     (limit: number | undefined) => `body: larger than the limit of ${limit ?? 'the configured'} bytes (NOTIFICATIONS_MAX_BODY)`,

@@ -228,7 +228,8 @@ async function serve(config: Config): Promise<number> {
         identity,
         onChange: subscriptionChanged,
       }),
-      deliveriesRoutes({ database, identity }),
+      // A delivery queued again goes through the policy check first: that runner looks now.
+      deliveriesRoutes({ database, identity, clock, onRequeued: policy.wake }),
       receiveRoutes({
         eventLog: new EventLogBatch(database),
         matcher,

@@ -1,16 +1,18 @@
 /**
  * `GET /eventmatch/{uuid}/deliveries`: a subscription's delivery history, for its owner
- * (subscriptions/delivery-history.ts says what it holds and who may read it). Anyone else gets
- * the same 404 as for a missing uuid.
+ * (subscriptions/delivery-history.ts says what it holds and who may read it), and
+ * `POST /eventmatch/{uuid}/deliveries/{elm}/retry`: one of them queued again
+ * (subscriptions/delivery-retry.ts). Anyone else gets the same 404 as for a missing uuid.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { DatabaseHandle } from '../db/connect.js';
 import { type DeliveryRecord, deliveryHistory } from '../subscriptions/delivery-history.js';
+import { type DeliveryRetryDependencies, deliveryRetry } from '../subscriptions/delivery-retry.js';
 import { parsePage } from '../subscriptions/input.js';
 import { EVERY_ROUTE, eventmatchErrors, identityHeaders, pageQuerystring, timestamp, uuidParams } from './eventmatch-schemas.js';
 import { actingUser, type IdentityOptions } from './identity.js';
 
-export interface DeliveriesDependencies {
+export interface DeliveriesDependencies extends DeliveryRetryDependencies {
   database: DatabaseHandle;
   identity: IdentityOptions;
 }
@@ -22,6 +24,7 @@ export function deliveriesRoutes(deps: DeliveriesDependencies) {
   return (app: FastifyInstance) => {
     const schema = deliveriesSchema(deps.identity.header);
     const history = deliveryHistory(deps.database);
+    const retries = deliveryRetry(deps);
     const user = (request: FastifyRequest) => actingUser(request, deps.identity);
     // Who is asking is settled first: 401 before any 400 or 404.
     const onRequest = async (request: FastifyRequest) => void user(request);
@@ -32,6 +35,16 @@ export function deliveriesRoutes(deps: DeliveriesDependencies) {
       async (request): Promise<DeliveryRecord[]> => {
         const page = parsePage(request.query, DELIVERIES_PAGE);
         return history.list(user(request), request.params.uuid, page);
+      },
+    );
+
+    // A body, if one is sent, is read by Fastify's parsers and ignored.
+    app.post<{ Params: { uuid: string; elm: string } }>(
+      '/eventmatch/:uuid/deliveries/:elm/retry',
+      { schema: retrySchema(deps.identity.header), onRequest },
+      async (request, reply) => {
+        const record = await retries.retry(user(request), request.params.uuid, request.params.elm);
+        return reply.code(202).send(record);
       },
     );
   };
@@ -76,6 +89,30 @@ const deliveryRecord = {
   },
   required: ['elm', 'event', 'created', 'state', 'policy', 'target', 'attempts'],
 } as const;
+
+function retrySchema(userHeader: string) {
+  return {
+    tags: ['subscriptions'],
+    summary: 'Queue one delivery again now: a fresh policy check, then delivery, whatever its state',
+    description:
+      'Owner only. Its attempts stay in its history and its retry schedule starts afresh. A disabled subscription must be ' +
+      'enabled first (409 SUBSCRIPTION_DISABLED). A delivery a runner holds right now (in flight, or waiting its turn) is ' +
+      'left to it (409 DELIVERY_IN_PROGRESS, with Retry-After): ask again once it has settled.',
+    headers: identityHeaders(userHeader),
+    params: {
+      type: 'object',
+      properties: {
+        uuid: { type: 'string', description: 'the subscription uuid' },
+        elm: { type: 'string', description: 'the delivery (event log match) uuid, as its history lists it' },
+      },
+      required: ['uuid', 'elm'],
+    },
+    response: {
+      202: { ...deliveryRecord, description: 'The delivery, queued again (state policy)' },
+      ...eventmatchErrors(...EVERY_ROUTE, 'SUBSCRIPTION_NOT_FOUND', 'DELIVERY_NOT_FOUND', 'SUBSCRIPTION_DISABLED', 'DELIVERY_IN_PROGRESS'),
+    },
+  };
+}
 
 function deliveriesSchema(userHeader: string) {
   return {

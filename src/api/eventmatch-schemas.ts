@@ -13,6 +13,8 @@ import {
   NAME_MAX_CHARACTERS,
   PAGE_LIMIT_DEFAULT,
   PAGE_LIMIT_MAX,
+  RATE_LIMIT_MAX,
+  RATE_LIMIT_MIN,
   TARGET_URL_MAX_CHARACTERS,
 } from '../subscriptions/input.js';
 import { RECORD_FIELDS } from '../subscriptions/record.js';
@@ -26,6 +28,7 @@ const ERROR_STATUSES: Record<number, string> = {
   400: 'Invalid request: the message names the field, query parameter or header at fault (the identity header given twice, too)',
   401: 'No identity: the identity header (NOTIFICATIONS_USER_HEADER) is missing or empty and no NOTIFICATIONS_DEFAULT_USER is set',
   404: "No such subscription of the caller: missing, deleted, not a uuid, or someone else's (the same answer in every case)",
+  409: 'The subscription is disabled, or the delivery is being worked on right now',
   413: 'The body is larger than NOTIFICATIONS_MAX_BODY',
   415: 'The body is not application/json in UTF-8, or has a Content-Encoding (content codings are not decoded)',
   500: 'Server error, e.g. stored credentials that do not open with this NOTIFICATIONS_SECRET_KEY',
@@ -98,6 +101,15 @@ const extensions = {
   maxProperties: EXTENSIONS_MAX_ENTRIES,
 } as const;
 
+const rateLimit = {
+  type: ['integer', 'null'],
+  minimum: RATE_LIMIT_MIN,
+  maximum: RATE_LIMIT_MAX,
+  description:
+    `deliveries per second to the target at most, ${RATE_LIMIT_MIN} to ${RATE_LIMIT_MAX}; null (the default): no limit. ` +
+    'Deliveries over it wait their turn (none is dropped, none counts as a failure); the limit holds per instance',
+} as const;
+
 const writable = {
   name: { type: 'string', maxLength: NAME_MAX_CHARACTERS, description: 'human-readable name; not blank' },
   jsonpath: { type: 'string', description: 'JSONPath (RFC 9535 or Pacifica jsonpath2) selecting the events to route' },
@@ -111,6 +123,7 @@ const writable = {
   auth,
   extensions,
   disabled: { description: 'null re-enables the subscription and clears error; any other value disables it now' },
+  rate_limit: rateLimit,
 } as const;
 
 const ignored = {
@@ -142,6 +155,7 @@ const subscriptionRecord = {
     disabled: nullableTimestamp,
     version: { type: 'string', description: '"v0.1"' },
     error: { type: ['string', 'null'], description: 'why the service disabled the subscription' },
+    rate_limit: { type: ['integer', 'null'], description: rateLimit.description },
   },
   required: [...RECORD_FIELDS],
 } as const;

@@ -54,6 +54,10 @@ function describe(error: FastifySchemaValidationError, context: string, schema: 
         `at most ${String(params.limit)} characters${typeof value === 'string' ? ` (found ${characterCount(value)})` : ''}`,
       );
     }
+    case 'minimum':
+      return serviceError('FIELD_INVALID', path, `must be at least ${String(params.limit)}`);
+    case 'maximum':
+      return serviceError('FIELD_INVALID', path, `must be at most ${String(params.limit)}`);
     case 'maxProperties': {
       const value = valueAt(data, error.instancePath);
       const found = typeof value === 'object' && value !== null ? ` (found ${Object.keys(value).length})` : '';
@@ -87,6 +91,10 @@ function range({ minimum, maximum }: IntegerSchema): string {
   return 'an integer';
 }
 
+/** `integer` is "an integer"; a list of types (`integer,null`) is "an integer or null". */
 function article(type: string): string {
-  return /^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`;
+  return type
+    .split(',')
+    .map((one) => (one === 'null' ? one : /^[aeiou]/.test(one) ? `an ${one}` : `a ${one}`))
+    .join(' or ');
 }

@@ -36,20 +36,7 @@ export async function recentMatches(
   page: { limit: number; offset: number },
 ): Promise<DeliveryMatch[]> {
   return (
-    db
-      .selectFrom('matches')
-      .innerJoin('events', 'events.uuid', 'matches.event_uuid')
-      .select([
-        'matches.uuid',
-        'matches.created',
-        'matches.state',
-        'matches.policy_code',
-        'matches.target_code',
-        'events.uuid as event_uuid',
-        'events.event_id',
-        'events.type as event_type',
-        'events.source as event_source',
-      ])
+    matchesWithEvents(db)
       .where('matches.subscription_uuid', '=', subscriptionUuid)
       .orderBy('matches.created', 'desc')
       // Ties (same microsecond, e.g. an event routed again by eventretry) in a stable order.
@@ -58,6 +45,35 @@ export async function recentMatches(
       .offset(page.offset)
       .execute()
   );
+}
+
+/** One match of the subscription, as the history shows it; undefined when it is not one of its matches. */
+export async function matchOfSubscription(
+  db: Kysely<Database>,
+  subscriptionUuid: string,
+  matchUuid: string,
+): Promise<DeliveryMatch | undefined> {
+  return matchesWithEvents(db)
+    .where('matches.subscription_uuid', '=', subscriptionUuid)
+    .where('matches.uuid', '=', matchUuid)
+    .executeTakeFirst();
+}
+
+function matchesWithEvents(db: Kysely<Database>) {
+  return db
+    .selectFrom('matches')
+    .innerJoin('events', 'events.uuid', 'matches.event_uuid')
+    .select([
+      'matches.uuid',
+      'matches.created',
+      'matches.state',
+      'matches.policy_code',
+      'matches.target_code',
+      'events.uuid as event_uuid',
+      'events.event_id',
+      'events.type as event_type',
+      'events.source as event_source',
+    ]);
 }
 
 /** Every attempt of these matches, oldest first within each match (index attempts_match). */

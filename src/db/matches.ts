@@ -204,6 +204,33 @@ export async function recordAttempts(
   return kept.length;
 }
 
+export type RequeueResult = 'requeued' | 'leased' | 'missing';
+
+/**
+ * Queues one match of `subscriptionUuid` again, whatever its state: back to the policy check,
+ * due now, its retry count started afresh (its attempts stay recorded). A row under a live
+ * lease is left to its holder ('leased'): changing it under a delivery in flight could send it
+ * twice, and the holder's settlement would overwrite the change. An expired lease is dropped,
+ * so a late settlement by its old holder changes nothing.
+ */
+export async function requeueMatch(db: Kysely<Database>, subscriptionUuid: string, matchUuid: string, at: number): Promise<RequeueResult> {
+  const requeued = await db
+    .updateTable('matches')
+    .set({ state: 'policy', due: at, attempts: 0, locked_until: null, locked_by: null, updated: at })
+    .where('uuid', '=', matchUuid)
+    .where('subscription_uuid', '=', subscriptionUuid)
+    .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', at)]))
+    .executeTakeFirst();
+  if (Number(requeued.numUpdatedRows) > 0) return 'requeued';
+  const present = await db
+    .selectFrom('matches')
+    .select('uuid')
+    .where('uuid', '=', matchUuid)
+    .where('subscription_uuid', '=', subscriptionUuid)
+    .executeTakeFirst();
+  return present === undefined ? 'missing' : 'leased';
+}
+
 /**
  * Gives leased rows back untried: their place in the queue (`due`) and their attempts stay as
  * they were, so they are claimed again in their turn.

@@ -35,6 +35,8 @@ export interface SubscriptionRow {
   deleted: number | null;
   disabled: number | null;
   error: string | null;
+  /** Deliveries per second to the target at most; null: no limit. */
+  rate_limit: number | null;
 }
 
 export interface EventsTable {

@@ -12,6 +12,9 @@
  *   waiting, untried;
  * - a row waits in memory only while its lease still has room for a whole exchange; then it is
  *   given back to the queue untried, keeping its place.
+ * - a subscription with a `rate_limit` has its rows started no faster than that (rate-limiter.ts):
+ *   the others of its lane go past them, and it keeps at most a second's worth waiting here
+ *   (claims leave out the rest), so that it holds back neither its origin nor the runner;
  * Rows of subscriptions deleted or disabled meanwhile are cancelled instead of sent.
  */
 import type { EventRow } from '../db/events.js';
@@ -26,6 +29,7 @@ import { signingSecretsAt } from '../subscriptions/signing-secret.js';
 import { decideDelivery } from './decision.js';
 import { EventBodies } from './event-body.js';
 import { OriginHealth } from './origin-health.js';
+import { lowestLimit, RateLimiter } from './rate-limiter.js';
 import type { TargetClient, TargetResponse } from './target-client.js';
 
 export interface DeliveryRunnerOptions extends RunnerOptions {
@@ -64,6 +68,10 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
   const subscriptionsOf = new Map<string, Set<string>>();
   /** Rows waiting, by subscription: only subscriptions with some are looked for when one changes. */
   const waitingOf = new Map<string, number>();
+  /** The delivery rate of subscriptions with rows waiting here that have one. */
+  const rateOf = new Map<string, number>();
+  const limiter = new RateLimiter(clock);
+  let rateWake: { timer: NodeJS.Timeout; at: number } | undefined;
   const bodies = new EventBodies();
   const leaseRoom = new LeaseRoom(options.targetTimeoutMs);
   const runner = new RunnerLoop(intake, settler, options);
@@ -95,7 +103,7 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
     const lease = { holder, now, durationUs: options.leaseUs };
     const claim = async (limit: number) => {
       const blocked = blockedOrigins();
-      const excludeSubscriptions = blocked.flatMap((origin) => [...(subscriptionsOf.get(origin) ?? [])]);
+      const excludeSubscriptions = [...blocked.flatMap((origin) => [...(subscriptionsOf.get(origin) ?? [])]), ...saturated()];
       return { rows: await queue.claim('deliver', lease, limit, { excludeSubscriptions }), leftOut: new Set(blocked) };
     };
     const { handed, claimed, claimFailed } = await nextBatch(options, now, room, claim);
@@ -140,9 +148,12 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
       let known = subscriptionsOf.get(origin);
       if (!known) subscriptionsOf.set(origin, (known = new Set()));
       known.add(subscription.uuid);
-      // More than an origin's lane holds: the queue keeps it until there is room, rather than
-      // memory, where it could crowd out the other origins' rows.
-      if (lanes.isFull(origin)) {
+      const rate = lowestLimit(subscription.rate_limit);
+      if (rate === null) rateOf.delete(subscription.uuid);
+      else rateOf.set(subscription.uuid, rate);
+      // More than an origin's lane holds, or a second's worth of its subscription's rate: the
+      // queue keeps it until there is room, rather than memory, where it could crowd out the others.
+      if (lanes.isFull(origin) || isSaturated(subscription.uuid)) {
         full.push(row);
         continue;
       }
@@ -162,11 +173,30 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
     );
   }
 
+  /** Subscriptions with a second's worth of rows (at their rate) waiting here: claims leave them out. */
+  function saturated(): string[] {
+    return [...rateOf.keys()].filter(isSaturated);
+  }
+
+  function isSaturated(subscription: string): boolean {
+    const rate = rateOf.get(subscription);
+    return rate !== undefined && (waitingOf.get(subscription) ?? 0) >= rate;
+  }
+
   /** Starts what may start: in every lane, or in `only` (the one whose slot just came free). */
   function dispatch(only?: string): void {
     if (runner.stopping) return;
     const now = clock();
-    for (const { item } of lanes.start((origin, free) => health.allowance(origin, free, now), only)) {
+    const held = new Set<string>();
+    const withinRate = ({ subscription }: Delivery) => {
+      const rate = rateOf.get(subscription.uuid);
+      if (rate === undefined || limiter.tryStart(subscription.uuid, rate)) return true;
+      held.add(subscription.uuid);
+      return false;
+    };
+    const started = lanes.start((origin, free) => health.allowance(origin, free, now), only, withinRate);
+    if (held.size > 0) wakeForRate(Math.min(...[...held].map((uuid) => limiter.waitUs(uuid))));
+    for (const { item } of started) {
       countWaiting(item.subscription.uuid, -1);
       if (leaseRoom.tooShort(item.row, now)) {
         lanes.finished(item.origin);
@@ -234,6 +264,21 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
     }
   }
 
+  /** Dispatches again once the first row held back by its rate may start. */
+  function wakeForRate(waitUs: number): void {
+    const at = clock() + waitUs;
+    if (rateWake !== undefined && rateWake.at <= at) return;
+    if (rateWake !== undefined) clearTimeout(rateWake.timer);
+    const timer = setTimeout(
+      () => {
+        rateWake = undefined;
+        dispatch();
+      },
+      Math.ceil(waitUs / 1000),
+    );
+    rateWake = { timer, at };
+  }
+
   /** Rows that have waited until their lease no longer has room for an exchange go back, keeping their place. */
   function giveBackExpiring(now: number): void {
     if (!leaseRoom.checkDue(now)) return;
@@ -256,7 +301,10 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
   function countWaiting(subscription: string, delta: number): void {
     const count = (waitingOf.get(subscription) ?? 0) + delta;
     if (count > 0) waitingOf.set(subscription, count);
-    else waitingOf.delete(subscription);
+    else {
+      waitingOf.delete(subscription);
+      rateOf.delete(subscription);
+    }
   }
 
   function subscriptionChanged(change: SubscriptionChange): void {
@@ -283,7 +331,11 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
     wake: () => runner.wake(),
     subscriptionChanged,
     downOrigins: () => health.downOrigins(),
-    stop: () => runner.stop(),
+    stop: () => {
+      if (rateWake !== undefined) clearTimeout(rateWake.timer);
+      rateWake = undefined;
+      return runner.stop();
+    },
   };
 }
 
@@ -293,7 +345,8 @@ function sameDelivery(before: SubscriptionRow, after: SubscriptionRow): boolean 
     before.target_url === after.target_url &&
     before.auth === after.auth &&
     before.extensions === after.extensions &&
-    before.signing_secret === after.signing_secret
+    before.signing_secret === after.signing_secret &&
+    before.rate_limit === after.rate_limit
   );
 }
 

@@ -44,17 +44,32 @@ export class Lanes<T> {
    * Takes the items that may start now, oldest first in each lane, and counts them running: as
    * many as a lane has free slots, or fewer when `allowance` says so (a target that stopped
    * answering is only probed). `only`: that lane alone (the one whose slot just came free).
+   * `ready`: asked of each item that would start, in turn; one it refuses (its subscription is
+   * over its rate) keeps its place, and the items behind it may start instead.
    */
-  start(allowance: (key: string, free: number) => number = (_key, free) => free, only?: string): Array<{ key: string; item: T }> {
+  start(
+    allowance: (key: string, free: number) => number = (_key, free) => free,
+    only?: string,
+    ready: (item: T) => boolean = () => true,
+  ): Array<{ key: string; item: T }> {
     const started: Array<{ key: string; item: T }> = [];
     const one = only === undefined ? undefined : this.lanes.get(only);
     const lanes: Iterable<[string, Lane<T>]> = only === undefined ? this.lanes : one === undefined ? [] : [[only, one]];
     for (const [key, lane] of lanes) {
       if (lane.waiting.length === 0) continue;
       const free = this.slots(key) - lane.running;
-      const take = Math.min(lane.waiting.length, free > 0 ? allowance(key, free) : 0);
-      for (const item of lane.waiting.splice(0, take)) started.push({ key, item });
-      lane.running += take;
+      const room = Math.min(lane.waiting.length, free > 0 ? allowance(key, free) : 0);
+      if (room === 0) continue;
+      const kept: T[] = [];
+      let taken = 0;
+      for (const item of lane.waiting) {
+        if (taken < room && ready(item)) {
+          started.push({ key, item });
+          taken++;
+        } else kept.push(item);
+      }
+      lane.waiting = kept;
+      lane.running += taken;
     }
     return started;
   }

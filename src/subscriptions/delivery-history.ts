@@ -47,7 +47,7 @@ export function deliveryHistory(database: DatabaseHandle): DeliveryHistory {
   };
 }
 
-function toDeliveryRecords(matches: readonly DeliveryMatch[], attempts: readonly DeliveryAttempt[]): DeliveryRecord[] {
+export function toDeliveryRecords(matches: readonly DeliveryMatch[], attempts: readonly DeliveryAttempt[]): DeliveryRecord[] {
   const byMatch = new Map<string, DeliveryRecord['attempts']>();
   for (const a of attempts) {
     const list = byMatch.get(a.match_uuid) ?? [];

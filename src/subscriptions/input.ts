@@ -26,6 +26,8 @@ export interface SubscriptionChangeInput {
   extensions?: Extensions;
   /** true: disable now; false: enable and clear the error. */
   disable?: boolean;
+  /** Deliveries per second at most; null: no limit. */
+  rate_limit?: number | null;
 }
 
 export interface SubscriptionCreateInput extends SubscriptionChangeInput {
@@ -47,8 +49,11 @@ export const AUTH_STRING_MAX_CHARACTERS = 1_024;
 export const EXTENSIONS_MAX_ENTRIES = 16;
 /** A string value; numbers and booleans are short by nature. */
 export const EXTENSION_VALUE_MAX_CHARACTERS = 256;
+/** `rate_limit`: deliveries per second, a whole number in this range (or null: no limit). */
+export const RATE_LIMIT_MIN = 1;
+export const RATE_LIMIT_MAX = 10_000;
 
-const WRITABLE = ['name', 'jsonpath', 'target_url', 'auth', 'extensions', 'disabled'] as const;
+const WRITABLE = ['name', 'jsonpath', 'target_url', 'auth', 'extensions', 'disabled', 'rate_limit'] as const;
 /** Sent back by clients that PUT a record they read; ignored. */
 const SERVICE_SET_FIELDS = ['uuid', 'user', 'created', 'updated', 'deleted', 'version', 'error'] as const;
 
@@ -72,7 +77,20 @@ export function validateUpdate(body: Body, mode: DialectMode): SubscriptionChang
   if (body.auth !== undefined) input.auth = validateAuth(body.auth);
   if (body.extensions !== undefined) input.extensions = validateExtensions(body.extensions);
   if ('disabled' in body) input.disable = body.disabled !== null;
+  if (body.rate_limit !== undefined) input.rate_limit = validateRateLimit(body.rate_limit);
   return input;
+}
+
+function validateRateLimit(value: unknown): number | null {
+  if (value === null) return null;
+  if (typeof value !== 'number') throw serviceError('FIELD_TYPE', 'body.rate_limit', 'an integer or null');
+  if (!Number.isInteger(value) || value < RATE_LIMIT_MIN || value > RATE_LIMIT_MAX)
+    throw serviceError(
+      'FIELD_INVALID',
+      'body.rate_limit',
+      `must be a whole number of deliveries per second from ${RATE_LIMIT_MIN} to ${RATE_LIMIT_MAX}, or null for no limit`,
+    );
+  return value;
 }
 
 function validateName(value: unknown): string {

@@ -24,6 +24,7 @@ export interface SubscriptionRecord {
   disabled: string | null;
   version: string;
   error: string | null;
+  rate_limit: number | null;
 }
 
 export const RECORD_FIELDS: ReadonlyArray<keyof SubscriptionRecord> = [
@@ -40,6 +41,7 @@ export const RECORD_FIELDS: ReadonlyArray<keyof SubscriptionRecord> = [
   'disabled',
   'version',
   'error',
+  'rate_limit',
 ];
 
 export function toRecord(row: SubscriptionRow, secretKey: Buffer | null): SubscriptionRecord {
@@ -57,5 +59,6 @@ export function toRecord(row: SubscriptionRow, secretKey: Buffer | null): Subscr
     disabled: row.disabled === null ? null : formatTimestamp(row.disabled),
     version: row.version,
     error: row.error,
+    rate_limit: row.rate_limit,
   };
 }

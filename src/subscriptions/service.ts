@@ -131,6 +131,7 @@ export function subscriptionService(deps: SubscriptionServiceDependencies): Subs
         deleted: null,
         disabled: input.disable ? now : null,
         error: null,
+        rate_limit: input.rate_limit ?? null,
       };
       await deps.database.write((tx) => insertSubscription(tx, deps.database.capabilities, row));
       notify({ kind: 'upsert', row });
@@ -232,6 +233,7 @@ function changesFrom(input: SubscriptionChangeInput, now: number, secretKey: Buf
   if (input.target_url !== undefined) changes.target_url = input.target_url;
   if (input.auth !== undefined) changes.auth = sealSecret(JSON.stringify(input.auth), secretKey);
   if (input.extensions !== undefined) changes.extensions = JSON.stringify(input.extensions);
+  if (input.rate_limit !== undefined) changes.rate_limit = input.rate_limit;
   if (input.disable === true) changes.disabled = now;
   if (input.disable === false) {
     changes.disabled = null;

@@ -12,6 +12,7 @@ import { deleteSubscription, insertSubscription } from '../../src/db/subscriptio
 import type { MatchState } from '../../src/db/tables.js';
 import type { DeliveryRecord } from '../../src/subscriptions/delivery-history.js';
 import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
+import { systemClock } from '../../src/time/clock.js';
 import { subscriptionRow } from '../support/subscription-row.js';
 
 /** 2023-11-14T22:13:20 UTC, in microseconds. */
@@ -49,7 +50,7 @@ for (const backend of testBackends()) {
       test = await openTestDatabase(backend);
       counted = countingHandle(test.handle);
       app = await buildApp({ maxBodyBytes: 1024 * 1024, logger: 'silent', version: 'test' }, [
-        deliveriesRoutes({ database: counted.handle, identity: { header: 'http-remote-user', defaultUser: null } }),
+        deliveriesRoutes({ database: counted.handle, clock: systemClock(), identity: { header: 'http-remote-user', defaultUser: null } }),
       ]);
     });
     after(async () => {

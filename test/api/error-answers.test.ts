@@ -5,6 +5,7 @@
  * that status. The walk covers every code of the catalogue, so a new code needs a case here.
  */
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { createConnection, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
@@ -14,6 +15,7 @@ import { deliveriesRoutes } from '../../src/api/deliveries-routes.js';
 import { eventmatchRoutes } from '../../src/api/eventmatch-routes.js';
 import { receiveRoutes } from '../../src/api/receive-routes.js';
 import { openDatabase } from '../../src/db/connect.js';
+import { logEvent } from '../../src/db/events.js';
 import { ERROR_CODES, type ErrorCode } from '../../src/errors.js';
 import { EventLogBatch } from '../../src/events/event-log-batch.js';
 import { LiveMatcher } from '../../src/matching/live-matcher.js';
@@ -47,6 +49,9 @@ for (const backend of testBackends()) {
     /** A subscription whose stored dialect the service does not know, and one whose credentials do not open. */
     let unknownDialect = '';
     let sealed = '';
+    /** A disabled subscription, and a delivery of a live one that another instance holds. */
+    let disabled = '';
+    let leased = '';
 
     before(async () => {
       test = await openTestDatabase(backend);
@@ -61,7 +66,7 @@ for (const backend of testBackends()) {
           targetGuard: defaultTargetGuard(),
           identity,
         }),
-        deliveriesRoutes({ database: test.handle, identity }),
+        deliveriesRoutes({ database: test.handle, clock, identity }),
         receiveRoutes({
           eventLog: new EventLogBatch(test.handle),
           matcher: new LiveMatcher(),
@@ -75,6 +80,33 @@ for (const backend of testBackends()) {
       const create = async () =>
         (await app.inject({ method: 'POST', url: '/eventmatch', headers: USER, payload: valid })).json<{ uuid: string }>().uuid;
       [unknownDialect, sealed] = [await create(), await create()];
+      disabled = (await app.inject({ method: 'POST', url: '/eventmatch', headers: USER, payload: { ...valid, disabled: true } })).json<{
+        uuid: string;
+      }>().uuid;
+      leased = randomUUID();
+      const eventUuid = randomUUID();
+      const now = clock();
+      await logEvent(
+        test.handle.db,
+        { uuid: eventUuid, source: '/walk', event_id: 'leased', type: 't', spec_version: '1.0', body: '{}', received: now },
+        [
+          {
+            uuid: leased,
+            event_uuid: eventUuid,
+            subscription_uuid: unknownDialect,
+            owner: 'walker',
+            state: 'deliver',
+            policy_code: 200,
+            target_code: null,
+            created: now,
+            due: now,
+            locked_until: now + 3_600_000_000,
+            locked_by: 'another-instance',
+            attempts: 0,
+            updated: now,
+          },
+        ],
+      );
       await test.handle.db.updateTable('subscriptions').set({ dialect: 'xpath' }).where('uuid', '=', unknownDialect).execute();
       await test.handle.db
         .updateTable('subscriptions')
@@ -184,6 +216,24 @@ for (const backend of testBackends()) {
         status: 404,
         code: 'SUBSCRIPTION_NOT_FOUND',
         send: send('GET', `/eventmatch/${sealed}/deliveries`, { 'http-remote-user': 'mallory' }),
+      },
+      {
+        label: 'retrying a delivery the subscription does not have',
+        status: 404,
+        code: 'DELIVERY_NOT_FOUND',
+        send: send('POST', `/eventmatch/${unknownDialect}/deliveries/0190d4c2-0000-7000-8000-000000000000/retry`, USER),
+      },
+      {
+        label: 'retrying a delivery of a disabled subscription',
+        status: 409,
+        code: 'SUBSCRIPTION_DISABLED',
+        send: send('POST', `/eventmatch/${disabled}/deliveries/0190d4c2-0000-7000-8000-000000000000/retry`, USER),
+      },
+      {
+        label: 'retrying a delivery another instance holds',
+        status: 409,
+        code: 'DELIVERY_IN_PROGRESS',
+        send: send('POST', `/eventmatch/${unknownDialect}/deliveries/${leased}/retry`, USER),
       },
       { label: 'an unknown route', status: 404, code: 'ROUTE_NOT_FOUND', send: send('GET', '/nothing', USER) },
       { label: 'a method the path does not take', status: 405, code: 'METHOD_NOT_ALLOWED', send: send('PATCH', '/eventmatch', USER) },

@@ -82,6 +82,7 @@ const RECORD_FIELDS = [
   'disabled',
   'version',
   'error',
+  'rate_limit',
 ];
 
 for (const backend of testBackends()) {
@@ -124,7 +125,8 @@ for (const backend of testBackends()) {
       const create = paths['/eventmatch']!.post!;
       const body = create.requestBody!.content['application/json']!.schema;
       assert.deepEqual(body.required, ['name', 'jsonpath', 'target_url']);
-      for (const field of ['name', 'jsonpath', 'target_url', 'auth', 'extensions', 'disabled']) assert.ok(body.properties?.[field], field);
+      for (const field of ['name', 'jsonpath', 'target_url', 'auth', 'extensions', 'disabled', 'rate_limit'])
+        assert.ok(body.properties?.[field], field);
       assert.deepEqual(Object.keys(create.responses['200']!.content!['application/json']!.schema.properties ?? {}), RECORD_FIELDS);
 
       const list = paths['/eventmatch']!.get!;

@@ -26,6 +26,7 @@ const FIELDS = [
   'disabled',
   'version',
   'error',
+  'rate_limit',
 ];
 
 const startApp = (database: DatabaseHandle, overrides: Partial<EventmatchDependencies> = {}) => startEventmatchApp(database, overrides);
@@ -90,6 +91,7 @@ for (const backend of testBackends()) {
             disabled: null,
             version: 'v0.1',
             error: null,
+            rate_limit: null,
           },
         );
         assert.match(String(record.created), TIMESTAMP);

@@ -26,6 +26,28 @@ describe('lanes', () => {
     assert.deepEqual(lanes.start(), [{ key: 'a', item: 1 }]);
   });
 
+  it('passes over items that are not ready, which keep their place, and asks only while a slot is free', () => {
+    const lanes = new Lanes<number>(() => 2);
+    for (const n of [1, 2, 3, 4]) lanes.add('a', n);
+    const asked: number[] = [];
+    const odd = (n: number) => {
+      asked.push(n);
+      return n % 2 === 1;
+    };
+    assert.deepEqual(
+      lanes.start(undefined, undefined, odd).map(({ item }) => item),
+      [1, 3],
+    );
+    assert.deepEqual(asked, [1, 2, 3], 'the fourth is not asked: both slots were taken');
+    lanes.finished('a');
+    assert.deepEqual(
+      lanes.start().map(({ item }) => item),
+      [2],
+      'the one passed over is first again',
+    );
+    assert.equal(lanes.size, 3);
+  });
+
   it('starts fewer when the allowance says so', () => {
     const lanes = new Lanes<number>(() => 4);
     for (const n of [1, 2, 3]) lanes.add('down', n);

@@ -38,6 +38,7 @@ describe('subscription record', () => {
       'disabled',
       'version',
       'error',
+      'rate_limit',
     ]);
   });
 

@@ -24,6 +24,7 @@ export function subscriptionRow(overrides: Partial<SubscriptionRow> = {}): Subsc
     deleted: null,
     disabled: null,
     error: null,
+    rate_limit: null,
     ...overrides,
   };
 }
