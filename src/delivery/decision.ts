@@ -39,10 +39,7 @@ export function decideDelivery(row: Pick<MatchesTable, 'attempts'>, tried: Try, 
   const attempt = { at, status, error: tried.error, durationMs: tried.durationMs };
   // The ELM target code is the latest HTTP status: a try without one leaves it be.
   const targetCode = status ?? undefined;
-  const verdict =
-    status === null
-      ? classifyNoAnswer(tried.error ?? 'no answer', tried.permanent)
-      : classifyResponse(status, tried.retryAfterMs, tried.bodyExcerpt);
+  const verdict = status === null ? classifyNoAnswer(tried.error ?? 'no answer', tried.permanent) : classifyResponse(status, tried);
   if (verdict.kind === 'delivered') return { change: { state: 'delivered', targetCode, attempts: 'count' }, attempt, outcome: 'delivered' };
   const delayMs =
     verdict.kind === 'retry' ? nextDelayMs(row.attempts + 1, schedule.delaysMs, schedule.random, verdict.retryAfterMs) : undefined;
@@ -55,7 +52,10 @@ export function decideDelivery(row: Pick<MatchesTable, 'attempts'>, tried: Try, 
 /** Statuses in 4xx that say "later", not "never". */
 const RETRYABLE_CLIENT_ERRORS = new Set([408, 425, 429]);
 
-export function classifyResponse(status: number, retryAfterMs?: number, bodyExcerpt = ''): Verdict {
+/** What of an answer besides its status bears on the verdict. */
+export type AnswerDetails = Partial<Pick<TargetResponse, 'retryAfterMs' | 'bodyExcerpt' | 'location'>>;
+
+export function classifyResponse(status: number, { retryAfterMs, bodyExcerpt = '', location }: AnswerDetails = {}): Verdict {
   if (status >= 200 && status <= 299) return { kind: 'delivered' };
   if (RETRYABLE_CLIENT_ERRORS.has(status) || (status >= 500 && status <= 599)) {
     const reason = describeAnswer(status, '', bodyExcerpt);
@@ -64,7 +64,8 @@ export function classifyResponse(status: number, retryAfterMs?: number, bodyExce
   // Redirects are not followed: the new location could be a denied address (the
   // guard judged only the first), and the Authorization header would travel to
   // whatever host the target names. The owner should update target_url instead.
-  const note = status >= 300 && status <= 399 ? ' (redirects are not followed)' : '';
+  const redirect = status >= 300 && status <= 399;
+  const note = !redirect ? '' : location === undefined ? ' (redirects are not followed)' : ` to ${location} (redirects are not followed)`;
   return { kind: 'permanent', reason: describeAnswer(status, note, bodyExcerpt) };
 }
 

@@ -36,6 +36,8 @@ export interface TargetResponse {
   permanent: boolean;
   durationMs: number;
   retryAfterMs?: number;
+  /** A redirect's Location, as the target wrote it (cut to 512 characters): it is not followed. */
+  location?: string;
   /** The first 1 KiB of the answer body, as UTF-8 (a character cut at the end is dropped). */
   bodyExcerpt: string;
   /** Not sent: no connection to the target came free in time (see `endWithinMs`). Not an attempt. */
@@ -143,7 +145,12 @@ export function createTargetClient(options: TargetClientOptions): TargetClient {
         return noAnswer(error, elapsedMs());
       }
       const retryAfterMs = parseRetryAfter(firstValue(response.headers['retry-after']), now());
-      const answered = { status: response.statusCode, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
+      const location = response.statusCode >= 300 && response.statusCode <= 399 ? firstValue(response.headers.location) : undefined;
+      const answered = {
+        status: response.statusCode,
+        ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+        ...(location === undefined ? {} : { location: location.slice(0, MAX_LOCATION) }),
+      };
       const excerpt = await readExcerpt(response.body);
       return { ...answered, error: excerpt.error, permanent: false, durationMs: elapsedMs(), bodyExcerpt: excerpt.text };
     } catch (error) {
@@ -163,6 +170,7 @@ export function createTargetClient(options: TargetClientOptions): TargetClient {
 }
 
 const MAX_TIMER_MS = 2 ** 31 - 1;
+const MAX_LOCATION = 512;
 
 /** Lets `size` holders go at once; the others wait, first come first served. */
 class Turns {

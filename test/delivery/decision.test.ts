@@ -13,7 +13,7 @@ describe('classifyResponse', () => {
 
   it('408, 425, 429 and 5xx are retried, with the Retry-After given', () => {
     for (const status of [408, 425, 429, 500, 502, 503, 504, 599]) assert.equal(classifyResponse(status).kind, 'retry', String(status));
-    assert.deepEqual(classifyResponse(429, 30_000, 'slow down'), {
+    assert.deepEqual(classifyResponse(429, { retryAfterMs: 30_000, bodyExcerpt: 'slow down' }), {
       kind: 'retry',
       retryAfterMs: 30_000,
       reason: 'target answered 429 Too Many Requests: slow down',
@@ -23,18 +23,22 @@ describe('classifyResponse', () => {
 
   it('other 4xx are permanent, and the reason quotes the body', () => {
     for (const status of [400, 401, 403, 404, 410, 422, 499]) assert.equal(classifyResponse(status).kind, 'permanent', String(status));
-    assert.deepEqual(classifyResponse(404, undefined, 'no such hook\n'), {
+    assert.deepEqual(classifyResponse(404, { bodyExcerpt: 'no such hook\n' }), {
       kind: 'permanent',
       reason: 'target answered 404 Not Found: no such hook',
     });
   });
 
   it('3xx is permanent: redirects are not followed', () => {
-    assert.deepEqual(classifyResponse(301, undefined, 'moved'), {
+    assert.deepEqual(classifyResponse(301, { bodyExcerpt: 'moved' }), {
       kind: 'permanent',
       reason: 'target answered 301 Moved Permanently (redirects are not followed): moved',
     });
     assert.equal(classifyResponse(307).kind, 'permanent');
+    assert.deepEqual(classifyResponse(308, { location: 'https://elsewhere.example/hook' }), {
+      kind: 'permanent',
+      reason: 'target answered 308 Permanent Redirect to https://elsewhere.example/hook (redirects are not followed)',
+    });
   });
 
   it('a status without a class is permanent', () => {

@@ -74,7 +74,7 @@ describe('target client: answers', () => {
     const stub = await server(t, reply(404, 'no hook here'));
     const response = await client(t).post({ url: `${stub.origin}/gone`, auth: {}, body: EVENT });
     assert.deepEqual([response.status, response.error, response.bodyExcerpt], [404, null, 'no hook here']);
-    assert.deepEqual(classifyResponse(404, response.retryAfterMs, response.bodyExcerpt), {
+    assert.deepEqual(classifyResponse(404, response), {
       kind: 'permanent',
       reason: 'target answered 404 Not Found: no hook here',
     });
@@ -84,7 +84,7 @@ describe('target client: answers', () => {
     const stub = await server(t, reply(500, 'oops'));
     const response = await client(t).post({ url: stub.origin, auth: {}, body: EVENT });
     assert.equal(response.status, 500);
-    assert.equal(classifyResponse(500, response.retryAfterMs, response.bodyExcerpt).kind, 'retry');
+    assert.equal(classifyResponse(500, response).kind, 'retry');
   });
 
   it('reads Retry-After of a 429 in seconds', async (t) => {
@@ -92,7 +92,7 @@ describe('target client: answers', () => {
     const response = await client(t).post({ url: stub.origin, auth: {}, body: EVENT });
     assert.equal(response.status, 429);
     assert.equal(response.retryAfterMs, 7000);
-    assert.deepEqual(classifyResponse(429, response.retryAfterMs), {
+    assert.deepEqual(classifyResponse(429, response), {
       kind: 'retry',
       retryAfterMs: 7000,
       reason: 'target answered 429 Too Many Requests',
@@ -115,7 +115,11 @@ describe('target client: answers', () => {
     });
     assert.equal(response.status, 301);
     assert.equal(elsewhere.received.length, 0);
-    assert.equal(classifyResponse(301, undefined, response.bodyExcerpt).kind, 'permanent');
+    assert.equal(response.location, `${elsewhere.origin}/new`);
+    assert.deepEqual(classifyResponse(301, response), {
+      kind: 'permanent',
+      reason: `target answered 301 Moved Permanently to ${elsewhere.origin}/new (redirects are not followed): moved`,
+    });
   });
 
   it('keeps the first 1 KiB of the body, dropping a character cut in two', async (t) => {
