@@ -1,7 +1,7 @@
 /**
  * The subscriptions table: the only code that reads or writes it.
  */
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, sql, type UpdateObject } from 'kysely';
 import type { Capabilities } from './connect.js';
 import { notifySubscriptionWritten } from './subscription-notifications.js';
 import type { Database, SubscriptionRow } from './tables.js';
@@ -98,15 +98,7 @@ export async function updateSubscription(
   changes: SubscriptionChanges,
   at: number,
 ): Promise<SubscriptionRow | undefined> {
-  const row = await db
-    .updateTable('subscriptions')
-    .set({ ...changes, updated: nextUpdated(at) })
-    .where('uuid', '=', uuid)
-    .where('owner', '=', owner)
-    .where('deleted', 'is', null)
-    .returningAll()
-    .executeTakeFirst();
-  return told(db, capabilities, row);
+  return updateLive(db, capabilities, owner, uuid, { ...changes, updated: nextUpdated(at) });
 }
 
 /**
@@ -121,10 +113,26 @@ export async function rotateSigningSecret(
   secret: string,
   at: number,
 ): Promise<SubscriptionRow | undefined> {
+  return updateLive(db, capabilities, owner, uuid, {
+    // The right-hand side reads the row as it was: the previous secret is the one replaced.
+    previous_signing_secret: sql.ref('signing_secret'),
+    signing_secret: secret,
+    secret_rotated: at,
+    updated: nextUpdated(at),
+  });
+}
+
+/** One statement on the owner's live subscription; the other instances are told of the write. */
+async function updateLive(
+  db: Kysely<Database>,
+  capabilities: Capabilities,
+  owner: string,
+  uuid: string,
+  set: UpdateObject<Database, 'subscriptions'>,
+): Promise<SubscriptionRow | undefined> {
   const row = await db
     .updateTable('subscriptions')
-    // The right-hand side reads the row as it was: the previous secret is the one replaced.
-    .set({ previous_signing_secret: sql.ref('signing_secret'), signing_secret: secret, secret_rotated: at, updated: nextUpdated(at) })
+    .set(set)
     .where('uuid', '=', uuid)
     .where('owner', '=', owner)
     .where('deleted', 'is', null)
@@ -141,15 +149,7 @@ export async function deleteSubscription(
   uuid: string,
   at: number,
 ): Promise<SubscriptionRow | undefined> {
-  const row = await db
-    .updateTable('subscriptions')
-    .set({ deleted: nextUpdated(at), updated: nextUpdated(at) })
-    .where('uuid', '=', uuid)
-    .where('owner', '=', owner)
-    .where('deleted', 'is', null)
-    .returningAll()
-    .executeTakeFirst();
-  return told(db, capabilities, row);
+  return updateLive(db, capabilities, owner, uuid, { deleted: nextUpdated(at), updated: nextUpdated(at) });
 }
 
 /** Subscriptions by uuid, deleted and disabled ones included (the caller decides). */
