@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { ERRORS, type ErrorCode } from '../../src/errors.js';
 import { startEventmatchApp } from '../support/app.js';
 import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
+import { EXPECTED_RECORD_FIELDS } from '../support/record-fields.js';
 
 interface Operation {
   parameters?: Array<{ in: string; name: string; schema: Record<string, unknown> }>;
@@ -68,23 +69,6 @@ interface Limited {
   properties?: Record<string, Limited>;
 }
 
-const RECORD_FIELDS = [
-  'user',
-  'uuid',
-  'name',
-  'jsonpath',
-  'target_url',
-  'auth',
-  'extensions',
-  'created',
-  'updated',
-  'deleted',
-  'disabled',
-  'version',
-  'error',
-  'rate_limit',
-];
-
 for (const backend of testBackends()) {
   describeOn(backend, `/openapi.json for /eventmatch (${backend.name})`, () => {
     let test: Awaited<ReturnType<typeof openTestDatabase>>;
@@ -127,12 +111,15 @@ for (const backend of testBackends()) {
       assert.deepEqual(body.required, ['name', 'jsonpath', 'target_url']);
       for (const field of ['name', 'jsonpath', 'target_url', 'auth', 'extensions', 'disabled', 'rate_limit'])
         assert.ok(body.properties?.[field], field);
-      assert.deepEqual(Object.keys(create.responses['200']!.content!['application/json']!.schema.properties ?? {}), RECORD_FIELDS);
+      assert.deepEqual(Object.keys(create.responses['200']!.content!['application/json']!.schema.properties ?? {}), EXPECTED_RECORD_FIELDS);
 
       const list = paths['/eventmatch']!.get!;
       const query = (list.parameters ?? []).filter((p) => p.in === 'query').map((p) => p.name);
       assert.deepEqual(query.sort(), ['limit', 'offset']);
-      assert.deepEqual(Object.keys(list.responses['200']!.content!['application/json']!.schema.items?.properties ?? {}), RECORD_FIELDS);
+      assert.deepEqual(
+        Object.keys(list.responses['200']!.content!['application/json']!.schema.items?.properties ?? {}),
+        EXPECTED_RECORD_FIELDS,
+      );
 
       const read = paths['/eventmatch/{uuid}']!.get!;
       const parameters = (read.parameters ?? []).map((p) => `${p.in}:${p.name}`);

@@ -8,27 +8,11 @@ import type { DatabaseHandle } from '../../src/db/connect.js';
 import { addressGuard } from '../../src/net/address-guard.js';
 import { startEventmatchApp } from '../support/app.js';
 import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
+import { EXPECTED_RECORD_FIELDS } from '../support/record-fields.js';
 import { subscriptionRow } from '../support/subscription-row.js';
 import { DEFAULT_TARGET_RULES } from '../support/target-guard.js';
 
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}$/;
-const FIELDS = [
-  'user',
-  'uuid',
-  'name',
-  'jsonpath',
-  'target_url',
-  'auth',
-  'extensions',
-  'created',
-  'updated',
-  'deleted',
-  'disabled',
-  'version',
-  'error',
-  'rate_limit',
-];
-
 const startApp = (database: DatabaseHandle, overrides: Partial<EventmatchDependencies> = {}) => startEventmatchApp(database, overrides);
 
 const as = (user: string) => ({ 'http-remote-user': user });
@@ -74,7 +58,7 @@ for (const backend of testBackends()) {
         const response = await app.inject({ method: 'POST', url: '/eventmatch', headers: as('alice'), payload: sample() });
         assert.equal(response.statusCode, 200);
         const record = response.json<Record_>();
-        assert.deepEqual(Object.keys(record), FIELDS);
+        assert.deepEqual(Object.keys(record), EXPECTED_RECORD_FIELDS);
         assert.equal(response.headers.location, `/eventmatch/${record.uuid}`);
         assert.match(record.uuid, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
         assert.deepEqual(
@@ -216,7 +200,7 @@ for (const backend of testBackends()) {
         const response = await put('alice', before.uuid, { target_url: 'http://elsewhere.example.org:8080/x?y=1' });
         assert.equal(response.statusCode, 200);
         const after = response.json<Record_>();
-        assert.deepEqual(Object.keys(after), FIELDS);
+        assert.deepEqual(Object.keys(after), EXPECTED_RECORD_FIELDS);
         assert.deepEqual({ ...after, updated: '' }, { ...before, target_url: 'http://elsewhere.example.org:8080/x?y=1', updated: '' });
         assert.ok(after.updated > before.updated);
         assert.deepEqual((await get('alice', before.uuid)).json(), after);
@@ -301,7 +285,7 @@ for (const backend of testBackends()) {
         const response = await remove('deleter', record.uuid);
         assert.equal(response.statusCode, 200);
         const final = response.json<Record_>();
-        assert.deepEqual(Object.keys(final), FIELDS);
+        assert.deepEqual(Object.keys(final), EXPECTED_RECORD_FIELDS);
         assert.match(String(final.deleted), TIMESTAMP);
         assert.ok(String(final.deleted) > record.updated);
         assert.deepEqual({ ...final, deleted: null, updated: '' }, { ...record, updated: '' });

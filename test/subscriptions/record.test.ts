@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
 import type { SubscriptionRow } from '../../src/db/tables.js';
 import { RECORD_FIELDS, RECORD_VERSION, toRecord } from '../../src/subscriptions/record.js';
+import { EXPECTED_RECORD_FIELDS } from '../support/record-fields.js';
 import { sealSecret } from '../../src/subscriptions/secret-box.js';
 import { subscriptionRow } from '../support/subscription-row.js';
 
@@ -24,22 +25,7 @@ describe('subscription record', () => {
   it('has exactly the fields of the spec, in its order', () => {
     const record = toRecord(row(), null);
     assert.deepEqual(Object.keys(record), RECORD_FIELDS);
-    assert.deepEqual(RECORD_FIELDS, [
-      'user',
-      'uuid',
-      'name',
-      'jsonpath',
-      'target_url',
-      'auth',
-      'extensions',
-      'created',
-      'updated',
-      'deleted',
-      'disabled',
-      'version',
-      'error',
-      'rate_limit',
-    ]);
+    assert.deepEqual(RECORD_FIELDS, EXPECTED_RECORD_FIELDS);
   });
 
   it('formats timestamps with microseconds and no zone, and keeps nulls', () => {
