@@ -31,6 +31,11 @@ export const ERRORS = {
   TARGET_URL_INVALID: define(400, (problem: string) => `body.target_url: ${problem}`),
   /** `refusal`: what the address guard said, e.g. "address 10.0.0.1 is denied by NOTIFICATIONS_TARGET_DENY". */
   TARGET_DENIED: define(400, (refusal: string) => `body.target_url: ${refusal}`),
+  /** `answer`: what the target did instead of consenting, e.g. "answered 405 without WebHook-Allowed-Origin". */
+  TARGET_CONSENT_REFUSED: define(
+    400,
+    (answer: string) => `body.target_url: the target did not consent to deliveries (NOTIFICATIONS_TARGET_VALIDATION=handshake): ${answer}`,
+  ),
   /** `syntax`: a JsonPathSyntaxError's message, with the position where reading stopped. */
   JSONPATH_SYNTAX: define(400, (field: string, syntax: string) => `${field}: ${syntax}`),
   QUERY_PARAMETER_INVALID: define(400, fieldProblem),

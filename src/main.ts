@@ -37,6 +37,7 @@ import { policyRunner } from './policy/runner.js';
 import { ClaimPacer } from './routing/claim-pacer.js';
 import { Handoff } from './routing/handoff.js';
 import { Settler } from './routing/settler.js';
+import { targetConsent } from './subscriptions/target-consent.js';
 import { systemClock } from './time/clock.js';
 
 const PROGRAM = 'svc-notifications';
@@ -134,6 +135,8 @@ async function serve(config: Config): Promise<number> {
   if (!(await prepareDatabase(database, matcher))) return 1;
 
   const policyMode = config.policyUrl ? 'policy-service' : 'allow-all';
+  const origin = config.origin ?? hostname();
+  const targetGuard = addressGuard({ allow: config.targetAllow, deny: config.targetDeny });
   const holder = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const leaseUs = config.leaseMs * 1000;
   const outbound = startOutboundThread(
@@ -142,6 +145,7 @@ async function serve(config: Config): Promise<number> {
         timeoutMs: config.targetTimeoutMs,
         connectionsPerOrigin: config.targetConcurrency,
         rules: { allow: config.targetAllow, deny: config.targetDeny },
+        ...(config.targetValidation === 'handshake' ? { requestOrigin: origin } : {}),
       },
       ...(config.policyUrl ? { policy: { baseUrl: config.policyUrl, timeoutMs: config.targetTimeoutMs } } : {}),
     },
@@ -224,7 +228,10 @@ async function serve(config: Config): Promise<number> {
         clock,
         secretKey: config.secretKey,
         dialectMode: config.jsonpathDialect,
-        targetGuard: addressGuard({ allow: config.targetAllow, deny: config.targetDeny }),
+        targetGuard,
+        ...(config.targetValidation === 'handshake'
+          ? { targetConsent: targetConsent({ origin, timeoutMs: config.targetTimeoutMs, guard: targetGuard }) }
+          : {}),
         identity,
         onChange: subscriptionChanged,
       }),

@@ -12,6 +12,13 @@ import { within } from '../time/within.js';
 import { answerClientError, errorHandler } from './error-handler.js';
 import { createLogger } from './logger.js';
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** See AppOptions.databaseTimeoutMs. */
+    deadline?: false | { extraMs: number };
+  }
+}
+
 export interface AppOptions {
   maxBodyBytes: number;
   /** The service's logger; or a new one logging from this level on (tests). */
@@ -22,7 +29,8 @@ export interface AppOptions {
   /**
    * NOTIFICATIONS_DATABASE_TIMEOUT: a handler that has not answered by then is answered 503
    * (the database is all a handler waits for). Routes with `config: { deadline: false }` are
-   * exempt. Default: DEFAULT_DATABASE_TIMEOUT_MS.
+   * exempt; `config: { deadline: { extraMs } }` gives a route that also waits for something else
+   * (a target's consent) that much longer. Default: DEFAULT_DATABASE_TIMEOUT_MS.
    */
   databaseTimeoutMs?: number;
 }
@@ -74,13 +82,15 @@ export async function buildApp(
   });
   refuseWhileClosing(app);
   app.addHook('onRoute', (route) => {
-    if ((route.config as { deadline?: boolean } | undefined)?.deadline === false) return;
+    const deadline = route.config?.deadline;
+    if (deadline === false) return;
+    const deadlineMs = databaseTimeoutMs + (deadline?.extraMs ?? 0);
     const handler = route.handler;
     // However the database fails to answer (a connection never made, a statement with no answer,
     // a pool whose connections all wait), the request is answered in time. The handler goes on
     // to its end; what it then says is dropped.
     route.handler = function (this: FastifyInstance, request, reply) {
-      return within(Promise.resolve(handler.call(this, request, reply)), databaseTimeoutMs, () => databaseUnavailable(databaseTimeoutMs));
+      return within(Promise.resolve(handler.call(this, request, reply)), deadlineMs, () => databaseUnavailable(databaseTimeoutMs));
     };
   });
   app.addHook('onRoute', (route) => {

@@ -60,13 +60,15 @@ function routes(app: FastifyInstance, deps: EventmatchDependencies): void {
   const user = (request: FastifyRequest) => actingUser(request, deps.identity);
   const authenticated = async (request: FastifyRequest) => void user(request);
   const withJsonBody = { onRequest: [authenticated, requireJsonBody] };
+  // A create or a change of target_url may wait for the target's consent before the database.
+  const targetWrite = { ...withJsonBody, config: { deadline: { extraMs: deps.targetConsent?.timeoutMs ?? 0 } } };
   // Each write, as written, for whoever debugs; app.ts redacts its `auth`.
   const logged = (request: FastifyRequest, what: string) => (record: SubscriptionRecord) => {
     request.log.debug({ subscription: record }, `subscription ${what}`);
     return record;
   };
 
-  app.post<{ Body: Body }>('/eventmatch', { schema: schemas.create, ...withJsonBody }, async (request, reply) => {
+  app.post<{ Body: Body }>('/eventmatch', { schema: schemas.create, ...targetWrite }, async (request, reply) => {
     const record = logged(request, 'created')(await subscriptions.create(user(request), request.body));
     return reply.header('location', `/eventmatch/${record.uuid}`).send(record);
   });
@@ -79,7 +81,7 @@ function routes(app: FastifyInstance, deps: EventmatchDependencies): void {
     subscriptions.get(user(request), request.params.uuid),
   );
 
-  app.put<{ Params: UuidParams; Body: Body }>('/eventmatch/:uuid', { schema: schemas.update, ...withJsonBody }, async (request) =>
+  app.put<{ Params: UuidParams; Body: Body }>('/eventmatch/:uuid', { schema: schemas.update, ...targetWrite }, async (request) =>
     subscriptions.update(user(request), request.params.uuid, request.body).then(logged(request, 'updated')),
   );
 

@@ -15,11 +15,15 @@ import {
   parseHttpUrl,
   parseListenAddress,
   parseNonEmpty,
+  parseOriginName,
   parsePort,
   parseRetention,
   parseSecretKey,
   parseSizeBytes,
 } from './values.js';
+
+export const TARGET_VALIDATIONS = ['off', 'handshake'] as const;
+export type TargetValidation = (typeof TARGET_VALIDATIONS)[number];
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -52,6 +56,10 @@ export interface Config {
   readonly secretKey: Buffer | null;
   /** After a rotation, deliveries are signed with the previous signing secret too for this long. */
   readonly secretOverlapMs: number;
+  /** `handshake`: a target must consent (CloudEvents webhook validation) before it is stored. */
+  readonly targetValidation: TargetValidation;
+  /** WebHook-Request-Origin; null: this host's name. */
+  readonly origin: string | null;
   readonly jsonpathDialect: DialectMode;
   readonly logLevel: LogLevel;
   readonly leaseMs: number;
@@ -195,6 +203,20 @@ export const SETTINGS: { readonly [K in keyof Config]: Setting<Config[K]> } = {
     parse: durationMs({ min: 0 }),
     description:
       "after a subscription's signing secret is rotated, deliveries also carry a signature made with the previous secret for this long",
+  },
+  targetValidation: {
+    env: 'NOTIFICATIONS_TARGET_VALIDATION',
+    default: 'off',
+    parse: oneOf(TARGET_VALIDATIONS),
+    description:
+      'handshake: creating a subscription or changing its target_url first asks the target for consent (CloudEvents webhook validation, an OPTIONS request); off: targets are not asked',
+  },
+  origin: {
+    env: 'NOTIFICATIONS_ORIGIN',
+    default: null,
+    whenUnset: "this host's name",
+    parse: parseOriginName,
+    description: 'the name this service gives targets as WebHook-Request-Origin, in the handshake and on every delivery after it',
   },
   jsonpathDialect: {
     env: 'NOTIFICATIONS_JSONPATH_DIALECT',

@@ -139,6 +139,12 @@ export function parseNonEmpty(raw: string): string {
   return raw;
 }
 
+/** A WebHook-Request-Origin value, such as `notifications.example.org`: one header-safe word. */
+export function parseOriginName(raw: string): string {
+  if (!/^[\x21-\x7e]+$/.test(raw)) throw new InvalidValue('is not an origin name (visible ASCII characters, no spaces)');
+  return raw;
+}
+
 /** A bearer token travels in the Authorization header, so only visible ASCII can ever match. */
 export function parseBearerToken(raw: string): string {
   if (!/^[\x21-\x7e]+$/.test(raw)) throw new InvalidValue('is not a bearer token (visible ASCII characters, no spaces)');

@@ -37,6 +37,8 @@ export interface SubscriptionRow {
   error: string | null;
   /** Deliveries per second to the target at most; null: no limit. */
   rate_limit: number | null;
+  /** Deliveries per minute the target allowed in its consent (WebHook-Allowed-Rate); null: no cap. Not part of the record. */
+  allowed_rate: number | null;
 }
 
 export interface EventsTable {

@@ -19,7 +19,7 @@ import type { TargetClient, TargetClientOptions, TargetRequest, TargetResponse }
 
 export interface OutboundOptions {
   /** The target client's options; its address guard is built in the worker from `rules`. */
-  readonly target: Pick<TargetClientOptions, 'timeoutMs' | 'connectionsPerOrigin'> & { readonly rules: AddressRules };
+  readonly target: Pick<TargetClientOptions, 'timeoutMs' | 'connectionsPerOrigin' | 'requestOrigin'> & { readonly rules: AddressRules };
   /** Absent: no policy service (allow-all). */
   readonly policy?: PolicyClientOptions;
 }

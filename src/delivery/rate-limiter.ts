@@ -7,8 +7,8 @@
 import type { Clock } from '../time/clock.js';
 
 /**
- * The limit that holds when several apply (the subscription's `rate_limit`, and any later cap
- * such as a handshake rate): the lowest; null when none does.
+ * The limit that holds when several apply (the subscription's `rate_limit`, and the rate its
+ * target allowed in the consent handshake): the lowest; null when none does.
  */
 export function lowestLimit(...limits: ReadonlyArray<number | null | undefined>): number | null {
   const set = limits.filter((limit): limit is number => typeof limit === 'number');

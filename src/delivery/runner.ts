@@ -12,7 +12,8 @@
  *   waiting, untried;
  * - a row waits in memory only while its lease still has room for a whole exchange; then it is
  *   given back to the queue untried, keeping its place.
- * - a subscription with a `rate_limit` has its rows started no faster than that (rate-limiter.ts):
+ * - a subscription with a `rate_limit`, or a target that allowed only so many deliveries a minute
+ *   in its consent, has its rows started no faster than the lower of the two (rate-limiter.ts):
  *   the others of its lane go past them, and it keeps at most a second's worth waiting here
  *   (claims leave out the rest), so that it holds back neither its origin nor the runner;
  * Rows of subscriptions deleted or disabled meanwhile are cancelled instead of sent.
@@ -148,7 +149,8 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
       let known = subscriptionsOf.get(origin);
       if (!known) subscriptionsOf.set(origin, (known = new Set()));
       known.add(subscription.uuid);
-      const rate = lowestLimit(subscription.rate_limit);
+      // The subscription's own limit, or what its target allowed in the handshake (per minute): the lower.
+      const rate = lowestLimit(subscription.rate_limit, subscription.allowed_rate === null ? null : subscription.allowed_rate / 60);
       if (rate === null) rateOf.delete(subscription.uuid);
       else rateOf.set(subscription.uuid, rate);
       // More than an origin's lane holds, or a second's worth of its subscription's rate: the
@@ -346,7 +348,8 @@ function sameDelivery(before: SubscriptionRow, after: SubscriptionRow): boolean 
     before.auth === after.auth &&
     before.extensions === after.extensions &&
     before.signing_secret === after.signing_secret &&
-    before.rate_limit === after.rate_limit
+    before.rate_limit === after.rate_limit &&
+    before.allowed_rate === after.allowed_rate
   );
 }
 

@@ -1,12 +1,12 @@
-import { isIP } from 'node:net';
 import { type Dispatcher, Pool } from 'undici';
-import { type AddressGuard, TargetDeniedError } from '../net/address-guard.js';
+import { type AddressGuard, literalRefusal, TargetDeniedError } from '../net/address-guard.js';
 import { describeNetworkError, ExchangeTimeoutError, TargetUrlError } from '../net/network-error.js';
 import { parseRetryAfter } from '../routing/retry-schedule.js';
-import { type Auth, authorizationHeader } from './auth.js';
+import { authorizationHeader } from '../subscriptions/authorization.js';
+import type { Auth } from '../subscriptions/input.js';
 import { type Signing, signatureHeaders } from './signature.js';
 
-export type { Auth } from './auth.js';
+export type { Auth } from '../subscriptions/input.js';
 
 export interface TargetRequest {
   readonly url: string;
@@ -60,6 +60,11 @@ export interface TargetClientOptions {
   /** At most this many exchanges with one origin at once; the others wait their turn. */
   readonly connectionsPerOrigin: number;
   readonly guard: AddressGuard;
+  /**
+   * WebHook-Request-Origin on every delivery, as the CloudEvents webhook specification asks of a
+   * sender whose targets consented to that origin (NOTIFICATIONS_TARGET_VALIDATION=handshake).
+   */
+  readonly requestOrigin?: string;
   /** The clock that Retry-After dates and signature timestamps are measured against; Date.now unless testing. */
   readonly now?: () => number;
 }
@@ -73,7 +78,7 @@ const EXCERPT_BYTES = 1024;
 const DRAIN_LIMIT_BYTES = 64 * 1024;
 
 export function createTargetClient(options: TargetClientOptions): TargetClient {
-  const { timeoutMs, connectionsPerOrigin, guard, now = Date.now } = options;
+  const { timeoutMs, connectionsPerOrigin, guard, requestOrigin, now = Date.now } = options;
   // One pool per origin: connections are kept alive and reused across deliveries.
   // undici's Pool costs about a tenth of the CPU of fetch per request here.
   const origins = new Map<string, { pool: Pool; turns: Turns }>();
@@ -137,7 +142,7 @@ export function createTargetClient(options: TargetClientOptions): TargetClient {
         response = await pool.request({
           method: 'POST',
           path: `${url.pathname}${url.search}`,
-          headers: requestHeaders(target, now()),
+          headers: requestHeaders(target, now(), requestOrigin),
           body: target.body,
           signal: abort.signal,
         });
@@ -222,18 +227,14 @@ function checkedUrl(text: string, guard: AddressGuard): URL {
     throw new TargetUrlError('not an absolute URL');
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TargetUrlError(`${url.protocol} is not http: or https:`);
-  // Node connects to an IP literal without calling the guard's lookup, so it is judged here.
-  const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
-  const family = isIP(host);
-  if (family === 4 || family === 6) {
-    const refusal = guard.refusal(host, family);
-    if (refusal !== null) throw new TargetDeniedError(refusal);
-  }
+  const refusal = literalRefusal(url, guard);
+  if (refusal !== null) throw new TargetDeniedError(refusal);
   return url;
 }
 
-function requestHeaders(target: TargetRequest, nowMs: number): Record<string, string> {
+function requestHeaders(target: TargetRequest, nowMs: number, requestOrigin: string | undefined): Record<string, string> {
   const headers: Record<string, string> = { 'content-type': CONTENT_TYPE };
+  if (requestOrigin !== undefined) headers['webhook-request-origin'] = requestOrigin;
   const authorization = authorizationHeader(target.auth);
   if (authorization !== undefined) headers.authorization = authorization;
   if (target.signing !== undefined) Object.assign(headers, signatureHeaders(target.signing, Math.floor(nowMs / 1000), target.body));

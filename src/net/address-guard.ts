@@ -33,6 +33,16 @@ export interface AddressGuard {
   hostRefusal(host: string, timeoutMs: number): Promise<string | null>;
 }
 
+/**
+ * What the guard says of a URL whose host is an IP literal (`127.0.0.1`, `[::1]`), which Node
+ * connects to without calling `lookup`; null for a permitted literal and for any host name.
+ */
+export function literalRefusal(url: URL, guard: AddressGuard): string | null {
+  const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+  const family = isIP(host);
+  return family === 4 || family === 6 ? guard.refusal(host, family) : null;
+}
+
 export interface AddressRules {
   /** CIDR blocks (`10.0.0.0/8`, `fd00::/8`; no prefix: one address). Empty: any address not denied. */
   readonly allow: readonly string[];

@@ -32,8 +32,9 @@ import {
   validateUpdate,
 } from './input.js';
 import { RECORD_VERSION, type SubscriptionRecord, toRecord } from './record.js';
-import { openSecret, sealSecret } from './secret-box.js';
+import { openAuth, openSecret, sealSecret } from './secret-box.js';
 import { generateSigningSecret, validateGivenSecret } from './signing-secret.js';
+import type { ConsentRequest, TargetConsent } from './target-consent.js';
 
 export type { SubscriptionChange };
 
@@ -44,6 +45,8 @@ export interface SubscriptionServiceDependencies {
   dialectMode: DialectMode;
   /** NOTIFICATIONS_TARGET_ALLOW and _DENY, as delivery applies them: a target it would refuse is not stored. */
   targetGuard: AddressGuard;
+  /** NOTIFICATIONS_TARGET_VALIDATION=handshake: a new target is stored only with its consent. Absent: not asked. */
+  targetConsent?: TargetConsent;
   /** How long a create or PUT waits for the target's host name to resolve; default TARGET_LOOKUP_TIMEOUT_MS. */
   targetLookupTimeoutMs?: number;
   /** Told of every successful write, after it is committed. */
@@ -101,6 +104,14 @@ export function subscriptionService(deps: SubscriptionServiceDependencies): Subs
    */
   const answerable = (row: SubscriptionRow) => toRecord(row, deps.secretKey);
 
+  /**
+   * The target's consent, asked after the address guard has passed it: the deliveries per minute
+   * it allowed (null: no cap; also when targets are not asked). Throws when it refused.
+   */
+  async function allowedRate(consent: ConsentRequest): Promise<number | null> {
+    return deps.targetConsent === undefined ? null : (await deps.targetConsent.ask(consent)).allowedPerMinute;
+  }
+
   async function findOwned(owner: string, uuid: string): Promise<SubscriptionRow> {
     const key = canonicalUuid(uuid);
     const row = key === undefined ? undefined : await findLiveSubscription(db, owner, key);
@@ -112,6 +123,7 @@ export function subscriptionService(deps: SubscriptionServiceDependencies): Subs
     async create(owner, body) {
       const input = validateCreate(body, deps.dialectMode);
       await checkTarget(input.target_url);
+      const allowed = await allowedRate({ targetUrl: input.target_url, auth: input.auth ?? {}, ratePerSecond: input.rate_limit ?? null });
       const now = deps.clock();
       const row: SubscriptionRow = {
         uuid: randomUUID(),
@@ -132,6 +144,7 @@ export function subscriptionService(deps: SubscriptionServiceDependencies): Subs
         disabled: input.disable ? now : null,
         error: null,
         rate_limit: input.rate_limit ?? null,
+        allowed_rate: allowed,
       };
       await deps.database.write((tx) => insertSubscription(tx, deps.database.capabilities, row));
       notify({ kind: 'upsert', row });
@@ -150,13 +163,21 @@ export function subscriptionService(deps: SubscriptionServiceDependencies): Subs
     async update(owner, uuid, body) {
       const input = validateUpdate(body, deps.dialectMode);
       const key = canonicalUuid(uuid);
-      // Checked when it changes, outside the write's transaction (a lookup can take seconds); a
-      // record PUT back with the target it has is not refused for a rule made since.
-      if (input.target_url !== undefined && input.target_url !== (await findOwned(owner, uuid)).target_url)
-        await checkTarget(input.target_url);
       const now = deps.clock();
       // An empty change set still moves `updated`: the client asked for an update.
       const changes = changesFrom(input, now, deps.secretKey);
+      // Checked when it changes, outside the write's transaction (a lookup or a handshake can take
+      // seconds); a record PUT back with the target it has is not refused for a rule made since,
+      // nor asked again. The old target's allowed rate goes with it.
+      const stored = input.target_url === undefined ? undefined : await findOwned(owner, uuid);
+      if (input.target_url !== undefined && stored !== undefined && input.target_url !== stored.target_url) {
+        await checkTarget(input.target_url);
+        changes.allowed_rate = await allowedRate({
+          targetUrl: input.target_url,
+          auth: input.auth ?? openAuth(stored.auth, deps.secretKey),
+          ratePerSecond: input.rate_limit === undefined ? stored.rate_limit : input.rate_limit,
+        });
+      }
       const written =
         key === undefined
           ? undefined

@@ -19,8 +19,10 @@ import { logEvent } from '../../src/db/events.js';
 import { ERROR_CODES, type ErrorCode } from '../../src/errors.js';
 import { EventLogBatch } from '../../src/events/event-log-batch.js';
 import { LiveMatcher } from '../../src/matching/live-matcher.js';
+import { targetConsent } from '../../src/subscriptions/target-consent.js';
 import { systemClock } from '../../src/time/clock.js';
 import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
+import { type HttpStub, startStub } from '../support/http-stub.js';
 import { defaultTargetGuard } from '../support/target-guard.js';
 import { assertErrorShape, exchange, exchangeOne, type RawResponse, request } from './raw-http.js';
 
@@ -29,7 +31,8 @@ const TOKEN = 'receive-token';
 const USER = { 'http-remote-user': 'walker' };
 const JSON_TYPE = { ...USER, 'content-type': 'application/json' };
 const EVENT_TYPE = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/cloudevents+json' };
-const valid = { name: 'n', jsonpath: '$.data', target_url: 'http://127.0.0.1:9/' };
+/** Its target is a stub that consents to deliveries (the walk asks for consent), except at /refuses. */
+let valid = { name: 'n', jsonpath: '$.data', target_url: '' };
 const event = { specversion: '1.0', id: 'e-1', source: '/walk', type: 't' };
 const nested = (levels: number) => '['.repeat(levels) + ']'.repeat(levels);
 
@@ -52,11 +55,17 @@ for (const backend of testBackends()) {
     /** A disabled subscription, and a delivery of a live one that another instance holds. */
     let disabled = '';
     let leased = '';
+    let target: HttpStub;
 
     before(async () => {
       test = await openTestDatabase(backend);
       const clock = systemClock();
       const identity = { header: 'http-remote-user', defaultUser: null };
+      target = await startStub((request, response) => {
+        if (request.url === '/refuses') response.writeHead(405).end();
+        else response.writeHead(200, { 'webhook-allowed-origin': '*' }).end();
+      });
+      valid = { ...valid, target_url: `${target.url}/` };
       app = await buildApp({ maxBodyBytes: MAX_BODY, logger: 'silent', version: 'test', requestTimeoutMs: 500 }, [
         eventmatchRoutes({
           database: test.handle,
@@ -64,6 +73,7 @@ for (const backend of testBackends()) {
           secretKey: null,
           dialectMode: 'auto',
           targetGuard: defaultTargetGuard(),
+          targetConsent: targetConsent({ origin: 'walker.example', timeoutMs: 2_000, guard: defaultTargetGuard() }),
           identity,
         }),
         deliveriesRoutes({ database: test.handle, clock, identity }),
@@ -116,6 +126,7 @@ for (const backend of testBackends()) {
     });
     after(async () => {
       await app?.close();
+      await target?.close();
       await test?.close();
     });
 
@@ -139,6 +150,12 @@ for (const backend of testBackends()) {
         status: 400,
         code: 'TARGET_DENIED',
         send: create({ ...valid, target_url: 'http://169.254.169.254/' }),
+      },
+      {
+        label: 'a target that does not consent',
+        status: 400,
+        code: 'TARGET_CONSENT_REFUSED',
+        send: create({ ...valid, target_url: `${target.url}/refuses` }),
       },
       { label: 'a bad JSONPath', status: 400, code: 'JSONPATH_SYNTAX', send: create({ ...valid, jsonpath: '$.data[?@.size >' }) },
       { label: 'a bad limit', status: 400, code: 'QUERY_PARAMETER_INVALID', send: send('GET', '/eventmatch?limit=0', USER) },

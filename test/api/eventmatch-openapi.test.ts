@@ -42,6 +42,7 @@ const FIELDS_400 = [
   'FIELD_INVALID',
   'TARGET_URL_INVALID',
   'TARGET_DENIED',
+  'TARGET_CONSENT_REFUSED',
   'JSONPATH_SYNTAX',
 ];
 /** The 400 codes each route documents: beside these, every route can answer IDENTITY_HEADER_REPEATED. */

@@ -25,6 +25,7 @@ export function subscriptionRow(overrides: Partial<SubscriptionRow> = {}): Subsc
     disabled: null,
     error: null,
     rate_limit: null,
+    allowed_rate: null,
     ...overrides,
   };
 }

@@ -2,10 +2,12 @@ import type { Migration } from 'kysely';
 import * as initial from './0001-initial.js';
 import * as signingSecrets from './0002-signing-secrets.js';
 import * as subscriptionRateLimit from './0003-subscription-rate-limit.js';
+import * as subscriptionAllowedRate from './0004-subscription-allowed-rate.js';
 
 /** Every migration, in order. Names are permanent: they are recorded in the database. */
 export const MIGRATIONS: Record<string, Migration> = {
   '0001-initial': initial,
   '0002-signing-secrets': signingSecrets,
   '0003-subscription-rate-limit': subscriptionRateLimit,
+  '0004-subscription-allowed-rate': subscriptionAllowedRate,
 };

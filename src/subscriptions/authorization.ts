@@ -1,8 +1,9 @@
-import type { Auth } from '../subscriptions/input.js';
+import type { Auth } from './input.js';
 
-export type { Auth };
-
-/** The Authorization header value for `auth`, or undefined when there is none. */
+/**
+ * The Authorization header value for `auth`, or undefined when there is none: sent on every
+ * delivery, and on the consent handshake, which a target behind credentials answers only with them.
+ */
 export function authorizationHeader(auth: Auth): string | undefined {
   if (!('type' in auth)) return undefined;
   if (auth.type === 'basic') {

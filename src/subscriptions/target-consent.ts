@@ -1,0 +1,106 @@
+/**
+ * The consent handshake of the CloudEvents HTTP Web Hooks specification (section 4, abuse
+ * protection): before a target is stored, it is sent `OPTIONS` with `WebHook-Request-Origin`
+ * and `WebHook-Request-Rate`, and must answer 2xx with `WebHook-Allowed-Origin` equal to our
+ * origin or `*`. Whatever else it does (another status, no header, another origin, no answer in
+ * time) is a refusal, which the API answers 400. Consent by callback (`WebHook-Request-Callback`)
+ * is not offered: a subscription is stored only once its target has said yes.
+ */
+import { Agent, request } from 'undici';
+import { ServiceError, serviceError } from '../errors.js';
+import { type AddressGuard, literalRefusal } from '../net/address-guard.js';
+import { describeNetworkError, ExchangeTimeoutError } from '../net/network-error.js';
+import { authorizationHeader } from './authorization.js';
+import { type Auth, RATE_LIMIT_MAX } from './input.js';
+
+export interface ConsentRequest {
+  readonly targetUrl: string;
+  readonly auth: Auth;
+  /** The subscription's `rate_limit` (per second), asked for per minute; null: the most a subscription may have. */
+  readonly ratePerSecond: number | null;
+}
+
+export interface Consent {
+  /** WebHook-Allowed-Rate: deliveries per minute the target allows; null: `*` or absent, no cap. */
+  readonly allowedPerMinute: number | null;
+}
+
+export interface TargetConsentOptions {
+  /** WebHook-Request-Origin: NOTIFICATIONS_ORIGIN, or this host's name. */
+  readonly origin: string;
+  /** The whole exchange, connecting included (NOTIFICATIONS_TARGET_TIMEOUT). */
+  readonly timeoutMs: number;
+  /** Applied to the handshake as to deliveries: a denied address is never connected to. */
+  readonly guard: AddressGuard;
+}
+
+export interface TargetConsent {
+  /** Asks a target for consent; resolves with it, or rejects with TARGET_CONSENT_REFUSED (or TARGET_DENIED). */
+  ask(request: ConsentRequest): Promise<Consent>;
+  /** The longest an `ask` takes. */
+  readonly timeoutMs: number;
+}
+
+export function targetConsent(options: TargetConsentOptions): TargetConsent {
+  const ask = async ({ targetUrl, auth, ratePerSecond }: ConsentRequest): Promise<Consent> => {
+    const url = new URL(targetUrl);
+    const refusal = literalRefusal(url, options.guard);
+    if (refusal !== null) throw serviceError('TARGET_DENIED', refusal);
+    const headers: Record<string, string> = {
+      'webhook-request-origin': options.origin,
+      'webhook-request-rate': String((ratePerSecond ?? RATE_LIMIT_MAX) * 60),
+    };
+    const authorization = authorizationHeader(auth);
+    if (authorization !== undefined) headers.authorization = authorization;
+
+    const dispatcher = new Agent({
+      connect: { lookup: options.guard.lookup, timeout: options.timeoutMs },
+      headersTimeout: options.timeoutMs,
+      bodyTimeout: options.timeoutMs,
+    });
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(new ExchangeTimeoutError(options.timeoutMs)), options.timeoutMs);
+    try {
+      const answer = await request(url, { method: 'OPTIONS', headers, dispatcher, signal: abort.signal });
+      // The body says nothing the headers do not; it is read away so the connection can close cleanly.
+      await answer.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
+      return judge(answer.statusCode, answer.headers, options.origin);
+    } catch (error) {
+      if (error instanceof ServiceError) throw error;
+      throw serviceError('TARGET_CONSENT_REFUSED', `no answer to OPTIONS ${url.origin}${url.pathname}: ${describeNetworkError(error).message}`);
+    } finally {
+      clearTimeout(timer);
+      void dispatcher.destroy().catch(() => undefined);
+    }
+  };
+  return { ask, timeoutMs: options.timeoutMs };
+}
+
+type Headers = Record<string, string | string[] | undefined>;
+
+function judge(status: number, headers: Headers, origin: string): Consent {
+  const allowedOrigin = single(headers['webhook-allowed-origin']);
+  if (status < 200 || status > 299) {
+    throw serviceError('TARGET_CONSENT_REFUSED', `OPTIONS answered ${status}${allowedOrigin === undefined ? '' : ` (WebHook-Allowed-Origin: ${allowedOrigin})`}`);
+  }
+  if (allowedOrigin === undefined) throw serviceError('TARGET_CONSENT_REFUSED', `OPTIONS answered ${status} without WebHook-Allowed-Origin`);
+  if (allowedOrigin !== origin && allowedOrigin !== '*') {
+    throw serviceError('TARGET_CONSENT_REFUSED', `WebHook-Allowed-Origin is "${allowedOrigin}", not "${origin}" or "*"`);
+  }
+  return { allowedPerMinute: allowedRate(single(headers['webhook-allowed-rate'])) };
+}
+
+/** `*` or absent: no cap; a positive whole number: that many a minute; anything else is no consent. */
+function allowedRate(value: string | undefined): number | null {
+  if (value === undefined || value === '*') return null;
+  if (/^[1-9][0-9]{0,8}$/.test(value)) return Number(value);
+  throw serviceError('TARGET_CONSENT_REFUSED', `WebHook-Allowed-Rate is "${value}", not "*" or a positive whole number`);
+}
+
+/** A header given twice (Node joins most into one value, keeps some as arrays) is taken as given once only if both agree. */
+function single(value: string | string[] | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const values = (Array.isArray(value) ? value : value.split(',')).map((v) => v.trim());
+  return values.every((v) => v === values[0]) ? values[0] : values.join(', ');
+}
+
