@@ -10,7 +10,10 @@ import type { Database, SubscriptionRow } from './tables.js';
 export type SubscriptionChange = { kind: 'upsert'; row: SubscriptionRow } | { kind: 'delete'; uuid: string };
 
 export type SubscriptionChanges = Partial<
-  Pick<SubscriptionRow, 'name' | 'jsonpath' | 'dialect' | 'target_url' | 'auth' | 'extensions' | 'disabled' | 'error' | 'rate_limit' | 'allowed_rate'>
+  Pick<
+    SubscriptionRow,
+    'name' | 'jsonpath' | 'dialect' | 'target_url' | 'auth' | 'extensions' | 'disabled' | 'error' | 'rate_limit' | 'allowed_rate'
+  >
 >;
 
 /*

@@ -67,7 +67,10 @@ export function targetConsent(options: TargetConsentOptions): TargetConsent {
       return judge(answer.statusCode, answer.headers, options.origin);
     } catch (error) {
       if (error instanceof ServiceError) throw error;
-      throw serviceError('TARGET_CONSENT_REFUSED', `no answer to OPTIONS ${url.origin}${url.pathname}: ${describeNetworkError(error).message}`);
+      throw serviceError(
+        'TARGET_CONSENT_REFUSED',
+        `no answer to OPTIONS ${url.origin}${url.pathname}: ${describeNetworkError(error).message}`,
+      );
     } finally {
       clearTimeout(timer);
       void dispatcher.destroy().catch(() => undefined);
@@ -81,9 +84,13 @@ type Headers = Record<string, string | string[] | undefined>;
 function judge(status: number, headers: Headers, origin: string): Consent {
   const allowedOrigin = single(headers['webhook-allowed-origin']);
   if (status < 200 || status > 299) {
-    throw serviceError('TARGET_CONSENT_REFUSED', `OPTIONS answered ${status}${allowedOrigin === undefined ? '' : ` (WebHook-Allowed-Origin: ${allowedOrigin})`}`);
+    throw serviceError(
+      'TARGET_CONSENT_REFUSED',
+      `OPTIONS answered ${status}${allowedOrigin === undefined ? '' : ` (WebHook-Allowed-Origin: ${allowedOrigin})`}`,
+    );
   }
-  if (allowedOrigin === undefined) throw serviceError('TARGET_CONSENT_REFUSED', `OPTIONS answered ${status} without WebHook-Allowed-Origin`);
+  if (allowedOrigin === undefined)
+    throw serviceError('TARGET_CONSENT_REFUSED', `OPTIONS answered ${status} without WebHook-Allowed-Origin`);
   if (allowedOrigin !== origin && allowedOrigin !== '*') {
     throw serviceError('TARGET_CONSENT_REFUSED', `WebHook-Allowed-Origin is "${allowedOrigin}", not "${origin}" or "*"`);
   }
@@ -103,4 +110,3 @@ function single(value: string | string[] | undefined): string | undefined {
   const values = (Array.isArray(value) ? value : value.split(',')).map((v) => v.trim());
   return values.every((v) => v === values[0]) ? values[0] : values.join(', ');
 }
-

@@ -28,7 +28,14 @@ for (const backend of testBackends()) {
         const rows = [subscriptionRow(), subscriptionRow({ deleted: 5 }), subscriptionRow({ owner: 'bob' })];
         for (const row of rows) {
           // Only the columns of version 0001: later migrations add the others.
-          const { signing_secret: _s, previous_signing_secret: _p, secret_rotated: _r, rate_limit: _l, ...version1 } = row;
+          const {
+            signing_secret: _s,
+            previous_signing_secret: _p,
+            secret_rotated: _r,
+            rate_limit: _l,
+            allowed_rate: _a,
+            ...version1
+          } = row;
           await handle.db
             .insertInto('subscriptions')
             .values(version1 as typeof row)

@@ -55,6 +55,8 @@ describe('loadConfig: defaults', () => {
         targetDeny: ['0.0.0.0/8', '::/128', '169.254.0.0/16', 'fe80::/10', '100.100.100.200/32', 'fd00:ec2::254/128'],
         secretKey: null,
         secretOverlapMs: 24 * HOUR_MS,
+        targetValidation: 'off',
+        origin: null,
         jsonpathDialect: 'auto',
         logLevel: 'info',
         leaseMs: 30_000,

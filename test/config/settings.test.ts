@@ -53,6 +53,8 @@ const VALID: Array<[string, string, keyof Config, unknown]> = [
   ['NOTIFICATIONS_LOG_LEVEL', 'trace', 'logLevel', 'trace'],
   ['NOTIFICATIONS_LEASE', '2h', 'leaseMs', 7_200_000],
   ['NOTIFICATIONS_SECRET_OVERLAP', '0s', 'secretOverlapMs', 0],
+  ['NOTIFICATIONS_TARGET_VALIDATION', 'handshake', 'targetValidation', 'handshake'],
+  ['NOTIFICATIONS_ORIGIN', 'notifications.example.org', 'origin', 'notifications.example.org'],
   ['NOTIFICATIONS_SECRET_OVERLAP', '36h', 'secretOverlapMs', 129_600_000],
   ['NOTIFICATIONS_SHUTDOWN_GRACE', '0s', 'shutdownGraceMs', 0],
   ['NOTIFICATIONS_SHUTDOWN_GRACE', '1d', 'shutdownGraceMs', 86_400_000],
@@ -116,6 +118,8 @@ const INVALID: Array<[string, string, string]> = [
   ['NOTIFICATIONS_LEASE', '30', 'has no unit'],
   ['NOTIFICATIONS_LEASE', '5s', '5000ms must be longer than NOTIFICATIONS_TARGET_TIMEOUT (10000ms)'],
   ['NOTIFICATIONS_SECRET_OVERLAP', '24', 'has no unit'],
+  ['NOTIFICATIONS_TARGET_VALIDATION', 'consent', 'is not one of'],
+  ['NOTIFICATIONS_ORIGIN', 'two words', 'is not an origin name'],
   ['NOTIFICATIONS_SHUTDOWN_GRACE', 'soon', 'is not a duration'],
   [
     'NOTIFICATIONS_RETENTION',

@@ -17,7 +17,8 @@ const ORIGIN = 'notifications.example.org';
 describe('target consent handshake', () => {
   let stub: HttpStub;
   const consent = targetConsent({ origin: ORIGIN, timeoutMs: 1_000, guard: defaultTargetGuard() });
-  const ask = (overrides: Partial<ConsentRequest> = {}) => consent.ask({ targetUrl: `${stub.url}/hook?x=1`, auth: {}, ratePerSecond: null, ...overrides });
+  const ask = (overrides: Partial<ConsentRequest> = {}) =>
+    consent.ask({ targetUrl: `${stub.url}/hook?x=1`, auth: {}, ratePerSecond: null, ...overrides });
 
   async function refusal(overrides: Partial<ConsentRequest> = {}): Promise<ServiceError> {
     const error = await ask(overrides).then(
@@ -66,11 +67,27 @@ describe('target consent handshake', () => {
   const refusals: Array<[string, Parameters<typeof reply>, RegExp]> = [
     ['405, as a target that knows nothing of the handshake answers', [405], /OPTIONS answered 405$/],
     ['a 2xx without WebHook-Allowed-Origin', [200, 'hello'], /OPTIONS answered 200 without WebHook-Allowed-Origin/],
-    ['another origin', [200, '', { 'webhook-allowed-origin': 'someone.else' }], /WebHook-Allowed-Origin is "someone.else", not "notifications.example.org" or "\*"/],
-    ['a 403 even with our origin', [403, '', { 'webhook-allowed-origin': ORIGIN }], /OPTIONS answered 403 \(WebHook-Allowed-Origin: notifications.example.org\)/],
+    [
+      'another origin',
+      [200, '', { 'webhook-allowed-origin': 'someone.else' }],
+      /WebHook-Allowed-Origin is "someone.else", not "notifications.example.org" or "\*"/,
+    ],
+    [
+      'a 403 even with our origin',
+      [403, '', { 'webhook-allowed-origin': ORIGIN }],
+      /OPTIONS answered 403 \(WebHook-Allowed-Origin: notifications.example.org\)/,
+    ],
     ['a redirect, not followed', [301, '', { location: 'http://127.0.0.1:1/' }], /OPTIONS answered 301/],
-    ['a rate of 0', [200, '', { 'webhook-allowed-origin': '*', 'webhook-allowed-rate': '0' }], /WebHook-Allowed-Rate is "0", not "\*" or a positive whole number/],
-    ['a rate that is not a number', [200, '', { 'webhook-allowed-origin': '*', 'webhook-allowed-rate': 'lots' }], /WebHook-Allowed-Rate is "lots"/],
+    [
+      'a rate of 0',
+      [200, '', { 'webhook-allowed-origin': '*', 'webhook-allowed-rate': '0' }],
+      /WebHook-Allowed-Rate is "0", not "\*" or a positive whole number/,
+    ],
+    [
+      'a rate that is not a number',
+      [200, '', { 'webhook-allowed-origin': '*', 'webhook-allowed-rate': 'lots' }],
+      /WebHook-Allowed-Rate is "lots"/,
+    ],
   ];
   for (const [label, answer, message] of refusals) {
     it(`refuses ${label}, naming target_url and what the target answered`, async () => {
@@ -78,7 +95,10 @@ describe('target consent handshake', () => {
       const error = await refusal();
       assert.equal(error.code, 'TARGET_CONSENT_REFUSED');
       assert.equal(error.statusCode, 400);
-      assert.match(error.message, /^body\.target_url: the target did not consent to deliveries \(NOTIFICATIONS_TARGET_VALIDATION=handshake\): /);
+      assert.match(
+        error.message,
+        /^body\.target_url: the target did not consent to deliveries \(NOTIFICATIONS_TARGET_VALIDATION=handshake\): /,
+      );
       assert.match(error.message, message);
     });
   }
@@ -113,7 +133,11 @@ describe('target consent handshake', () => {
   });
 
   it('never connects to an address the guard denies, named or literal', async () => {
-    const guarded = targetConsent({ origin: ORIGIN, timeoutMs: 1_000, guard: addressGuard({ allow: [], deny: ['127.0.0.0/8', '::1/128'] }) });
+    const guarded = targetConsent({
+      origin: ORIGIN,
+      timeoutMs: 1_000,
+      guard: addressGuard({ allow: [], deny: ['127.0.0.0/8', '::1/128'] }),
+    });
     stub.answer(reply(200, '', { 'webhook-allowed-origin': '*' }));
     const before = stub.requests.length;
     const port = new URL(stub.url).port;
