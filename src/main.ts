@@ -37,6 +37,7 @@ import { policyRunner } from './policy/runner.js';
 import { ClaimPacer } from './routing/claim-pacer.js';
 import { Handoff } from './routing/handoff.js';
 import { Settler } from './routing/settler.js';
+import { sealStoredSecrets } from './subscriptions/seal-at-rest.js';
 import { targetConsent } from './subscriptions/target-consent.js';
 import { systemClock } from './time/clock.js';
 
@@ -133,6 +134,7 @@ async function serve(config: Config): Promise<number> {
     }),
   });
   if (!(await prepareDatabase(database, matcher))) return 1;
+  if (config.secretKey !== null) await sealPlainSecrets(database, config.secretKey, log);
 
   const policyMode = config.policyUrl ? 'policy-service' : 'allow-all';
   const origin = config.origin ?? hostname();
@@ -283,6 +285,16 @@ async function serve(config: Config): Promise<number> {
     return 1;
   }
   return stopped;
+}
+
+/** Seals what is stored plain (see seal-at-rest.ts); a failure is logged and left for the next start. */
+async function sealPlainSecrets(database: DatabaseHandle, key: Buffer, log: FastifyBaseLogger): Promise<void> {
+  try {
+    const count = await sealStoredSecrets(database, key);
+    if (count > 0) log.info({ subscriptions: count }, 'sealed stored secrets with NOTIFICATIONS_SECRET_KEY');
+  } catch (error) {
+    log.warn({ err: error }, 'could not seal stored secrets; they stay readable, and sealing is tried again at the next start');
+  }
 }
 
 /** The database, opened as the server uses it; undefined (and said why) when it cannot be. */

@@ -84,6 +84,51 @@ export async function* liveSubscriptionPages(db: Kysely<Database>, pageSize = 5_
   }
 }
 
+export type StoredSecrets = Pick<SubscriptionRow, 'uuid' | 'auth' | 'signing_secret' | 'previous_signing_secret'>;
+
+/**
+ * Subscriptions (deleted ones too: they keep their credentials) with a secret stored without
+ * `sealedPrefix`, a page at a time in uuid order after `after`.
+ */
+export async function unsealedSecrets(db: Kysely<Database>, sealedPrefix: string, after: string, limit: number): Promise<StoredSecrets[]> {
+  const unsealed = `${sealedPrefix}%`;
+  return db
+    .selectFrom('subscriptions')
+    .select(['uuid', 'auth', 'signing_secret', 'previous_signing_secret'])
+    .where('uuid', '>', after)
+    .where((eb) =>
+      eb.or([
+        eb('auth', 'not like', unsealed),
+        eb('signing_secret', 'not like', unsealed),
+        eb.and([eb('previous_signing_secret', 'is not', null), eb('previous_signing_secret', 'not like', unsealed)]),
+      ]),
+    )
+    .orderBy('uuid')
+    .limit(limit)
+    .execute();
+}
+
+/**
+ * Stores `sealed` in place of `stored` only if the row still holds `stored` (another instance,
+ * or a write, may have replaced it meanwhile). The secrets are the same, so `updated` stays and
+ * no one needs telling.
+ */
+export async function replaceStoredSecrets(db: Kysely<Database>, stored: StoredSecrets, sealed: StoredSecrets): Promise<boolean> {
+  const result = await db
+    .updateTable('subscriptions')
+    .set({ auth: sealed.auth, signing_secret: sealed.signing_secret, previous_signing_secret: sealed.previous_signing_secret })
+    .where('uuid', '=', stored.uuid)
+    .where('auth', '=', stored.auth)
+    .where('signing_secret', '=', stored.signing_secret)
+    .where((eb) =>
+      stored.previous_signing_secret === null
+        ? eb('previous_signing_secret', 'is', null)
+        : eb('previous_signing_secret', '=', stored.previous_signing_secret),
+    )
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
 /** `at`, or one microsecond past the row's `updated` if that is later: `updated` only moves forward. */
 function nextUpdated(at: number) {
   return sql<number>`case when updated >= ${at} then updated + 1 else ${at} end`;

@@ -2,13 +2,15 @@
  * Target credentials at rest. With `NOTIFICATIONS_SECRET_KEY` set, the auth JSON is sealed with
  * AES-256-GCM: `v1:` + base64(12-byte random IV ‖ 16-byte tag ‖ ciphertext). Without a key it
  * is stored as the plain JSON text. Plain text still opens once a key is configured, so a key
- * can be added to a running deployment; rows are sealed as their auth is next written.
+ * can be added to a deployment; the server seals what it finds plain when it starts with one
+ * (seal-at-rest.ts). Signing secrets are sealed the same way.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { serviceError } from '../errors.js';
 import type { Auth } from './input.js';
 
-const PREFIX = 'v1:';
+/** What every sealed value starts with. */
+export const SEALED_PREFIX = 'v1:';
 const ALGORITHM = 'aes-256-gcm';
 // 96-bit IVs are what GCM is specified for; random ones stay safe well past 2^32 seals per key.
 const IV_BYTES = 12;
@@ -21,7 +23,7 @@ export function sealSecret(plain: string, key: Buffer | null): string {
   const iv = randomBytes(IV_BYTES);
   const cipher = createCipheriv(ALGORITHM, key, iv, { authTagLength: TAG_BYTES });
   const ciphertext = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
-  return PREFIX + Buffer.concat([iv, cipher.getAuthTag(), ciphertext]).toString('base64');
+  return SEALED_PREFIX + Buffer.concat([iv, cipher.getAuthTag(), ciphertext]).toString('base64');
 }
 
 /** The plain text of a stored value; a ServiceError (500) when it cannot be opened with `key`. */
@@ -29,7 +31,7 @@ export function openSecret(stored: string, key: Buffer | null): string {
   if (!isSealed(stored)) return stored;
   if (key === null) throw serviceError('CREDENTIALS_UNREADABLE');
   checkKey(key);
-  const sealed = Buffer.from(stored.slice(PREFIX.length), 'base64');
+  const sealed = Buffer.from(stored.slice(SEALED_PREFIX.length), 'base64');
   if (sealed.length < IV_BYTES + TAG_BYTES) throw serviceError('CREDENTIALS_UNREADABLE', 'too short to be sealed');
   const decipher = createDecipheriv(ALGORITHM, key, sealed.subarray(0, IV_BYTES), { authTagLength: TAG_BYTES });
   decipher.setAuthTag(sealed.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
@@ -42,7 +44,7 @@ export function openSecret(stored: string, key: Buffer | null): string {
 }
 
 export function isSealed(stored: string): boolean {
-  return stored.startsWith(PREFIX);
+  return stored.startsWith(SEALED_PREFIX);
 }
 
 function checkKey(key: Buffer): void {
