@@ -1,5 +1,6 @@
 import { attemptsOfEvents, eventsFromPosition, type LogPosition, matchesOfEvents, oldestOfMostRecentEvents } from '../db/event-log.js';
 import { eventsByUuid } from '../db/events.js';
+import { compactText } from '../cloudevents/json-text.js';
 import type { AttemptsTable, EventsTable, MatchesTable } from '../db/tables.js';
 import { formatTimestamp, systemClock } from '../time/clock.js';
 import { type Command, type CommandContext, EXIT } from './command.js';
@@ -37,17 +38,16 @@ function textLines(event: EventsTable, matches: readonly MatchesTable[]): string
   const code = (value: number | null) => (value === null ? '-' : String(value));
   return [
     `Event - ${event.uuid}`,
-    JSON.stringify(JSON.parse(event.body)),
+    compactText(event.body),
     ...matches.map((m) => `    ELM ${m.uuid} (${formatTimestamp(m.created)}) policy ${code(m.policy_code)} target ${code(m.target_code)}`),
   ];
 }
 
+/** The event goes in as stored, the text the producer sent: a number such as 12345678901234567890 keeps its digits. */
 function jsonLine(event: EventsTable, matches: readonly MatchesTable[], attempts: Map<string, AttemptsTable[]>): string {
-  return JSON.stringify({
-    uuid: event.uuid,
-    received: formatTimestamp(event.received),
-    event: JSON.parse(event.body) as unknown,
-    matches: matches.map((m) => ({
+  const head = JSON.stringify({ uuid: event.uuid, received: formatTimestamp(event.received) }).slice(0, -1);
+  return `${head},"event":${compactText(event.body)},"matches":${JSON.stringify(
+    matches.map((m) => ({
       uuid: m.uuid,
       created: formatTimestamp(m.created),
       subscription: m.subscription_uuid,
@@ -63,7 +63,7 @@ function jsonLine(event: EventsTable, matches: readonly MatchesTable[], attempts
         duration_ms: a.duration_ms,
       })),
     })),
-  });
+  )}}`;
 }
 
 async function print({ database, out }: CommandContext, events: readonly EventsTable[], json: boolean): Promise<void> {

@@ -107,3 +107,23 @@ export function objectText(object: JsonObject, sourceTexts: ReadonlyMap<string, 
   const members = Object.keys(object).map((name) => `${JSON.stringify(name)}:${sourceTexts.get(name) ?? JSON.stringify(object[name])}`);
   return `{${members.join(',')}}`;
 }
+
+/** The text on one line: whitespace between tokens dropped, every value as written. */
+export function compactText(text: string): string {
+  let out = '';
+  let from = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i] as string;
+    if (inString) {
+      if (c === '\\') i++;
+      else if (c === '"') inString = false;
+    } else if (c === '"') {
+      inString = true;
+    } else if (WHITESPACE.has(c)) {
+      out += text.slice(from, i);
+      from = i + 1;
+    }
+  }
+  return out + text.slice(from);
+}

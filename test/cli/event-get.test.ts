@@ -203,6 +203,24 @@ for (const backend of testBackends()) {
       });
     });
 
+    it('prints an event as the producer wrote it, on one line: numbers keep their digits, strings their spaces', async () => {
+      await withLog(backend, async ({ handle }, cli) => {
+        const uuid = randomUUID();
+        const body =
+          '{\n  "specversion": "1.0", "id": "exact",\n\t"source": "/facility", "type": "t",\r\n  "data": {"big": 12345678901234567890, "f": 1.50, "e": 1e2, "text": "a  \\"b\\"  c"}\n}';
+        await logEvent(handle.db, { ...event(at('2024-03-01 12:00:00'), uuid), body }, []);
+        const compact =
+          '{"specversion":"1.0","id":"exact","source":"/facility","type":"t","data":{"big":12345678901234567890,"f":1.50,"e":1e2,"text":"a  \\"b\\"  c"}}';
+        const text = await cli('eventget', uuid);
+        assert.equal(text.code, 0, text.stderr);
+        assert.equal(text.stdout.split('\n')[1], compact);
+        const json = await cli('eventget', '--json', uuid);
+        assert.equal(json.code, 0, json.stderr);
+        assert.ok(json.stdout.includes(`,"event":${compact},"matches":[]}`), json.stdout);
+        assert.equal((JSON.parse(json.stdout) as { uuid: string }).uuid, uuid);
+      });
+    });
+
     it('uuids: those events in the order given; an unknown one is named on stderr, exit 1', async () => {
       await withLog(backend, async ({ handle }, cli) => {
         const [first, second] = [event(at('2024-01-01 00:00:00')), event(at('2024-01-02 00:00:00'))];

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { arrayElements, objectSpan, objectText, valueSpan } from '../../src/cloudevents/json-text.js';
+import { arrayElements, compactText, objectSpan, objectText, valueSpan } from '../../src/cloudevents/json-text.js';
 
 const slice = (text: string, span: { start: number; end: number }) => text.slice(span.start, span.end);
 
@@ -36,5 +36,10 @@ describe('JSON source text', () => {
   it('writes an object as JSON.stringify would, with the given members as their source text', () => {
     assert.equal(objectText({ a: 'x', data: 1.5, b: [1] }, new Map([['data', '1.50']])), '{"a":"x","data":1.50,"b":[1]}');
     assert.equal(objectText({ a: 'é' }, new Map()), JSON.stringify({ a: 'é' }));
+  });
+
+  it('compacts a text to one line without touching a value: whitespace inside strings and escaped quotes stay', () => {
+    assert.equal(compactText(' { "a" : [ 1.50 , 1e2 ] ,\n\t"b\\"" : "x \\" y\\\\" }\r\n'), '{"a":[1.50,1e2],"b\\"":"x \\" y\\\\"}');
+    assert.equal(compactText('12345678901234567890'), '12345678901234567890');
   });
 });
