@@ -119,7 +119,10 @@ const writable = {
     maxLength: TARGET_URL_MAX_CHARACTERS,
     description:
       'absolute http or https URL the events are POSTed to; no credentials in it. Refused when NOTIFICATIONS_TARGET_DENY or ' +
-      'NOTIFICATIONS_TARGET_ALLOW refuses its address, or every address its host name resolves to',
+      'NOTIFICATIONS_TARGET_ALLOW refuses its address, or every address its host name resolves to. With ' +
+      'NOTIFICATIONS_TARGET_VALIDATION=handshake, a new target_url is first sent OPTIONS with WebHook-Request-Origin and ' +
+      'WebHook-Request-Rate (the CloudEvents webhook handshake) and is stored only if the target answers 2xx with ' +
+      'WebHook-Allowed-Origin (ours or *); its WebHook-Allowed-Rate (a minute) then caps deliveries with rate_limit',
   },
   auth,
   extensions,
