@@ -104,9 +104,16 @@ function allowedRate(value: string | undefined): number | null {
   throw serviceError('TARGET_CONSENT_REFUSED', `WebHook-Allowed-Rate is "${value}", not "*" or a positive whole number`);
 }
 
-/** A header given twice (Node joins most into one value, keeps some as arrays) is taken as given once only if both agree. */
+/** What a header value may add to an error message: the target chose it, so it is cut short. */
+const SHOWN_CHARACTERS = 200;
+
+/**
+ * A header given twice (Node joins most into one value, keeps some as arrays) is taken as given
+ * once only if both agree; otherwise its values, joined, which match nothing.
+ */
 function single(value: string | string[] | undefined): string | undefined {
   if (value === undefined) return undefined;
   const values = (Array.isArray(value) ? value : value.split(',')).map((v) => v.trim());
-  return values.every((v) => v === values[0]) ? values[0] : values.join(', ');
+  const joined = values.every((v) => v === values[0]) ? values[0]! : values.join(', ');
+  return joined.length > SHOWN_CHARACTERS ? `${joined.slice(0, SHOWN_CHARACTERS)}…` : joined;
 }

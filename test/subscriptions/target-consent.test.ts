@@ -111,6 +111,13 @@ describe('target consent handshake', () => {
     assert.match((await refusal()).message, /WebHook-Allowed-Origin is "\*, someone.else"/);
   });
 
+  it('cuts a long header value short in the message', async () => {
+    stub.answer(reply(200, '', { 'webhook-allowed-origin': 'x'.repeat(5_000) }));
+    const { message } = await refusal();
+    assert.match(message, /WebHook-Allowed-Origin is "x{200}…"/);
+    assert.ok(message.length < 500);
+  });
+
   it('refuses a target that does not answer in time, within the time-out', async () => {
     const silent: Server = createServer(() => undefined);
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
