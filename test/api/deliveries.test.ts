@@ -14,6 +14,7 @@ import type { DeliveryRecord } from '../../src/subscriptions/delivery-history.js
 import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
 import { systemClock } from '../../src/time/clock.js';
 import { subscriptionRow } from '../support/subscription-row.js';
+import { matchRow } from '../support/match-row.js';
 
 /** 2023-11-14T22:13:20 UTC, in microseconds. */
 const T0 = 1_700_000_000_000_000;
@@ -96,7 +97,7 @@ for (const backend of testBackends()) {
           received: created,
         },
         [
-          {
+          matchRow({
             uuid,
             event_uuid: event,
             subscription_uuid: subscriptionUuid,
@@ -105,12 +106,7 @@ for (const backend of testBackends()) {
             policy_code: fields.policy ?? null,
             target_code: fields.target ?? null,
             created,
-            due: created,
-            locked_until: null,
-            locked_by: null,
-            attempts: 0,
-            updated: created,
-          },
+          }),
         ],
       );
       return { match: uuid, event };

@@ -16,6 +16,7 @@ import type { MatchesTable, MatchState } from '../../src/db/tables.js';
 import type { DeliveryRecord } from '../../src/subscriptions/delivery-history.js';
 import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
 import { subscriptionRow } from '../support/subscription-row.js';
+import { matchRow } from '../support/match-row.js';
 
 /** The service's clock here: fixed, so leases and due times can be said exactly (µs). */
 const NOW = 1_700_000_000_000_000;
@@ -57,22 +58,17 @@ for (const backend of testBackends()) {
         test.handle.db,
         { uuid: event, source: '/seeded', event_id: `id-${event}`, type: 't', spec_version: '1.0', body: '{}', received: created },
         [
-          {
+          matchRow({
             uuid,
             event_uuid: event,
             subscription_uuid: subscriptionUuid,
-            owner: 'alice',
             state,
             policy_code: 200,
             target_code: state === 'failed' ? 400 : 200,
             created,
-            due: created,
-            locked_until: null,
-            locked_by: null,
             attempts: 3,
-            updated: created,
             ...fields,
-          },
+          }),
         ],
       );
       return uuid;

@@ -6,6 +6,7 @@ import type { SubscriptionChange } from '../../src/subscriptions/service.js';
 import { startEventmatchApp } from '../support/app.js';
 import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
 import { startServer } from '../support/processes.js';
+import { matchRow } from '../support/match-row.js';
 
 const startApp = (database: DatabaseHandle, secretKey: Buffer | null) => startEventmatchApp(database, { secretKey });
 
@@ -114,21 +115,7 @@ for (const backend of testBackends()) {
       // A pending delivery, which a DELETE or a disabling PUT would cancel.
       const event = { uuid: randomUUID(), source: '/s', event_id: randomUUID(), type: 't', spec_version: '1.0', body: '{}', received: 1 };
       await test.handle.db.insertInto('events').values(event).execute();
-      const match = {
-        uuid: randomUUID(),
-        event_uuid: event.uuid,
-        subscription_uuid: uuid,
-        owner: 'alice',
-        state: 'deliver' as const,
-        policy_code: 200,
-        target_code: null,
-        created: 1,
-        due: 1,
-        locked_until: null,
-        locked_by: null,
-        attempts: 0,
-        updated: 1,
-      };
+      const match = matchRow({ event_uuid: event.uuid, subscription_uuid: uuid, state: 'deliver', policy_code: 200 });
       await test.handle.db.insertInto('matches').values(match).execute();
       // Plain text that is not JSON: written by hand, or by a bug.
       const damaged = await startApp(test.handle, null).then(async (plain) => {
@@ -143,7 +130,7 @@ for (const backend of testBackends()) {
         .execute();
 
       const rowOf = (id: string) => test.handle.db.selectFrom('subscriptions').selectAll().where('uuid', '=', id).executeTakeFirstOrThrow();
-      const matchRow = () => test.handle.db.selectFrom('matches').selectAll().where('uuid', '=', match.uuid).executeTakeFirstOrThrow();
+      const storedMatch = () => test.handle.db.selectFrom('matches').selectAll().where('uuid', '=', match.uuid).executeTakeFirstOrThrow();
       const WRONG_KEY =
         'stored target credentials are encrypted; start the service with the NOTIFICATIONS_SECRET_KEY they were written with';
       const DAMAGED = 'stored target credentials are damaged (not JSON)';
@@ -163,7 +150,7 @@ for (const backend of testBackends()) {
         const changes: SubscriptionChange[] = [];
         const app = await startEventmatchApp(test.handle, { secretKey: key, onChange: (change) => changes.push(change) });
         try {
-          const [row, pending] = [await rowOf(id), await matchRow()];
+          const [row, pending] = [await rowOf(id), await storedMatch()];
           for (const [method, payload] of requests) {
             // PUT {"auth": {}} replaces the credentials, which is how an owner gets out (below).
             if (payload !== undefined && 'auth' in payload) continue;
@@ -178,7 +165,7 @@ for (const backend of testBackends()) {
             assert.ok(!response.body.includes(PASSWORD));
           }
           assert.deepEqual(await rowOf(id), row, `${label}: the subscription is as it was`);
-          assert.deepEqual(await matchRow(), pending, `${label}: its pending delivery is not cancelled`);
+          assert.deepEqual(await storedMatch(), pending, `${label}: its pending delivery is not cancelled`);
           assert.deepEqual(changes, [], `${label}: the matcher is told of no change`);
         } finally {
           await app.close();
@@ -199,7 +186,7 @@ for (const backend of testBackends()) {
           assert.deepEqual(put.json<{ auth: unknown }>().auth, header);
           assert.equal((await recovered.inject({ method: 'DELETE', url: `/eventmatch/${id}`, headers: USER })).statusCode, 200);
         }
-        assert.equal((await matchRow()).state, 'cancelled', 'the delete went through, and cancelled the delivery');
+        assert.equal((await storedMatch()).state, 'cancelled', 'the delete went through, and cancelled the delivery');
       } finally {
         await recovered.close();
       }

@@ -8,6 +8,7 @@ import { parseCliDate } from '../../src/time/clock.js';
 import { describeOn, openTestDatabase, type TestBackend, testBackends } from '../support/database.js';
 import { runCli } from '../support/processes.js';
 import { subscriptionRow } from '../support/subscription-row.js';
+import { matchRow } from '../support/match-row.js';
 
 const SUBSCRIPTION = '00000000-0000-0000-0000-0000000000a1';
 const HOUR_US = 3600 * 1_000_000;
@@ -19,21 +20,7 @@ function event(received: number, uuid: string = randomUUID()): EventRow {
 }
 
 function match(eventUuid: string, created: number, state: MatchRow['state'], policy: number | null, target: number | null): MatchRow {
-  return {
-    uuid: randomUUID(),
-    event_uuid: eventUuid,
-    subscription_uuid: SUBSCRIPTION,
-    owner: 'alice',
-    state,
-    policy_code: policy,
-    target_code: target,
-    created,
-    due: created,
-    locked_until: null,
-    locked_by: null,
-    attempts: 0,
-    updated: created,
-  };
+  return matchRow({ event_uuid: eventUuid, subscription_uuid: SUBSCRIPTION, state, policy_code: policy, target_code: target, created });
 }
 
 type Seeded = Awaited<ReturnType<typeof openTestDatabase>>;

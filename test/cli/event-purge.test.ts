@@ -9,6 +9,7 @@ import { parseCliDate } from '../../src/time/clock.js';
 import { describeOn, openTestDatabase, type TestBackend, testBackends } from '../support/database.js';
 import { runCli } from '../support/processes.js';
 import { subscriptionRow } from '../support/subscription-row.js';
+import { matchRow } from '../support/match-row.js';
 
 const SUBSCRIPTION = '00000000-0000-0000-0000-0000000000b1';
 const HOUR_US = 3600 * 1_000_000;
@@ -20,21 +21,7 @@ function event(received: number): EventRow {
 }
 
 function match(eventUuid: string, state: MatchRow['state'] = 'delivered'): MatchRow {
-  return {
-    uuid: randomUUID(),
-    event_uuid: eventUuid,
-    subscription_uuid: SUBSCRIPTION,
-    owner: 'alice',
-    state,
-    policy_code: 200,
-    target_code: null,
-    created: 1,
-    due: 1,
-    locked_until: null,
-    locked_by: null,
-    attempts: 0,
-    updated: 1,
-  };
+  return matchRow({ event_uuid: eventUuid, subscription_uuid: SUBSCRIPTION, state, policy_code: 200 });
 }
 
 /** Logs an event with matches in these states, each match with one attempt. */

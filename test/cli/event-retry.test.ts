@@ -9,6 +9,7 @@ import { describeOn, openTestDatabase, type TestBackend, testBackends } from '..
 import { eventually, startStub } from '../support/http-stub.js';
 import { runCli, startServer } from '../support/processes.js';
 import { subscriptionRow } from '../support/subscription-row.js';
+import { matchRow } from '../support/match-row.js';
 
 const MATCHING = '$.data.project';
 
@@ -27,8 +28,7 @@ function event(data: unknown = { project: 1234 }): EventRow {
 }
 
 function match(eventUuid: string, sub: SubscriptionRow, state: MatchRow['state']): MatchRow {
-  return {
-    uuid: randomUUID(),
+  return matchRow({
     event_uuid: eventUuid,
     subscription_uuid: sub.uuid,
     owner: sub.owner,
@@ -36,12 +36,8 @@ function match(eventUuid: string, sub: SubscriptionRow, state: MatchRow['state']
     policy_code: 200,
     target_code: 500,
     created: 2_000_000,
-    due: 2_000_000,
-    locked_until: null,
-    locked_by: null,
     attempts: 3,
-    updated: 2_000_000,
-  };
+  });
 }
 
 async function withLog(

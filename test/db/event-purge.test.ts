@@ -12,6 +12,7 @@ import { insertSubscription } from '../../src/db/subscriptions.js';
 import type { MatchState } from '../../src/db/tables.js';
 import { describeOn, openTestDatabase, POSTGRES, type TestBackend, testBackends } from '../support/database.js';
 import { subscriptionRow } from '../support/subscription-row.js';
+import { matchRow } from '../support/match-row.js';
 
 const SUBSCRIPTION = '00000000-0000-0000-0000-0000000000c1';
 const CUT_OFF = 1_000_000;
@@ -27,21 +28,9 @@ async function seed(handle: DatabaseHandle, specs: ReadonlyArray<{ received: num
   const seeded = specs.map(({ received, states }, i): Seeded => {
     const uuid = randomUUID();
     const event = { uuid, source: '/purge', event_id: `${i}-${uuid}`, type: 't', spec_version: '1.0', body: '{}', received };
-    const matches = states.map((state) => ({
-      uuid: randomUUID(),
-      event_uuid: uuid,
-      subscription_uuid: SUBSCRIPTION,
-      owner: 'alice',
-      state,
-      policy_code: 200,
-      target_code: null,
-      created: received,
-      due: received,
-      locked_until: null,
-      locked_by: null,
-      attempts: 1,
-      updated: received,
-    }));
+    const matches = states.map((state) =>
+      matchRow({ event_uuid: uuid, subscription_uuid: SUBSCRIPTION, state, policy_code: 200, created: received, attempts: 1 }),
+    );
     return { event, matches };
   });
   const inChunks = async <T>(rows: T[], insert: (chunk: T[]) => Promise<unknown>) => {

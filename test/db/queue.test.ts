@@ -9,6 +9,7 @@ import { EventLogBatch } from '../../src/events/event-log-batch.js';
 import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
 import { eventually } from '../support/http-stub.js';
 import { subscriptionRow } from '../support/subscription-row.js';
+import { matchRow } from '../support/match-row.js';
 
 const SUBSCRIPTION = '00000000-0000-0000-0000-00000000000a';
 const LEASE_US = 30_000_000;
@@ -18,21 +19,7 @@ function event(source = '/facility', id: string = randomUUID()): EventRow {
 }
 
 function match(eventUuid: string, due: number, state: MatchRow['state'] = 'policy'): MatchRow {
-  return {
-    uuid: randomUUID(),
-    event_uuid: eventUuid,
-    subscription_uuid: SUBSCRIPTION,
-    owner: 'alice',
-    state,
-    policy_code: null,
-    target_code: null,
-    created: due,
-    due,
-    locked_until: null,
-    locked_by: null,
-    attempts: 0,
-    updated: due,
-  };
+  return matchRow({ event_uuid: eventUuid, subscription_uuid: SUBSCRIPTION, state, created: due });
 }
 
 for (const backend of testBackends()) {

@@ -16,6 +16,7 @@ import { parseExposition, sample } from '../metrics/exposition.js';
 import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
 import { eventually } from '../support/http-stub.js';
 import { subscriptionRow } from '../support/subscription-row.js';
+import { matchRow } from '../support/match-row.js';
 
 const SUBSCRIPTION = '00000000-0000-0000-0000-0000000000d1';
 const HOUR_MS = 3_600_000;
@@ -32,21 +33,7 @@ async function seed(handle: DatabaseHandle, n: number, ageMs: number, state: Mat
   await handle.db
     .insertInto('matches')
     .values(
-      events.map((e) => ({
-        uuid: randomUUID(),
-        event_uuid: e.uuid,
-        subscription_uuid: SUBSCRIPTION,
-        owner: 'alice',
-        state,
-        policy_code: 200,
-        target_code: null,
-        created: received,
-        due: received,
-        locked_until: null,
-        locked_by: null,
-        attempts: 0,
-        updated: received,
-      })),
+      events.map((e) => matchRow({ event_uuid: e.uuid, subscription_uuid: SUBSCRIPTION, state, policy_code: 200, created: received })),
     )
     .execute();
   return events.map((e) => e.uuid);

@@ -3,7 +3,6 @@
  * rows the delivery stage without a claim, leased in the database all along.
  */
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { insertSubscription } from '../../src/db/subscriptions.js';
 import { createTargetClient } from '../../src/delivery/target-client.js';
@@ -18,25 +17,12 @@ import { describeOn, openTestDatabase, testBackends } from '../support/database.
 import { startStub } from '../support/http-stub.js';
 import { round, testDeliveryRunner, testPolicyRunner } from '../support/runners.js';
 import { subscriptionRow } from '../support/subscription-row.js';
+import { matchRow } from '../support/match-row.js';
 
 const LEASE_US = 30_000_000;
 
 function handed(lockedUntil: number): HandedMatch {
-  const row = {
-    uuid: randomUUID(),
-    event_uuid: 'e',
-    subscription_uuid: 's',
-    owner: 'o',
-    state: 'policy' as const,
-    policy_code: null,
-    target_code: null,
-    created: 1,
-    due: 1,
-    locked_until: lockedUntil,
-    locked_by: 'me',
-    attempts: 0,
-    updated: 1,
-  };
+  const row = matchRow({ event_uuid: 'e', subscription_uuid: 's', owner: 'o', locked_until: lockedUntil, locked_by: 'me' });
   return { row, event: { uuid: 'e', source: '/s', event_id: 'i', type: 't', spec_version: '1.0', body: '{}', received: 1 }, document: {} };
 }
 

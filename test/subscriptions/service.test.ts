@@ -8,6 +8,7 @@ import { type SubscriptionChange, type SubscriptionServiceDependencies, subscrip
 import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
 import { AT_LIMITS, overLimits } from '../support/subscription-limits.js';
 import { defaultTargetGuard } from '../support/target-guard.js';
+import { matchRow } from '../support/match-row.js';
 
 const valid = { name: 'n', jsonpath: '$.data', target_url: 'https://example.org/hook' };
 const AMBIGUOUS = '$.data[*][?(@.size > 100)].name';
@@ -41,21 +42,8 @@ for (const backend of testBackends()) {
       const other = await subscriptions.create('alice', valid);
       const event = { uuid: randomUUID(), source: '/s', event_id: randomUUID(), type: 't', spec_version: '1.0', body: '{}', received: 1 };
       await test.handle.db.insertInto('events').values(event).execute();
-      const match = (subscription: string, state: MatchState) => ({
-        uuid: randomUUID(),
-        event_uuid: event.uuid,
-        subscription_uuid: subscription,
-        owner: 'alice',
-        state,
-        policy_code: null,
-        target_code: null,
-        created: 1,
-        due: 1,
-        locked_until: 5,
-        locked_by: 'worker',
-        attempts: 0,
-        updated: 1,
-      });
+      const match = (subscription: string, state: MatchState) =>
+        matchRow({ event_uuid: event.uuid, subscription_uuid: subscription, state, locked_until: 5, locked_by: 'worker' });
       const rows = [
         match(created.uuid, 'policy'),
         match(created.uuid, 'deliver'),
@@ -78,21 +66,7 @@ for (const backend of testBackends()) {
       const created = await subscriptions.create('alice', valid);
       const event = { uuid: randomUUID(), source: '/s', event_id: randomUUID(), type: 't', spec_version: '1.0', body: '{}', received: 1 };
       await test.handle.db.insertInto('events').values(event).execute();
-      const pending = {
-        uuid: randomUUID(),
-        event_uuid: event.uuid,
-        subscription_uuid: created.uuid,
-        owner: 'alice',
-        state: 'deliver' as MatchState,
-        policy_code: 200,
-        target_code: null,
-        created: 1,
-        due: 1,
-        locked_until: null,
-        locked_by: null,
-        attempts: 0,
-        updated: 1,
-      };
+      const pending = matchRow({ event_uuid: event.uuid, subscription_uuid: created.uuid, state: 'deliver', policy_code: 200 });
       await test.handle.db.insertInto('matches').values(pending).execute();
       await subscriptions.update('alice', created.uuid, { name: 'renamed' });
       const stateNow = async () =>
