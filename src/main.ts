@@ -16,6 +16,8 @@ import { metricsRoutes } from './api/metrics-routes.js';
 import { receiveRoutes } from './api/receive-routes.js';
 import { ConfigError, loadConfig } from './config/load.js';
 import { type Config, describeSettings, redactedConfig } from './config/settings.js';
+import { loadConsoleAssets } from './console/assets.js';
+import { consoleRoutes } from './console/routes.js';
 import { type DatabaseHandle, DatabaseMissing, openDatabase } from './db/connect.js';
 import { matchQueue } from './db/match-queue.js';
 import { releaseAllLeases, releaseLeasesOf } from './db/matches.js';
@@ -239,6 +241,7 @@ async function serve(config: Config): Promise<number> {
         onReceived: policy.wake,
         metrics,
       }),
+      consoleRoutes({ assets: consoleAssets() }),
     ],
   );
   const retention = startRetentionPurge({
@@ -276,6 +279,15 @@ async function serve(config: Config): Promise<number> {
     return 1;
   }
   return stopped;
+}
+
+/** The web console's files; or, when they cannot be read, why (the API is served without it). */
+function consoleAssets(): ReturnType<typeof loadConsoleAssets> | Error {
+  try {
+    return loadConsoleAssets();
+  } catch (error) {
+    return error instanceof Error ? error : new Error(String(error));
+  }
 }
 
 /** The database, opened as the server uses it; undefined (and said why) when it cannot be. */
