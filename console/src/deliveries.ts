@@ -8,7 +8,7 @@ import { DeliveryStateBadge, Time } from './format.js';
 import { html } from './html.js';
 import { href } from './routes.js';
 import { asApiError, ErrorMessage } from './ui.js';
-import { useCallback, useEffect, useState } from './vendor/hooks.js';
+import { useCallback, useEffect, useRef, useState } from './vendor/hooks.js';
 import type { VNode } from './vendor/preact.js';
 
 const PAGE = 20;
@@ -22,17 +22,29 @@ interface RetryState {
   busy?: boolean;
 }
 
-export function Deliveries(props: { uuid: string; disabled: boolean; enable: () => Promise<boolean> }): VNode {
+export function Deliveries(props: {
+  uuid: string;
+  disabled: boolean;
+  enable: () => Promise<boolean>;
+  /** A delivery changed state or got an attempt: the subscription may have changed too (disabled by a failure). */
+  onActivity: () => void;
+}): VNode {
   const { uuid } = props;
   const [limit, setLimit] = useState(PAGE);
   const [deliveries, setDeliveries] = useState<Delivery[] | undefined>(undefined);
   const [error, setError] = useState<ApiError | undefined>(undefined);
   const [retries, setRetries] = useState<Record<string, RetryState>>({});
 
+  const seen = useRef<string | undefined>(undefined);
+
   const refresh = useCallback(async () => {
     try {
-      setDeliveries(await api.deliveries(uuid, limit));
+      const list = await api.deliveries(uuid, limit);
+      setDeliveries(list);
       setError(undefined);
+      const now = list.map((delivery) => `${delivery.elm}:${delivery.state}:${delivery.attempts.length}`).join(' ');
+      if (seen.current !== undefined && seen.current !== now) props.onActivity();
+      seen.current = now;
     } catch (failure) {
       setError(asApiError(failure));
     }
@@ -135,9 +147,15 @@ function DeliveryItem(props: {
           </table>`
     }
     <div class="actions">
-      <button type="button" class="secondary" disabled=${retry.busy === true} onClick=${() => props.onRetry(false)}>
-        Retry <span class="visually-hidden">event ${delivery.event.id}</span>
-      </button>
+      ${
+        props.disabled
+          ? html`<button type="button" class="secondary" disabled=${retry.busy === true} onClick=${() => props.onRetry(true)}>
+            Enable and retry <span class="visually-hidden">event ${delivery.event.id}</span>
+          </button>`
+          : html`<button type="button" class="secondary" disabled=${retry.busy === true} onClick=${() => props.onRetry(false)}>
+            Retry <span class="visually-hidden">event ${delivery.event.id}</span>
+          </button>`
+      }
       <a class="button secondary" href=${href.tester({ subscription: props.uuid, delivery: delivery.elm })}>
         Try the JSONPath on this event
       </a>
@@ -148,18 +166,8 @@ function DeliveryItem(props: {
         ? null
         : refusedAsDisabled
           ? html`<div class="error-box" role="alert">
-              <p>
-                The subscription is disabled, so the delivery would only be cancelled. Enable it first (after fixing what made the target
-                refuse).
-              </p>
-              ${
-                props.disabled
-                  ? html`<button type="button" onClick=${() => props.onRetry(true)}>
-                      Enable and retry <span class="visually-hidden">event ${delivery.event.id}</span>
-                    </button>`
-                  : null
-              }
-            </div>`
+            <p>The subscription is disabled, so the delivery would only be cancelled: enable it first, then retry.</p>
+          </div>`
           : html`<${ErrorMessage} error=${retry.error} />`
     }
   </li>`;

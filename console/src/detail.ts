@@ -26,6 +26,11 @@ export function SubscriptionDetail(props: ViewProps & { uuid: string }): VNode {
     api.subscription(props.uuid).then(setRecord, (error: unknown) => setLoadError(asApiError(error)));
   }, []);
 
+  /** Read again when its deliveries move: a failure may have disabled it. */
+  const reloadRecord = () => {
+    api.subscription(props.uuid).then(setRecord, () => undefined);
+  };
+
   /** Disables or enables it; true when that worked. */
   async function setDisabled(disabled: boolean): Promise<boolean> {
     setBusy(true);
@@ -118,9 +123,10 @@ export function SubscriptionDetail(props: ViewProps & { uuid: string }): VNode {
     </dl>
 
     <${SigningSecret} uuid=${record.uuid} />
-    <${Deliveries} uuid=${record.uuid} disabled=${disabled} enable=${() => setDisabled(false)} />
+    <${Deliveries} uuid=${record.uuid} disabled=${disabled} enable=${() => setDisabled(false)} onActivity=${reloadRecord} />
 
     <${ConfirmDialog}
+      id="delete-dialog"
       open=${confirming}
       title=${`Delete “${record.name}”?`}
       confirm="Delete subscription"

@@ -46,6 +46,11 @@ export function showValue(value: unknown): string {
   return JSON.stringify(value) ?? String(value);
 }
 
+/** A value selected by an expression, as JSON: an object or array laid out over lines. */
+export function showValueLaidOut(value: unknown): string {
+  return value !== null && typeof value === 'object' ? JSON.stringify(value, null, 2) : showValue(value);
+}
+
 export function plural(count: number, one: string, many = `${one}s`): string {
   return `${count} ${count === 1 ? one : many}`;
 }

@@ -74,7 +74,7 @@ export function SigningSecret({ uuid }: { uuid: string }): VNode {
       secret.
     </p>
     <div class="secret-row">
-      <code id="secret-value" class="secret-value">${shown && secret !== undefined ? secret : html`<span aria-label="hidden">${HIDDEN}</span>`}</code>
+      <code id="secret-value" class="secret-value">${shown && secret !== undefined ? secret : html`<span aria-hidden="true">${HIDDEN}</span><span class="visually-hidden">hidden</span>`}</code>
       <div class="actions">
         <button type="button" class="secondary" aria-controls="secret-value" aria-expanded=${shown ? 'true' : 'false'} onClick=${toggle}>
           ${shown ? 'Hide' : 'Reveal'}
@@ -86,6 +86,7 @@ export function SigningSecret({ uuid }: { uuid: string }): VNode {
     <p class="help" role="status">${status}</p>
     ${error === undefined ? null : html`<${ErrorMessage} error=${error} />`}
     <${ConfirmDialog}
+      id="rotate-dialog"
       open=${confirming}
       title="Rotate the signing secret?"
       confirm="Rotate"

@@ -7,7 +7,7 @@
  */
 import { api, type ApiError, type Delivery, type Subscription, type TryResult } from './api.js';
 import type { ViewProps } from './app.js';
-import { DIALECTS, indentJson, parseTimestamp, plural, showValue } from './format.js';
+import { DIALECTS, indentJson, parseTimestamp, plural, showValueLaidOut } from './format.js';
 import { html } from './html.js';
 import { href, type Route } from './routes.js';
 import { asApiError, ErrorMessage, Heading, isAbort, useTitle } from './ui.js';
@@ -89,11 +89,11 @@ export function Tester(props: TesterProps): VNode {
         : undefined;
   return html`<div class="tester">
     <section class="tester-result" aria-labelledby="tester-result-title" aria-busy=${busy ? 'true' : 'false'}>
-      <h3 id="tester-result-title">Result</h3>
+      <h2 id="tester-result-title">Result</h2>
       <${Verdict} outcome=${outcome} />
     </section>
     <section class="tester-event" aria-labelledby="tester-event-title">
-      <h3 id="tester-event-title">Event</h3>
+      <h2 id="tester-event-title">Event</h2>
       <${EventLoader} ...${props} onLoad=${setEventText} />
       <div class="field">
         <label for="tester-event">Event: one CloudEvent, as JSON</label>
@@ -172,8 +172,8 @@ function Verdict({ outcome }: { outcome: Outcome }): VNode {
                   ${result.values.map(
                     (value, index) =>
                       html`<tr>
-                        <td data-label="Path" class="code wrap">${result.paths[index]}</td>
-                        <td data-label="Value" class="code wrap">${showValue(value)}</td>
+                        <td data-label="Path" class="code path">${result.paths[index]}</td>
+                        <td data-label="Value" class="code value">${showValueLaidOut(value)}</td>
                       </tr>`,
                   )}
                 </tbody>
@@ -302,7 +302,7 @@ function EventLoader(props: TesterProps & { onLoad: (text: string) => void }): V
         : null
     }
     <div class="field file">
-      <label for="tester-file">Or open an event file</label>
+      <label for="tester-file">${subscriptions !== undefined && subscriptions.length > 0 ? 'Or open an event file' : 'Open an event file'}</label>
       <input id="tester-file" type="file" accept=".json,application/json,application/cloudevents+json" onChange=${openFile} />
     </div>
     <p class="help" role="status">${loaded}</p>

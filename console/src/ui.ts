@@ -48,6 +48,8 @@ export function ErrorMessage({ error, id }: { error: ApiError; id?: string }): V
  * shows it; `onClose` hears whether the person confirmed.
  */
 export function ConfirmDialog(props: {
+  /** Unique on the page: names the dialog's title. */
+  id: string;
   open: boolean;
   title: string;
   children: ComponentChildren;
@@ -66,8 +68,8 @@ export function ConfirmDialog(props: {
     dialog.current?.close();
     props.onClose(confirmed);
   };
-  return html`<dialog ref=${dialog} aria-labelledby="dialog-title" onCancel=${() => props.onClose(false)}>
-    <h2 id="dialog-title">${props.title}</h2>
+  return html`<dialog ref=${dialog} id=${props.id} aria-labelledby=${`${props.id}-title`} onCancel=${() => props.onClose(false)}>
+    <h2 id=${`${props.id}-title`}>${props.title}</h2>
     ${props.children}
     <div class="actions">
       <button type="button" class="secondary" autofocus onClick=${() => close(false)}>Cancel</button>
