@@ -95,7 +95,8 @@ export class ApiError extends Error {
 
 const BASE = new URL('../', document.baseURI);
 
-async function call<T>(method: string, path: string, body?: string, signal?: AbortSignal): Promise<T> {
+/** The answer's text, or the API's error (status 0: no answer at all). */
+async function send(method: string, path: string, body?: string, signal?: AbortSignal): Promise<string> {
   let response: Response;
   try {
     response = await fetch(new URL(path, BASE), {
@@ -112,6 +113,11 @@ async function call<T>(method: string, path: string, body?: string, signal?: Abo
   }
   const text = await response.text();
   if (!response.ok) throw errorOf(response.status, text);
+  return text;
+}
+
+async function call<T>(method: string, path: string, body?: string, signal?: AbortSignal): Promise<T> {
+  const text = await send(method, path, body, signal);
   return (text === '' ? undefined : JSON.parse(text)) as T;
 }
 
@@ -151,12 +157,7 @@ export const api = {
   deliveries: (uuid: string, limit: number) => call<Delivery[]>('GET', `${at(uuid)}/deliveries?limit=${limit}`),
   retry: (uuid: string, elm: string) => call<Delivery>('POST', `${at(uuid)}/deliveries/${encodeURIComponent(elm)}/retry`),
   /** The event's text as the producer sent it, unparsed, so that nothing in it changes. */
-  async eventText(uuid: string, elm: string): Promise<string> {
-    const response = await fetch(new URL(`${at(uuid)}/deliveries/${encodeURIComponent(elm)}/event`, BASE), { cache: 'no-store' });
-    const text = await response.text();
-    if (!response.ok) throw errorOf(response.status, text);
-    return text;
-  },
+  eventText: (uuid: string, elm: string) => send('GET', `${at(uuid)}/deliveries/${encodeURIComponent(elm)}/event`),
   /**
    * Tries `jsonpath` on the event whose JSON text is `eventText`, spliced into the body as it is:
    * the service reads the numbers the producer wrote, not what JSON.parse here would make of them.

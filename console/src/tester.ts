@@ -101,6 +101,7 @@ export function Tester(props: TesterProps): VNode {
           id="tester-event"
           class="code"
           rows="12"
+          wrap="off"
           spellcheck="false"
           autocomplete="off"
           aria-invalid=${eventError === undefined ? undefined : 'true'}
