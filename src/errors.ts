@@ -36,7 +36,7 @@ export const ERRORS = {
     400,
     (answer: string) => `body.target_url: the target did not consent to deliveries (NOTIFICATIONS_TARGET_VALIDATION=handshake): ${answer}`,
   ),
-  /** `syntax`: a JsonPathSyntaxError's message, with the position where reading stopped. */
+  /** `syntax`: a JsonPathSyntaxError's message, with the position where reading stopped (also sent as `position`: jsonPathSyntax). */
   JSONPATH_SYNTAX: define(400, (field: string, syntax: string) => `${field}: ${syntax}`),
   QUERY_PARAMETER_INVALID: define(400, fieldProblem),
   BODY_NOT_JSON: define(400, (problem: string) => `body: ${problem}`),
@@ -124,6 +124,8 @@ export class ServiceError extends Error {
     message: string,
     /** Sent as Retry-After: when asking again may succeed. */
     readonly retryAfterSeconds?: number,
+    /** Members the answer carries beside the four every error has. */
+    readonly details?: ErrorDetails,
   ) {
     super(message);
     this.statusCode = statusOf(code);
@@ -136,6 +138,15 @@ export function serviceError<C extends ErrorCode>(code: C, ...args: MessageArgum
   return new ServiceError(code, template(...args));
 }
 
+/**
+ * An expression no dialect reads: the answer also carries `position`, the 0-based offset into it
+ * (in UTF-16 code units, as JavaScript indexes a string) where reading stopped, so that a client
+ * can mark it without parsing the message.
+ */
+export function jsonPathSyntax(field: string, syntax: string, position: number): ServiceError {
+  return new ServiceError('JSONPATH_SYNTAX', ERRORS.JSONPATH_SYNTAX.message(field, syntax), undefined, { position });
+}
+
 export const subscriptionNotFound = (uuid: string) => serviceError('SUBSCRIPTION_NOT_FOUND', uuid);
 /**
  * The database did not answer within NOTIFICATIONS_DATABASE_TIMEOUT, or is not reachable: the
@@ -145,14 +156,19 @@ export const databaseUnavailable = (timeoutMs: number) =>
   new ServiceError('DATABASE_UNAVAILABLE', ERRORS.DATABASE_UNAVAILABLE.message(timeoutMs), Math.max(1, Math.ceil(timeoutMs / 1000)));
 export const unsupportedJsonBody = () => serviceError('MEDIA_TYPE_UNSUPPORTED', 'body', 'unsupported Content-Type; send application/json');
 
-export interface ErrorBody {
+/** What some codes add to their answers: JSONPATH_SYNTAX, where reading the expression stopped. */
+export interface ErrorDetails {
+  position?: number;
+}
+
+export interface ErrorBody extends ErrorDetails {
   statusCode: number;
   error: string;
   code: ErrorCode;
   message: string;
 }
 
-export function errorBody(code: ErrorCode, message: string): ErrorBody {
+export function errorBody(code: ErrorCode, message: string, details?: ErrorDetails): ErrorBody {
   const statusCode = statusOf(code);
-  return { statusCode, error: STATUS_CODES[statusCode] ?? 'Error', code, message };
+  return { statusCode, error: STATUS_CODES[statusCode] ?? 'Error', code, message, ...details };
 }

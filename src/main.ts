@@ -16,6 +16,8 @@ import { metricsRoutes } from './api/metrics-routes.js';
 import { receiveRoutes } from './api/receive-routes.js';
 import { ConfigError, loadConfig } from './config/load.js';
 import { type Config, describeSettings, redactedConfig } from './config/settings.js';
+import { loadConsoleAssets } from './console/assets.js';
+import { consoleRoutes } from './console/routes.js';
 import { type DatabaseHandle, DatabaseMissing, openDatabase } from './db/connect.js';
 import { matchQueue } from './db/match-queue.js';
 import { releaseAllLeases, releaseLeasesOf } from './db/matches.js';
@@ -248,6 +250,7 @@ async function serve(config: Config): Promise<number> {
         onReceived: policy.wake,
         metrics,
       }),
+      consoleRoutes({ assets: consoleAssets() }),
     ],
   );
   const retention = startRetentionPurge({
@@ -294,6 +297,15 @@ async function sealPlainSecrets(database: DatabaseHandle, key: Buffer, log: Fast
     if (count > 0) log.info({ subscriptions: count }, 'sealed stored secrets with NOTIFICATIONS_SECRET_KEY');
   } catch (error) {
     log.warn({ err: error }, 'could not seal stored secrets; they stay readable, and sealing is tried again at the next start');
+  }
+}
+
+/** The web console's files; or, when they cannot be read, why (the API is served without it). */
+function consoleAssets(): ReturnType<typeof loadConsoleAssets> | Error {
+  try {
+    return loadConsoleAssets();
+  } catch (error) {
+    return error instanceof Error ? error : new Error(String(error));
   }
 }
 

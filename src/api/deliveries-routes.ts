@@ -1,6 +1,7 @@
 /**
  * `GET /eventmatch/{uuid}/deliveries`: a subscription's delivery history, for its owner
- * (subscriptions/delivery-history.ts says what it holds and who may read it), and
+ * (subscriptions/delivery-history.ts says what it holds and who may read it),
+ * `GET /eventmatch/{uuid}/deliveries/{elm}/event`: the event one of them is for, and
  * `POST /eventmatch/{uuid}/deliveries/{elm}/retry`: one of them queued again
  * (subscriptions/delivery-retry.ts). Anyone else gets the same 404 as for a missing uuid.
  */
@@ -35,6 +36,19 @@ export function deliveriesRoutes(deps: DeliveriesDependencies) {
       async (request): Promise<DeliveryRecord[]> => {
         const page = parsePage(request.query, DELIVERIES_PAGE);
         return history.list(user(request), request.params.uuid, page);
+      },
+    );
+
+    // The event's text as logged, sent as it is: the producer's numbers and escapes, unchanged.
+    app.get<{ Params: { uuid: string; elm: string } }>(
+      '/eventmatch/:uuid/deliveries/:elm/event',
+      { schema: eventSchema(deps.identity.header), onRequest },
+      async (request, reply) => {
+        const text = await history.event(user(request), request.params.uuid, request.params.elm);
+        return reply
+          .type('application/json; charset=utf-8')
+          .serializer((payload) => payload as string)
+          .send(text);
       },
     );
 
@@ -90,6 +104,32 @@ const deliveryRecord = {
   required: ['elm', 'event', 'created', 'state', 'policy', 'target', 'attempts'],
 } as const;
 
+const deliveryParams = {
+  type: 'object',
+  properties: {
+    uuid: { type: 'string', description: 'the subscription uuid' },
+    elm: { type: 'string', description: 'the delivery (event log match) uuid, as its history lists it' },
+  },
+  required: ['uuid', 'elm'],
+} as const;
+
+function eventSchema(userHeader: string) {
+  return {
+    tags: ['subscriptions'],
+    summary: 'The event of one delivery, as the event log holds it: to try an expression on',
+    description:
+      'Owner only (a deleted subscription’s too). The structured-mode JSON form the subscriptions were matched against, ' +
+      'exactly as the producer sent it (a subscription’s extensions are added only to what its target receives). ' +
+      'An elm that is not one of this subscription’s deliveries, or whose event retention purged: 404 DELIVERY_NOT_FOUND.',
+    headers: identityHeaders(userHeader),
+    params: deliveryParams,
+    response: {
+      200: { type: 'object', additionalProperties: true, description: 'The CloudEvent, in structured-mode JSON form' },
+      ...eventmatchErrors(...EVERY_ROUTE, 'SUBSCRIPTION_NOT_FOUND', 'DELIVERY_NOT_FOUND'),
+    },
+  };
+}
+
 function retrySchema(userHeader: string) {
   return {
     tags: ['subscriptions'],
@@ -99,14 +139,7 @@ function retrySchema(userHeader: string) {
       'enabled first (409 SUBSCRIPTION_DISABLED). A delivery a runner holds right now (in flight, or waiting its turn) is ' +
       'left to it (409 DELIVERY_IN_PROGRESS, with Retry-After): ask again once it has settled.',
     headers: identityHeaders(userHeader),
-    params: {
-      type: 'object',
-      properties: {
-        uuid: { type: 'string', description: 'the subscription uuid' },
-        elm: { type: 'string', description: 'the delivery (event log match) uuid, as its history lists it' },
-      },
-      required: ['uuid', 'elm'],
-    },
+    params: deliveryParams,
     response: {
       202: { ...deliveryRecord, description: 'The delivery, queued again (state policy)' },
       ...eventmatchErrors(...EVERY_ROUTE, 'SUBSCRIPTION_NOT_FOUND', 'DELIVERY_NOT_FOUND', 'SUBSCRIPTION_DISABLED', 'DELIVERY_IN_PROGRESS'),

@@ -44,7 +44,7 @@ function handleError(error: FastifyError | ServiceError, request: FastifyRequest
 
 function send(reply: FastifyReply, error: ServiceError): void {
   if (error.retryAfterSeconds !== undefined) void reply.header('retry-after', String(error.retryAfterSeconds));
-  void reply.status(error.statusCode).send(errorBody(error.code, error.message));
+  void reply.status(error.statusCode).send(errorBody(error.code, error.message, error.details));
 }
 
 /**

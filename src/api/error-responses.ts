@@ -1,7 +1,8 @@
 /**
  * The error answers of a route in its schema, for /openapi.json: one response per status, its
  * `code` an enum of the catalogue's codes of that status the route can answer. The schema also
- * serializes the answer, so it must name every member errorBody() sends.
+ * serializes the answer, so it must name every member errorBody() sends (JSONPATH_SYNTAX's
+ * `position` too, on the routes that can answer it).
  */
 import { ERRORS, type ErrorCode } from '../errors.js';
 
@@ -13,9 +14,16 @@ export interface ErrorResponse {
     error: { type: 'string' };
     code: { type: 'string'; enum: ErrorCode[]; description: string };
     message: { type: 'string' };
+    position?: { type: 'integer'; description: string };
   };
   required: ['statusCode', 'error', 'code', 'message'];
 }
+
+const POSITION = {
+  type: 'integer',
+  description:
+    'JSONPATH_SYNTAX only: the 0-based offset into the expression where reading stopped, in UTF-16 code units (as JavaScript indexes strings)',
+} as const;
 
 /** `describe`: what the status means on this route; the codes are added to it. */
 export function errorResponses(codes: readonly ErrorCode[], describe: (status: number) => string): Record<number, ErrorResponse> {
@@ -35,6 +43,7 @@ export function errorResponses(codes: readonly ErrorCode[], describe: (status: n
           error: { type: 'string' },
           code: { type: 'string', enum: ofStatus, description: 'stable: branch on it, not on the message (docs/errors.md)' },
           message: { type: 'string' },
+          ...(ofStatus.includes('JSONPATH_SYNTAX') ? { position: POSITION } : {}),
         },
         required: ['statusCode', 'error', 'code', 'message'],
       } satisfies ErrorResponse,

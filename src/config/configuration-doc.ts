@@ -83,7 +83,12 @@ long the event log keeps an event once its deliveries are finished. See
 [Retention](operations.md#retention).
 
 **Identity.** The user header is set by a trusted front proxy; see
-[Identity](api.md#identity).
+[Identity](api.md#identity). \`npm start\` runs the service for one person on their own machine:
+it listens on \`127.0.0.1\` only (\`--address 127.0.0.1\`, whatever \`NOTIFICATIONS_ADDRESS\` says)
+and takes requests without the header as the user \`local\` (\`--default-user local\`), so that the
+[console](console.md) works without a proxy. Anyone who can reach a service with a default user
+acts as that user: give one only where nothing but the trusted proxy, or this machine, can
+connect.
 
 **Other variables.** \`NOTIFICATIONS_CONFIG\` names the JSON file.
 \`NOTIFICATIONS_TEST_DATABASE_URL\` (PostgreSQL for \`npm test\`) and

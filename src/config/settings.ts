@@ -130,6 +130,7 @@ export const SETTINGS: { readonly [K in keyof Config]: Setting<Config[K]> } = {
   },
   defaultUser: {
     env: 'NOTIFICATIONS_DEFAULT_USER',
+    flag: '--default-user',
     default: null,
     whenUnset: 'answer 401',
     parse: parseNonEmpty,

@@ -59,6 +59,21 @@ export async function matchOfSubscription(
     .executeTakeFirst();
 }
 
+/**
+ * The logged event of one match of the subscription, as its JSON text (structured mode, the
+ * producer's bytes); undefined when it is not one of its matches, or its event was purged.
+ */
+export async function eventOfMatch(db: Kysely<Database>, subscriptionUuid: string, matchUuid: string): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('matches')
+    .innerJoin('events', 'events.uuid', 'matches.event_uuid')
+    .select('events.body')
+    .where('matches.subscription_uuid', '=', subscriptionUuid)
+    .where('matches.uuid', '=', matchUuid)
+    .executeTakeFirst();
+  return row?.body;
+}
+
 function matchesWithEvents(db: Kysely<Database>) {
   return db
     .selectFrom('matches')

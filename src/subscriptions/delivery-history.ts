@@ -2,15 +2,23 @@
  * What became of the events a subscription matched, for its owner (`GET
  * /eventmatch/{uuid}/deliveries`): each match (ELM) newest first, with its policy and target
  * codes, its state, and every attempt (policy calls that got no decision, and tries at the
- * target), oldest first.
+ * target), oldest first; and the event of one of them (`GET
+ * /eventmatch/{uuid}/deliveries/{elm}/event`), to try an expression on.
  *
  * The same owner and not-found rules as the subscription service, with one difference: a
  * deleted subscription's history stays readable by its owner, because the event log keeps it
  * and "what happened to my last deliveries?" is asked after a delete too.
  */
 import type { DatabaseHandle } from '../db/connect.js';
-import { attemptsOfMatches, type DeliveryAttempt, type DeliveryMatch, findOwnedSubscriptionUuid, recentMatches } from '../db/deliveries.js';
-import { subscriptionNotFound } from '../errors.js';
+import {
+  attemptsOfMatches,
+  type DeliveryAttempt,
+  type DeliveryMatch,
+  eventOfMatch,
+  findOwnedSubscriptionUuid,
+  recentMatches,
+} from '../db/deliveries.js';
+import { serviceError, subscriptionNotFound } from '../errors.js';
 import { formatTimestamp } from '../time/clock.js';
 import { canonicalUuid } from '../uuid.js';
 import type { Page } from './input.js';
@@ -28,21 +36,39 @@ export interface DeliveryRecord {
 export interface DeliveryHistory {
   /** A page of the history of `owner`'s subscription `uuid`; not found (404) for anyone else's, or a malformed uuid. */
   list(owner: string, uuid: string, page: Page): Promise<DeliveryRecord[]>;
+  /**
+   * The event of delivery `elm`, as the log holds it: its JSON text, the producer's bytes (what
+   * was matched; a subscription's extensions are added only to what is sent). 404
+   * DELIVERY_NOT_FOUND when `elm` is not one of the subscription's, or its event was purged.
+   */
+  event(owner: string, uuid: string, elm: string): Promise<string>;
 }
 
 export function deliveryHistory(database: DatabaseHandle): DeliveryHistory {
   const { db } = database;
+  const owned = async (owner: string, uuid: string): Promise<string> => {
+    const key = canonicalUuid(uuid);
+    const subscription = key === undefined ? undefined : await findOwnedSubscriptionUuid(db, owner, key);
+    if (subscription === undefined) throw subscriptionNotFound(uuid);
+    return subscription;
+  };
   return {
     async list(owner, uuid, page) {
-      const key = canonicalUuid(uuid);
-      const subscription = key === undefined ? undefined : await findOwnedSubscriptionUuid(db, owner, key);
-      if (subscription === undefined) throw subscriptionNotFound(uuid);
+      const subscription = await owned(owner, uuid);
       const matches = await recentMatches(db, subscription, page);
       const attempts = await attemptsOfMatches(
         db,
         matches.map((m) => m.uuid),
       );
       return toDeliveryRecords(matches, attempts);
+    },
+
+    async event(owner, uuid, elm) {
+      const subscription = await owned(owner, uuid);
+      const match = canonicalUuid(elm);
+      const body = match === undefined ? undefined : await eventOfMatch(db, subscription, match);
+      if (body === undefined) throw serviceError('DELIVERY_NOT_FOUND', elm, uuid);
+      return body;
     },
   };
 }

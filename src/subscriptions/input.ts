@@ -5,7 +5,7 @@
  * (`body.auth.basic.username: …`, the same form the schema errors take) and never repeats a credential.
  */
 import { characterCount } from '../characters.js';
-import { serviceError } from '../errors.js';
+import { jsonPathSyntax, serviceError } from '../errors.js';
 import { type JsonValue, MAX_DOCUMENT_DEPTH, nestedDeeperThan } from '../json.js';
 import { type CompiledJsonPath, compileJsonPath, type DialectMode, JsonPathSyntaxError } from '../jsonpath/index.js';
 
@@ -110,7 +110,7 @@ function compileExpression(value: unknown, field: string, mode: DialectMode): Co
   try {
     return compileJsonPath(source, mode);
   } catch (error) {
-    if (error instanceof JsonPathSyntaxError) throw serviceError('JSONPATH_SYNTAX', field, error.message);
+    if (error instanceof JsonPathSyntaxError) throw jsonPathSyntax(field, error.message, error.position);
     throw error;
   }
 }

@@ -386,6 +386,16 @@ for (const backend of testBackends()) {
       const item = operation.responses['200']!.content!['application/json']!.schema.items!;
       assert.deepEqual(Object.keys(item.properties ?? {}), DELIVERY_FIELDS);
       assert.deepEqual(Object.keys(item.properties?.attempts?.items?.properties ?? {}), ATTEMPT_FIELDS);
+
+      const event = response.json<{ paths: Record<string, Record<string, Operation>> }>().paths['/eventmatch/{uuid}/deliveries/{elm}/event']
+        ?.get;
+      assert.ok(event, 'GET /eventmatch/{uuid}/deliveries/{elm}/event is listed');
+      assert.deepEqual((event.parameters ?? []).map((p) => `${p.in}:${p.name}`).sort(), [
+        'header:http-remote-user',
+        'path:elm',
+        'path:uuid',
+      ]);
+      assert.deepEqual(Object.keys(event.responses).sort(), ['200', '400', '401', '404', '500', '503']);
     });
   });
 }

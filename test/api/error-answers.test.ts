@@ -238,6 +238,12 @@ for (const backend of testBackends()) {
         send: send('POST', `/eventmatch/${unknownDialect}/deliveries/0190d4c2-0000-7000-8000-000000000000/retry`, USER),
       },
       {
+        label: 'the event of a delivery the subscription does not have',
+        status: 404,
+        code: 'DELIVERY_NOT_FOUND',
+        send: send('GET', `/eventmatch/${unknownDialect}/deliveries/0190d4c2-0000-7000-8000-000000000000/event`, USER),
+      },
+      {
         label: 'retrying a delivery of a disabled subscription',
         status: 409,
         code: 'SUBSCRIPTION_DISABLED',

@@ -318,7 +318,10 @@ for (const backend of testBackends()) {
       for (const [label, body, expected, code] of INVALID) {
         const response = await app.inject({ method: 'POST', url: '/eventmatch', headers: USER, payload: body });
         assert.equal(response.statusCode, 400, `${label}: ${response.body}`);
-        assert.deepEqual(Object.keys(response.json()), ['statusCode', 'error', 'code', 'message']);
+        // A JSONPath error also says where reading stopped, as a number.
+        const members =
+          code === 'JSONPATH_SYNTAX' ? ['statusCode', 'error', 'code', 'message', 'position'] : ['statusCode', 'error', 'code', 'message'];
+        assert.deepEqual(Object.keys(response.json()), members);
         assert.equal(response.json<{ code: string }>().code, code, label);
         assert.equal(response.json<{ error: string }>().error, 'Bad Request');
         assert.match(message(response.body), expected, label);
@@ -369,6 +372,7 @@ for (const backend of testBackends()) {
       assert.equal(response.statusCode, 400);
       assert.match(message(response.body), /^body\.jsonpath: invalid JSONPath at position 17: /);
       assert.equal(codeOf(response.body), 'JSONPATH_SYNTAX');
+      assert.equal(JSON.parse(response.body).position, 17);
     });
 
     it('answers 400 when the body is not a JSON object', async () => {

@@ -99,6 +99,7 @@ for (const backend of testBackends()) {
       const invalid = await tryIt(app, '$.data[?@.size > ]');
       assert.equal(invalid.statusCode, 400);
       assert.match(invalid.json<{ message: string }>().message, /^body\.jsonpath: invalid JSONPath at position 17: /);
+      assert.equal(invalid.json<{ position: number }>().position, 17, 'the position as a number, for a client to mark');
       const cases: Array<[unknown, RegExp]> = [
         [{ event }, /^body\.jsonpath: required$/],
         [{ jsonpath: '$' }, /^body\.event: required$/],
@@ -114,6 +115,15 @@ for (const backend of testBackends()) {
         assert.equal(response.statusCode, 400, JSON.stringify(payload));
         assert.match(response.json<{ message: string }>().message, expected);
       }
+    });
+
+    it('gives the position of a JSONPath error in UTF-16 code units, as JavaScript indexes the expression', async () => {
+      const jsonpath = '$.data[?@.name == "😀😀" &&]';
+      const response = await tryIt(app, jsonpath);
+      assert.equal(response.statusCode, 400);
+      const { position, message } = response.json<{ position: number; message: string }>();
+      assert.equal(jsonpath[position], ']', message);
+      assert.match(message, new RegExp(`at position ${position}: `));
     });
 
     it("tries a subscription's expression in the dialect it was written in, whatever the setting is now", async () => {

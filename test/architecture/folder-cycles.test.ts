@@ -30,8 +30,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ['matching', 'policy'],
   // Receiving events; the delivery stage (whose outbound thread also hosts the policy client).
   ['events', 'delivery'],
-  // The entry points' own parts: the HTTP API, the CLI.
-  ['api', 'cli'],
+  // The entry points' own parts: the HTTP API, the CLI, the web console's files.
+  ['api', 'cli', 'console'],
   // The composition root.
   ['main.ts'],
 ];

@@ -132,7 +132,7 @@ describe('loadConfig: unknown and malformed input', () => {
     [
       'an unknown flag',
       { argv: ['--prot', '1'] },
-      '--prot: unknown flag (accepted: --address, --config, --database-url, --port; did you mean --port?)',
+      '--prot: unknown flag (accepted: --address, --config, --database-url, --default-user, --port; did you mean --port?)',
     ],
     ['a positional argument', { argv: ['serve'] }, 'command line: unexpected argument "serve"'],
     ['a flag without a value', { argv: ['--port'] }, '--port: needs a value'],

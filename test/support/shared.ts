@@ -9,3 +9,6 @@ export function readShared<T = JsonValue>(relative: string): T {
 }
 
 export const facilityEvent = (): JsonValue => readShared('fixtures/pacifica-ingest-event-v0.1.json');
+
+/** The facility's event as its file holds it: the text a person pastes, or a producer sends. */
+export const facilityEventText = (): string => readFileSync(new URL('fixtures/pacifica-ingest-event-v0.1.json', SHARED), 'utf8');

@@ -1,0 +1,409 @@
+/**
+ * Creating and changing a subscription: Name, JSONPath (tried as it is typed, on an event the
+ * person chooses), Target URL, authentication, extensions and rate limit. The service checks
+ * every field; its errors are shown beside the field they name.
+ */
+import { api, type ApiError, type Auth, type ExtensionValue, type Subscription, type SubscriptionInput } from './api.js';
+import type { ViewProps } from './app.js';
+import { html } from './html.js';
+import { href } from './routes.js';
+import { Tester } from './tester.js';
+import { asApiError, ErrorMessage, Heading, useTitle } from './ui.js';
+import { useEffect, useState } from './vendor/hooks.js';
+import type { VNode } from './vendor/preact.js';
+
+type Field = 'name' | 'jsonpath' | 'target_url' | 'auth' | 'extensions' | 'rate_limit';
+const FIELDS: readonly Field[] = ['name', 'jsonpath', 'target_url', 'auth', 'extensions', 'rate_limit'];
+/** The control that takes focus when its field is in error. */
+const FIRST_CONTROL: Record<Field, string> = {
+  name: 'field-name',
+  jsonpath: 'field-jsonpath',
+  target_url: 'field-target',
+  auth: 'field-auth',
+  extensions: 'field-extensions-add',
+  rate_limit: 'field-rate',
+};
+
+type AuthType = 'none' | 'basic' | 'header';
+type ExtensionType = 'string' | 'integer' | 'boolean';
+interface ExtensionRow {
+  key: number;
+  name: string;
+  type: ExtensionType;
+  value: string;
+}
+
+interface Draft {
+  name: string;
+  jsonpath: string;
+  target_url: string;
+  authType: AuthType;
+  username: string;
+  password: string;
+  scheme: string;
+  credentials: string;
+  extensions: ExtensionRow[];
+  rateLimit: string;
+}
+
+let rowKeys = 0;
+
+function draftOf(record: Subscription | undefined, jsonpath = ''): Draft {
+  const auth = record?.auth ?? {};
+  return {
+    name: record?.name ?? '',
+    jsonpath: record?.jsonpath ?? jsonpath,
+    target_url: record?.target_url ?? '',
+    authType: auth.type ?? 'none',
+    username: auth.basic?.username ?? '',
+    password: auth.basic?.password ?? '',
+    scheme: auth.header?.type ?? 'Bearer',
+    credentials: auth.header?.credentials ?? '',
+    extensions: Object.entries(record?.extensions ?? {}).map(([name, value]) => ({
+      key: rowKeys++,
+      name,
+      type: typeof value === 'boolean' ? 'boolean' : typeof value === 'number' ? 'integer' : 'string',
+      value: String(value),
+    })),
+    rateLimit: record?.rate_limit === null || record?.rate_limit === undefined ? '' : String(record.rate_limit),
+  };
+}
+
+/** The body to send, or the fields the console can tell are wrong before sending. */
+function inputOf(draft: Draft): { input: SubscriptionInput } | { errors: Partial<Record<Field, string>> } {
+  const errors: Partial<Record<Field, string>> = {};
+  const auth: Auth =
+    draft.authType === 'basic'
+      ? { type: 'basic', basic: { username: draft.username, password: draft.password } }
+      : draft.authType === 'header'
+        ? { type: 'header', header: { type: draft.scheme, credentials: draft.credentials } }
+        : {};
+  const extensions: Record<string, ExtensionValue> = {};
+  for (const row of draft.extensions) {
+    if (row.type === 'integer' && !/^-?\d+$/.test(row.value.trim())) {
+      errors.extensions = `${row.name || 'An extension'}: the value must be a whole number`;
+    }
+    extensions[row.name] = row.type === 'integer' ? Number(row.value.trim()) : row.type === 'boolean' ? row.value === 'true' : row.value;
+  }
+  let rateLimit: number | null = null;
+  if (draft.rateLimit.trim() !== '') {
+    if (!/^\d+$/.test(draft.rateLimit.trim())) errors.rate_limit = 'a whole number of deliveries per second, or blank for no limit';
+    else rateLimit = Number(draft.rateLimit.trim());
+  }
+  if (Object.keys(errors).length > 0) return { errors };
+  return { input: { name: draft.name, jsonpath: draft.jsonpath, target_url: draft.target_url, auth, extensions, rate_limit: rateLimit } };
+}
+
+export function SubscriptionForm(props: ViewProps & { uuid?: string; jsonpath?: string }): VNode {
+  const editing = props.uuid !== undefined;
+  const [record, setRecord] = useState<Subscription | undefined>(undefined);
+  const [loadError, setLoadError] = useState<ApiError | undefined>(undefined);
+  const [draft, setDraft] = useState<Draft>(() => draftOf(undefined, props.jsonpath));
+  const [errors, setErrors] = useState<Partial<Record<Field, string>>>({});
+  const [general, setGeneral] = useState<ApiError | undefined>(undefined);
+  const [liveError, setLiveError] = useState<ApiError | undefined>(undefined);
+  const [saving, setSaving] = useState(false);
+  const [focusField, setFocusField] = useState<Field | undefined>(undefined);
+  useTitle(editing ? `Edit ${record?.name ?? 'subscription'}` : 'New subscription');
+
+  useEffect(() => {
+    if (props.uuid === undefined) return;
+    api.subscription(props.uuid).then(
+      (loaded) => {
+        setRecord(loaded);
+        setDraft(draftOf(loaded));
+      },
+      (error: unknown) => setLoadError(asApiError(error)),
+    );
+  }, []);
+
+  // After a refused save, the first field in error takes focus, so its message is read.
+  useEffect(() => {
+    if (focusField === undefined) return;
+    document.getElementById(FIRST_CONTROL[focusField])?.focus();
+    setFocusField(undefined);
+  }, [focusField]);
+
+  const set =
+    <K extends keyof Draft>(key: K, field?: Field) =>
+    (value: Draft[K]) => {
+      setDraft((current) => ({ ...current, [key]: value }));
+      if (field !== undefined && errors[field] !== undefined) setErrors(({ [field]: _, ...rest }) => rest);
+    };
+  const text = (event: Event) => (event.currentTarget as HTMLInputElement).value;
+
+  async function save(event: Event): Promise<void> {
+    event.preventDefault();
+    setGeneral(undefined);
+    const checked = inputOf(draft);
+    if ('errors' in checked) {
+      setErrors(checked.errors);
+      setFocusField(FIELDS.find((field) => checked.errors[field] !== undefined));
+      return;
+    }
+    const { input } = checked;
+    setSaving(true);
+    try {
+      const saved = props.uuid === undefined ? await api.create(input) : await api.update(props.uuid, input);
+      await props.reload();
+      props.notify(`Subscription “${saved.name}” ${editing ? 'saved' : 'created'}.`, href.detail(saved.uuid));
+    } catch (error) {
+      const failure = asApiError(error);
+      const field = FIELDS.find((candidate) => candidate === failure.field);
+      if (field === undefined) {
+        setErrors({});
+        setGeneral(failure);
+      } else {
+        setErrors({ [field]: failure.problem });
+        setFocusField(field);
+      }
+    } finally {
+      setSaving(false);
+    }
+  }
+
+  if (loadError !== undefined) {
+    return html`<${Heading}>Edit subscription</${Heading}>
+      <${ErrorMessage} error=${loadError} />
+      <p><a href=${href.list}>Back to your subscriptions</a></p>`;
+  }
+  if (editing && record === undefined) {
+    return html`<${Heading}>Edit subscription</${Heading}>
+      <p class="muted">Loading…</p>`;
+  }
+
+  const jsonpathError = errors.jsonpath ?? liveError?.problem;
+  return html`
+    <${Heading}>${editing ? `Edit “${record?.name}”` : 'New subscription'}</${Heading}>
+    <form class="subscription-form" novalidate onSubmit=${save}>
+      ${general === undefined ? null : html`<${ErrorMessage} error=${general} />`}
+      <${TextField}
+        id="field-name"
+        label="Name"
+        help="A label for you; at most 200 characters."
+        value=${draft.name}
+        error=${errors.name}
+        onInput=${(event: Event) => set('name', 'name')(text(event))}
+      />
+
+      <div class="field">
+        <label for="field-jsonpath">JSONPath</label>
+        <textarea
+          id="field-jsonpath"
+          class="code"
+          rows="2"
+          spellcheck="false"
+          autocomplete="off"
+          autocapitalize="off"
+          aria-invalid=${jsonpathError === undefined ? undefined : 'true'}
+          aria-describedby=${jsonpathError === undefined ? 'field-jsonpath-help' : 'field-jsonpath-help field-jsonpath-error'}
+          value=${draft.jsonpath}
+          onInput=${(event: Event) => set('jsonpath', 'jsonpath')(text(event))}
+        ></textarea>
+        <p id="field-jsonpath-help" class="help">
+          The events to send: those the expression selects anything in. RFC 9535 or Pacifica's jsonpath2; check it on an event below.
+        </p>
+        ${jsonpathError === undefined ? null : html`<p id="field-jsonpath-error" class="field-error">${jsonpathError}</p>`}
+      </div>
+      <details class="panel" open>
+        <summary>Check the JSONPath against an event</summary>
+        <${Tester} expression=${draft.jsonpath} subscriptions=${props.subscriptions} subscription=${props.uuid} onInvalid=${setLiveError} />
+      </details>
+
+      <${TextField}
+        id="field-target"
+        label="Target URL"
+        help="Where matching events are POSTed: an http or https URL. Put credentials in Authentication, not in the URL."
+        value=${draft.target_url}
+        error=${errors.target_url}
+        inputmode="url"
+        code
+        onInput=${(event: Event) => set('target_url', 'target_url')(text(event))}
+      />
+
+      <fieldset class="field" aria-describedby=${errors.auth === undefined ? undefined : 'field-auth-error'}>
+        <legend>Authentication</legend>
+        <div class="field">
+          <label for="field-auth">Sent to the target as</label>
+          <select
+            id="field-auth"
+            value=${draft.authType}
+            onChange=${(event: Event) => set('authType', 'auth')((event.currentTarget as HTMLSelectElement).value as AuthType)}
+          >
+            <option value="none">Nothing</option>
+            <option value="basic">HTTP Basic (user name and password)</option>
+            <option value="header">Authorization header (e.g. a bearer token)</option>
+          </select>
+        </div>
+        ${
+          draft.authType === 'basic'
+            ? html`<div class="row">
+                <${TextField}
+                  id="field-auth-username"
+                  label="User name"
+                  value=${draft.username}
+                  onInput=${(event: Event) => set('username', 'auth')(text(event))}
+                />
+                <${TextField}
+                  id="field-auth-password"
+                  label="Password"
+                  type="password"
+                  value=${draft.password}
+                  onInput=${(event: Event) => set('password', 'auth')(text(event))}
+                />
+              </div>`
+            : draft.authType === 'header'
+              ? html`<div class="row">
+                  <${TextField}
+                    id="field-auth-scheme"
+                    label="Scheme"
+                    value=${draft.scheme}
+                    onInput=${(event: Event) => set('scheme', 'auth')(text(event))}
+                  />
+                  <${TextField}
+                    id="field-auth-credentials"
+                    label="Credentials"
+                    type="password"
+                    value=${draft.credentials}
+                    onInput=${(event: Event) => set('credentials', 'auth')(text(event))}
+                  />
+                </div>`
+              : null
+        }
+        ${errors.auth === undefined ? null : html`<p id="field-auth-error" class="field-error">${errors.auth}</p>`}
+      </fieldset>
+
+      <${Extensions} rows=${draft.extensions} error=${errors.extensions} onChange=${set('extensions', 'extensions')} />
+
+      <${TextField}
+        id="field-rate"
+        label="Rate limit (deliveries per second)"
+        help="At most this many deliveries a second to the target, 1 to 10,000; blank for no limit. Deliveries over it wait their turn: none is dropped."
+        value=${draft.rateLimit}
+        error=${errors.rate_limit}
+        inputmode="numeric"
+        onInput=${(event: Event) => set('rateLimit', 'rate_limit')(text(event))}
+      />
+
+      <div class="actions">
+        <button type="submit" disabled=${saving}>${saving ? 'Saving…' : editing ? 'Save changes' : 'Create subscription'}</button>
+        <a class="button secondary" href=${props.uuid === undefined ? href.list : href.detail(props.uuid)}>Cancel</a>
+      </div>
+    </form>
+  `;
+}
+
+/** A labelled input with its help and its error, tied to it for screen readers. */
+function TextField(props: {
+  id: string;
+  label: string;
+  value: string;
+  help?: string;
+  error?: string;
+  type?: string;
+  inputmode?: string;
+  code?: boolean;
+  onInput: (event: Event) => void;
+}): VNode {
+  const described = [props.help === undefined ? null : `${props.id}-help`, props.error === undefined ? null : `${props.id}-error`]
+    .filter((id) => id !== null)
+    .join(' ');
+  return html`<div class="field">
+    <label for=${props.id}>${props.label}</label>
+    <input
+      id=${props.id}
+      type=${props.type ?? 'text'}
+      class=${props.code ? 'code' : ''}
+      inputmode=${props.inputmode}
+      spellcheck=${props.code ? 'false' : undefined}
+      autocomplete="off"
+      aria-invalid=${props.error === undefined ? undefined : 'true'}
+      aria-describedby=${described === '' ? undefined : described}
+      value=${props.value}
+      onInput=${props.onInput}
+    />
+    ${props.help === undefined ? null : html`<p id=${`${props.id}-help`} class="help">${props.help}</p>`}
+    ${props.error === undefined ? null : html`<p id=${`${props.id}-error`} class="field-error">${props.error}</p>`}
+  </div>`;
+}
+
+/** CloudEvents extension attributes added to every event delivered: name, type, value per row. */
+function Extensions(props: { rows: ExtensionRow[]; error?: string; onChange: (rows: ExtensionRow[]) => void }): VNode {
+  const { rows, onChange } = props;
+  const change = (key: number, part: Partial<ExtensionRow>) => onChange(rows.map((row) => (row.key === key ? { ...row, ...part } : row)));
+  const value = (event: Event) => (event.currentTarget as HTMLInputElement | HTMLSelectElement).value;
+  return html`<fieldset
+    class="field"
+    aria-describedby=${props.error === undefined ? 'field-extensions-help' : 'field-extensions-help field-extensions-error'}
+  >
+    <legend>Extensions</legend>
+    <p id="field-extensions-help" class="help">
+      CloudEvents extension attributes added to every event delivered: names of 1 to 20 lowercase letters or digits; values text, whole
+      numbers or true/false. At most 16.
+    </p>
+    ${rows.map(
+      (row, index) =>
+        html`<div class="row extension" key=${row.key}>
+          <div class="field">
+            <label for=${`extension-${row.key}-name`}>Name <span class="visually-hidden">of extension ${index + 1}</span></label>
+            <input
+              id=${`extension-${row.key}-name`}
+              class="code"
+              autocomplete="off"
+              spellcheck="false"
+              value=${row.name}
+              onInput=${(event: Event) => change(row.key, { name: value(event) })}
+            />
+          </div>
+          <div class="field">
+            <label for=${`extension-${row.key}-type`}>Type <span class="visually-hidden">of extension ${index + 1}</span></label>
+            <select
+              id=${`extension-${row.key}-type`}
+              value=${row.type}
+              onChange=${(event: Event) => {
+                const type = value(event) as ExtensionType;
+                change(row.key, { type, value: type === 'boolean' ? 'true' : row.value });
+              }}
+            >
+              <option value="string">Text</option>
+              <option value="integer">Whole number</option>
+              <option value="boolean">True or false</option>
+            </select>
+          </div>
+          <div class="field">
+            <label for=${`extension-${row.key}-value`}>Value <span class="visually-hidden">of extension ${index + 1}</span></label>
+            ${
+              row.type === 'boolean'
+                ? html`<select
+                    id=${`extension-${row.key}-value`}
+                    value=${row.value}
+                    onChange=${(event: Event) => change(row.key, { value: value(event) })}
+                  >
+                    <option value="true">true</option>
+                    <option value="false">false</option>
+                  </select>`
+                : html`<input
+                    id=${`extension-${row.key}-value`}
+                    autocomplete="off"
+                    inputmode=${row.type === 'integer' ? 'numeric' : undefined}
+                    value=${row.value}
+                    onInput=${(event: Event) => change(row.key, { value: value(event) })}
+                  />`
+            }
+          </div>
+          <button type="button" class="secondary" onClick=${() => onChange(rows.filter((other) => other.key !== row.key))}>
+            Remove <span class="visually-hidden">extension ${row.name || index + 1}</span>
+          </button>
+        </div>`,
+    )}
+    <button
+      type="button"
+      class="secondary"
+      id="field-extensions-add"
+      onClick=${() => onChange([...rows, { key: rowKeys++, name: '', type: 'string', value: '' }])}
+    >
+      Add an extension
+    </button>
+    ${props.error === undefined ? null : html`<p id="field-extensions-error" class="field-error">${props.error}</p>`}
+  </fieldset>`;
+}

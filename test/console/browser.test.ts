@@ -1,0 +1,355 @@
+/**
+ * The web console in a real browser (Debian's Chromium through playwright-core), against the
+ * built server as a process, a real target and each database: a subscription made through the
+ * form with its JSONPath checked on the facility's event as it is typed, listed, its deliveries
+ * and attempts appearing as events arrive, a failed delivery fixed and sent again, the signing
+ * secret revealed, copied and rotated, disabled and enabled, deleted; the same with the keyboard
+ * alone. Every view passes axe-core without a serious or critical violation, at 1280 px and at
+ * 390 px, and is kept as screenshots in test-output/console/ for a person to look at.
+ *
+ * The browser stands in for a person behind the front proxy: each of its requests carries the
+ * identity header, as the proxy would add it.
+ */
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { after, before, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { describeOn, type TestDatabase, testBackends } from '../support/database.js';
+import { launchChromium, lookAt, tabTo, watchPage, WIDE } from '../support/browser.js';
+import { eventually, type HttpStub, type StubAnswer, startStub } from '../support/http-stub.js';
+import { type RunningServer, runCli, startServer } from '../support/processes.js';
+import { facilityEventText } from '../support/shared.js';
+
+const USER = 'alice';
+const BUILT = fileURLToPath(new URL('../../console/main.js', import.meta.url));
+/** The facility's event, and the same event under other ids (the log takes each (source, id) once). */
+const FACILITY_EVENT = facilityEventText();
+const facilityEventWithId = (id: string) => FACILITY_EVENT.replace('"C234-1234-1234"', JSON.stringify(id));
+
+/** A target that answers 204 on /hook, and 400 with a reason on /broken. */
+const target: StubAnswer = (request, response) => {
+  if (request.url.startsWith('/broken')) response.writeHead(400, { 'content-type': 'text/plain' }).end('missing field: project');
+  else response.writeHead(204).end();
+};
+
+let browser: Browser | undefined;
+before(async () => {
+  if (!existsSync(BUILT)) throw new Error(`${BUILT} is missing: run \`npm run build\`, which compiles the console too`);
+  browser = await launchChromium();
+});
+after(async () => {
+  await browser?.close();
+});
+
+for (const backend of testBackends()) {
+  describeOn(backend, `the web console in Chromium (${backend.name})`, () => {
+    let database: TestDatabase;
+    let server: RunningServer;
+    let stub: HttpStub;
+    let context: BrowserContext;
+    let page: Page;
+    let watch: { problems: string[] };
+    /**
+     * The axe pass and the screenshots, on SQLite only: the pages are the same whatever the
+     * database, and the browser's time is better spent on the flows, which run on both.
+     */
+    const look = backend.name === 'sqlite' ? lookAt : async () => undefined;
+    /** The subscription the tests make through the form. */
+    let uuid = '';
+    const name = `Text files (${backend.name})`;
+
+    before(async () => {
+      database = await backend.create();
+      assert.equal((await runCli(['--database-url', database.url, 'dbsync'])).code, 0);
+      stub = await startStub(target);
+      server = await startServer({ NOTIFICATIONS_DATABASE_URL: database.url, NOTIFICATIONS_RETRY_DELAYS: '200ms' });
+      context = await browser!.newContext({
+        viewport: WIDE,
+        extraHTTPHeaders: { 'http-remote-user': USER },
+        permissions: ['clipboard-read', 'clipboard-write'],
+      });
+      context.setDefaultTimeout(30_000);
+      page = await context.newPage();
+      watch = watchPage(page);
+    });
+    after(async () => {
+      await context?.close();
+      await server?.stop();
+      await stub?.close();
+      await database?.cleanup();
+    });
+
+    const api = async <T>(method: string, path: string, body?: string): Promise<T> => {
+      const response = await fetch(`${server.url}${path}`, {
+        method,
+        headers: { 'http-remote-user': USER, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        body,
+      });
+      const text = await response.text();
+      assert.ok(response.ok, `${method} ${path}: ${response.status} ${text}`);
+      return JSON.parse(text) as T;
+    };
+    const receive = async (event: string) => {
+      const response = await fetch(`${server.url}/receive`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/cloudevents+json; charset=utf-8' },
+        body: event,
+      });
+      assert.equal(response.status, 200, await response.text());
+    };
+    const jsonpathField = () => page.getByLabel('JSONPath', { exact: true });
+    const delivery = (eventId: string) => page.locator('li.delivery', { has: page.getByRole('heading', { name: `Event ${eventId}` }) });
+
+    it('says who is missing when the request has no identity, in a page that holds no user data', async () => {
+      const anonymous = await browser!.newContext({ viewport: WIDE });
+      try {
+        const lost = await anonymous.newPage();
+        const problems = watchPage(lost).problems;
+        await lost.goto(`${server.url}/console/`);
+        await lost.getByRole('alert').getByText('The service does not know who you are').waitFor();
+        assert.deepEqual(problems, []);
+      } finally {
+        await anonymous.close();
+      }
+    });
+
+    it('shows an empty list, then makes a subscription through the form, its JSONPath tried on the facility’s event as it is typed', async () => {
+      await page.goto(`${server.url}/console/`);
+      await page.getByText('You have no subscriptions yet.').waitFor();
+      await look(page, 'subscriptions-empty');
+
+      await page.getByRole('link', { name: 'New subscription' }).click();
+      await page.getByRole('heading', { name: 'New subscription', level: 1 }).waitFor();
+      await page.getByLabel('Name', { exact: true }).fill(name);
+      await page.getByLabel('Event: one CloudEvent, as JSON').fill(FACILITY_EVENT);
+
+      // Typed key by key: the verdict follows the expression.
+      await jsonpathField().pressSequentially('$.data[?@.mimetype == "text/plain"]', { delay: 15 });
+      const result = page.locator('.tester-result');
+      await result.getByText('Matches', { exact: true }).waitFor();
+      await result.getByText('3 values selected · read as RFC 9535').waitFor();
+      for (const path of ["$['data'][7]", "$['data'][8]", "$['data'][9]"])
+        await result.getByRole('cell', { name: path, exact: true }).waitFor();
+
+      await jsonpathField().fill('');
+      await jsonpathField().pressSequentially('$.data[?@.size > 100].name', { delay: 15 });
+      await result.getByText('1 value selected · read as RFC 9535').waitFor();
+      await result.getByRole('cell', { name: '"foo.txt"', exact: true }).waitFor();
+      await result.getByRole('cell', { name: "$['data'][7]['name']", exact: true }).waitFor();
+
+      await jsonpathField().fill('$.data[?@.size > 100000].name');
+      await result.getByText('No match', { exact: true }).waitFor();
+
+      // A bad expression: the error, its position marked, and the same error beside the field.
+      await jsonpathField().fill('$.data[0].name.toUpperCase()');
+      await result.getByText('Invalid JSONPath', { exact: true }).waitFor();
+      assert.equal(await result.locator('.marked mark').textContent(), '(');
+      assert.match((await result.locator('.marked').textContent()) ?? '', /at position 26/);
+      assert.match((await page.locator('#field-jsonpath-error').textContent()) ?? '', /invalid JSONPath at position 26/);
+      assert.equal(await jsonpathField().getAttribute('aria-invalid'), 'true');
+
+      // The jsonpath2 dialect, as the facility's older subscriptions are written.
+      await jsonpathField().fill('$.data[*][?(@.destinationTable = "Transactions.project")].value');
+      await result.getByText('1 value selected · read as jsonpath2 (Pacifica)').waitFor();
+      await result.getByRole('cell', { name: '"1236é"', exact: true }).waitFor();
+
+      await jsonpathField().fill('$.data[?@.mimetype == "text/plain"]');
+      await result.getByText('3 values selected · read as RFC 9535').waitFor();
+
+      // An address the service refuses: its message beside Target URL, which takes focus.
+      await page.getByLabel('Target URL').fill('ftp://127.0.0.1/hook');
+      await page.getByRole('button', { name: 'Create subscription' }).click();
+      const targetError = page.locator('#field-target-error');
+      await targetError.waitFor();
+      assert.match((await targetError.textContent()) ?? '', /http or https/);
+      assert.equal(await page.evaluate('document.activeElement.id'), 'field-target');
+      assert.equal(await page.getByLabel('Target URL').getAttribute('aria-invalid'), 'true');
+      await look(page, 'subscription-form');
+
+      await page.getByLabel('Target URL').fill(`${stub.url}/hook`);
+      await page.getByLabel('Sent to the target as').selectOption('header');
+      await page.getByLabel('Scheme').fill('Bearer');
+      await page.getByLabel('Credentials').fill('s3cret-token');
+      await page.getByRole('button', { name: 'Add an extension' }).click();
+      await page.getByLabel('Name of extension 1').fill('lab');
+      await page.getByLabel('Value of extension 1').fill('emsl');
+      await page.getByLabel('Rate limit (deliveries per second)').fill('20');
+      await page.getByRole('button', { name: 'Create subscription' }).click();
+
+      await page.getByRole('heading', { name, level: 1 }).waitFor();
+      await page.getByText(`Subscription “${name}” created.`).waitFor();
+      uuid = decodeURIComponent(new URL(page.url()).hash.replace('#/subscriptions/', ''));
+      const stored = await api<Record<string, unknown>>('GET', `/eventmatch/${uuid}`);
+      assert.equal(stored.jsonpath, '$.data[?@.mimetype == "text/plain"]');
+      assert.equal(stored.target_url, `${stub.url}/hook`);
+      assert.deepEqual(stored.auth, { type: 'header', header: { type: 'Bearer', credentials: 's3cret-token' } });
+      assert.deepEqual(stored.extensions, { lab: 'emsl' });
+      assert.equal(stored.rate_limit, 20);
+
+      await page.getByRole('link', { name: 'Subscriptions', exact: true }).first().click();
+      const row = page.getByRole('row', { name: new RegExp(name.replace(/[()]/g, '\\$&')) });
+      await row.getByRole('cell', { name: `${stub.url}/hook` }).waitFor();
+      await row.getByText('Active').waitFor();
+      await look(page, 'subscriptions');
+    });
+
+    it('shows a delivery and its attempts as the event arrives at /receive', async () => {
+      await page.getByRole('link', { name }).click();
+      await page.getByText('No deliveries yet').waitFor();
+      await receive(FACILITY_EVENT);
+      const first = delivery('C234-1234-1234');
+      await first.getByText('Delivered', { exact: true }).waitFor();
+      await first.getByRole('cell', { name: 'HTTP 204' }).waitFor();
+      await first.getByRole('cell', { name: 'Delivery', exact: true }).waitFor();
+      await eventually(() => stub.requests.some((request) => request.url === '/hook'), 'the target gets the event');
+      assert.equal(stub.requests.at(-1)!.headers.authorization, 'Bearer s3cret-token');
+      await look(page, 'subscription');
+    });
+
+    it('tries the JSONPath on a delivery’s event in the tester, the values following what is typed', async () => {
+      await delivery('C234-1234-1234').getByRole('link', { name: 'Try the JSONPath on this event' }).click();
+      await page.getByRole('heading', { name: 'JSONPath tester', level: 1 }).waitFor();
+      await page.getByText('Loaded the delivery’s event.').waitFor();
+      const result = page.locator('.tester-result');
+      await result.getByText('3 values selected · read as RFC 9535').waitFor();
+      assert.equal(await jsonpathField().inputValue(), '$.data[?@.mimetype == "text/plain"]', 'the subscription’s expression');
+      assert.match(
+        await page.getByLabel('Event: one CloudEvent, as JSON').inputValue(),
+        /\n {2}"cloudEventsVersion": "0\.1",\n/,
+        'laid out over lines',
+      );
+
+      await jsonpathField().fill('');
+      await jsonpathField().pressSequentially('$.data[?@.destinationTable == "Files"].name', { delay: 15 });
+      await result.getByText('3 values selected · read as RFC 9535').waitFor();
+      await result.getByRole('cell', { name: '"bar.txt"', exact: true }).waitFor();
+      await look(page, 'tester');
+
+      await page.getByRole('link', { name: `Back to ${name}` }).click();
+      await page.getByRole('heading', { name, level: 1 }).waitFor();
+    });
+
+    it('shows a failed delivery, and sends it again once the target is fixed and the subscription enabled', async () => {
+      // The target moves: the subscription is pointed where the target refuses.
+      await page.getByRole('link', { name: 'Edit', exact: true }).click();
+      await page.getByRole('heading', { name: `Edit “${name}”`, level: 1 }).waitFor();
+      await page.getByLabel('Target URL').fill(`${stub.url}/broken`);
+      await page.getByRole('button', { name: 'Save changes' }).click();
+      await page.getByText(`Subscription “${name}” saved.`).waitFor();
+
+      await receive(facilityEventWithId('C234-1234-1235'));
+      const failed = delivery('C234-1234-1235');
+      await failed.getByText('Failed', { exact: true }).waitFor();
+      await failed.getByRole('cell', { name: 'HTTP 400' }).waitFor();
+      // The failure disabled the subscription: the view says so without being reloaded.
+      await page.getByText('A delivery failed for good, so delivery disabled this subscription.').waitFor();
+      await page.getByText('target answered 400 Bad Request: missing field: project').first().waitFor();
+      await look(page, 'subscription-failed');
+
+      // Fixed: the target URL back where the target takes events.
+      await page.getByRole('link', { name: 'change the target URL' }).click();
+      await page.getByLabel('Target URL').fill(`${stub.url}/hook`);
+      await page.getByRole('button', { name: 'Save changes' }).click();
+      await page.getByText(`Subscription “${name}” saved.`).waitFor();
+
+      // Disabled, the subscription offers to enable it with the retry.
+      const again = delivery('C234-1234-1235');
+      assert.equal(await again.getByRole('button', { name: 'Retry event C234-1234-1235', exact: true }).count(), 0);
+      const hooked = stub.requests.filter((request) => request.url === '/hook').length;
+      await again.getByRole('button', { name: 'Enable and retry event C234-1234-1235' }).click();
+      await again.getByText('Event C234-1234-1235 is queued again').waitFor();
+      await again.getByText('Delivered', { exact: true }).waitFor();
+      await again.getByRole('cell', { name: 'HTTP 204' }).waitFor();
+      assert.equal(await again.getByRole('cell', { name: 'HTTP 400' }).count(), 1, 'the failed attempt stays in its history');
+      await eventually(() => stub.requests.filter((request) => request.url === '/hook').length === hooked + 1, 'the target gets it again');
+      await page.locator('.view-head').getByText('Active', { exact: true }).waitFor();
+      assert.equal(await page.getByText('A delivery failed for good').count(), 0);
+      await again.getByRole('button', { name: 'Retry event C234-1234-1235', exact: true }).waitFor();
+    });
+
+    it('reveals, copies and rotates the signing secret', async () => {
+      const secret = page.locator('#secret-value');
+      assert.doesNotMatch((await secret.textContent()) ?? '', /whsec_/, 'hidden until revealed');
+      const { secret: current } = await api<{ secret: string }>('GET', `/eventmatch/${uuid}/secret`);
+
+      await page.getByRole('button', { name: 'Reveal' }).click();
+      await secret.getByText(current).waitFor();
+      await page.getByRole('button', { name: 'Hide' }).click();
+      await eventually(async () => !((await secret.textContent()) ?? '').includes('whsec_'), 'hidden again');
+
+      await page.getByRole('button', { name: 'Copy' }).click();
+      await page.getByText('The secret is copied to the clipboard.').waitFor();
+      assert.equal(await page.evaluate('navigator.clipboard.readText()'), current);
+
+      await page.getByRole('button', { name: 'Rotate…' }).click();
+      const dialog = page.getByRole('dialog', { name: 'Rotate the signing secret?' });
+      await dialog.waitFor();
+      await dialog.getByRole('button', { name: 'Rotate' }).click();
+      await page.getByText('The secret is rotated').waitFor();
+      const { secret: rotated } = await api<{ secret: string }>('GET', `/eventmatch/${uuid}/secret`);
+      assert.notEqual(rotated, current);
+      await secret.getByText(rotated).waitFor();
+    });
+
+    it('disables and enables the subscription, the list showing each state', async () => {
+      await page.getByRole('button', { name: 'Disable', exact: true }).click();
+      await page.getByText('Disabled: no events are delivered until it is enabled.').waitFor();
+      assert.notEqual((await api<{ disabled: string | null }>('GET', `/eventmatch/${uuid}`)).disabled, null);
+      await page.getByRole('link', { name: 'Subscriptions', exact: true }).first().click();
+      await page.getByRole('row', { name: /Disabled/ }).waitFor();
+
+      await page.getByRole('link', { name }).click();
+      await page.getByRole('button', { name: 'Enable', exact: true }).click();
+      await page.getByText('Enabled: new events are delivered again.').waitFor();
+      assert.equal((await api<{ disabled: string | null }>('GET', `/eventmatch/${uuid}`)).disabled, null);
+    });
+
+    it('deletes the subscription only once the deletion is confirmed', async () => {
+      await page.getByRole('button', { name: 'Delete…' }).click();
+      const dialog = page.getByRole('dialog', { name: `Delete “${name}”?` });
+      await dialog.waitFor();
+      await look(page, 'delete-dialog');
+      await page.keyboard.press('Escape');
+      await dialog.waitFor({ state: 'hidden' });
+      await api('GET', `/eventmatch/${uuid}`);
+
+      await page.getByRole('button', { name: 'Delete…' }).click();
+      await dialog.getByRole('button', { name: 'Delete subscription' }).click();
+      await page.getByText(`Subscription “${name}” deleted.`).waitFor();
+      await page.getByText('You have no subscriptions yet.').waitFor();
+      const response = await fetch(`${server.url}/eventmatch/${uuid}`, { headers: { 'http-remote-user': USER } });
+      assert.equal(response.status, 404);
+    });
+
+    it('makes and deletes a subscription with the keyboard alone', async () => {
+      await page.goto(`${server.url}/console/#/`);
+      await page.getByText('You have no subscriptions yet.').waitFor();
+      await tabTo(page, `element.textContent === 'New subscription'`);
+      await page.keyboard.press('Enter');
+      await page.getByRole('heading', { name: 'New subscription', level: 1 }).waitFor();
+      await tabTo(page, `element.id === 'field-name'`);
+      await page.keyboard.type('Keyboard only');
+      await page.keyboard.press('Tab');
+      await page.keyboard.type('$.data[?@.name == "foo.txt"]');
+      await tabTo(page, `element.id === 'field-target'`);
+      await page.keyboard.type(`${stub.url}/hook`);
+      await page.keyboard.press('Enter');
+      await page.getByRole('heading', { name: 'Keyboard only', level: 1 }).waitFor();
+
+      await tabTo(page, `element.textContent === 'Delete…'`);
+      await page.keyboard.press('Enter');
+      const dialog = page.getByRole('dialog', { name: 'Delete “Keyboard only”?' });
+      await dialog.waitFor();
+      assert.equal(await page.evaluate('document.activeElement.textContent'), 'Cancel', 'the dialog opens on the safe choice');
+      await page.keyboard.press('Tab');
+      assert.equal(await page.evaluate('document.activeElement.textContent'), 'Delete subscription');
+      await page.keyboard.press('Enter');
+      await page.getByText('Subscription “Keyboard only” deleted.').waitFor();
+    });
+
+    it('ran without a script error or anything refused by its Content-Security-Policy', () => {
+      assert.deepEqual(watch.problems, []);
+    });
+  });
+}
