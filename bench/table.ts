@@ -8,7 +8,11 @@ export function printTable(title: string, rows: readonly Row[]): void {
   const widths = columns.map((c, i) => Math.max(c.length, ...cells.map((r) => r[i]!.length)));
   // Numbers line up on the right; text (the first column, and columns of text only) on the left.
   const left = columns.map((c, i) => i === 0 || rows.every((row) => typeof row[c] !== 'number'));
-  const line = (parts: string[]) => parts.map((p, i) => (left[i] ? p.padEnd(widths[i]!) : p.padStart(widths[i]!))).join('  ');
+  const line = (parts: string[]) =>
+    parts
+      .map((p, i) => (left[i] ? p.padEnd(widths[i]!) : p.padStart(widths[i]!)))
+      .join('  ')
+      .trimEnd();
   console.log(`\n${title}`);
   console.log(line(columns));
   console.log(widths.map((w) => '-'.repeat(w)).join('  '));
