@@ -1,42 +1,64 @@
 /**
- * The benchmark's delivery target: a keep-alive HTTP server that answers 204 at once and
- * counts what arrives, with each delivery's arrival time by CloudEvent id when asked to.
+ * The benchmark's delivery target: a keep-alive HTTP server that answers 204 (at once, or after
+ * `delayMs`) and counts what it answered, with each delivery's arrival time by CloudEvent id
+ * when asked to.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export interface CountingTarget {
   readonly url: string;
+  /** Requests answered so far. */
   delivered(): number;
+  /** When the last answer went out (performance.now()). */
   lastDeliveryAt(): number;
   /** Arrival times (performance.now()) of each delivery, by event id; only with `timeArrivals`. */
   readonly arrivals: Map<string, number[]>;
   /** Resolves once no delivery came for `quietMs` (or `timeoutMs` passed). */
   settle(quietMs: number, timeoutMs: number): Promise<void>;
+  /** Resolves once `count` requests were answered, or none was for `quietMs`, or `timeoutMs` passed. */
+  reach(count: number, quietMs: number, timeoutMs: number): Promise<void>;
   close(): Promise<void>;
 }
 
-export async function startCountingTarget({ timeArrivals = false } = {}): Promise<CountingTarget> {
+export interface CountingTargetOptions {
+  timeArrivals?: boolean;
+  /** Each request is answered this long after it arrived (a slow target); 0: at once. */
+  delayMs?: number;
+}
+
+export async function startCountingTarget({ timeArrivals = false, delayMs = 0 }: CountingTargetOptions = {}): Promise<CountingTarget> {
   let delivered = 0;
   let last = 0;
   const arrivals = new Map<string, number[]>();
+  const pending = new Set<NodeJS.Timeout>();
   const server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => timeArrivals && chunks.push(chunk));
     request.on('end', () => {
-      delivered++;
-      last = performance.now();
       if (timeArrivals) {
         const { id } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id: string };
         const times = arrivals.get(id);
-        if (times) times.push(last);
-        else arrivals.set(id, [last]);
+        if (times) times.push(performance.now());
+        else arrivals.set(id, [performance.now()]);
       }
-      response.writeHead(204).end();
+      const answer = () => {
+        delivered++;
+        last = performance.now();
+        response.writeHead(204).end();
+      };
+      if (delayMs <= 0) return answer();
+      const timer = setTimeout(() => {
+        pending.delete(timer);
+        answer();
+      }, delayMs);
+      pending.add(timer);
     });
   });
   server.keepAliveTimeout = 60_000;
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  // A slow target holds a connection per request in flight: room for the sender to open many at once.
+  await new Promise<void>((resolve) => server.listen({ port: 0, host: '127.0.0.1', backlog: 4096 }, resolve));
+  const quietFor = (quietMs: number) => last !== 0 && performance.now() - last >= quietMs;
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
     delivered: () => delivered,
@@ -44,11 +66,16 @@ export async function startCountingTarget({ timeArrivals = false } = {}): Promis
     arrivals,
     settle: async (quietMs, timeoutMs) => {
       const deadline = performance.now() + timeoutMs;
-      while (performance.now() < deadline && (last === 0 || performance.now() - last < quietMs))
-        await new Promise((r) => setTimeout(r, 100));
+      while (performance.now() < deadline && !quietFor(quietMs)) await new Promise((r) => setTimeout(r, 100));
+    },
+    reach: async (count, quietMs, timeoutMs) => {
+      const deadline = performance.now() + timeoutMs;
+      while (performance.now() < deadline && delivered < count && !quietFor(quietMs)) await new Promise((r) => setTimeout(r, 100));
     },
     close: () =>
       new Promise<void>((resolve) => {
+        for (const timer of pending) clearTimeout(timer);
+        pending.clear();
         server.closeAllConnections();
         server.close(() => resolve());
       }),

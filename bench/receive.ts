@@ -1,8 +1,13 @@
 /**
- * /receive against the server process, with 999 subscriptions of which three match
- * each event, all delivering to one counting keep-alive target (allow-all policy):
+ * /receive against the server process, with 999 subscriptions of which three match each event,
+ * the three of three different owners (so each event is three policy calls and three
+ * deliveries: seven HTTP exchanges with the /receive request), all delivering to one counting
+ * keep-alive target:
  * - throughput: events/s with p50/p99 under as much load as 32 connections make, then how
  *   fast the deliveries reach the target end to end;
+ * - burst: the same load while the target answers each delivery after 1 s, so what /receive
+ *   takes in is measured apart from what the machine spends delivering; then the time until
+ *   every answered event was delivered;
  * - latency: at a fixed offered 1,000 events/s, after a warm-up at that rate, the time from
  *   sending an event to its delivery, p50/p99;
  * - sustained: a minute at an offered load above 5,000 deliveries/s, and the deliveries/s
@@ -25,7 +30,11 @@ import type { Row } from './table.js';
 
 const SUBSCRIPTIONS = 999;
 const PROJECTS = 333; // 999 subscriptions over 333 projects: exactly three match each event
-const MATCHES_PER_EVENT = SUBSCRIPTIONS / PROJECTS;
+export const MATCHES_PER_EVENT = SUBSCRIPTIONS / PROJECTS;
+/** The three subscriptions of a project belong to three users: one policy call each. */
+const OWNERS = MATCHES_PER_EVENT;
+/** HTTP exchanges the server takes part in for one event: the /receive, the policy calls, the deliveries. */
+export const EXCHANGES_PER_EVENT = 1 + OWNERS + MATCHES_PER_EVENT;
 const THROUGHPUT_S = 10;
 const CONNECTIONS = 32;
 const LATENCY_RATE = 1_000;
@@ -36,6 +45,17 @@ const SUSTAINED_RATE = 2_000; // events/s: 6,000 deliveries/s offered
 const SUSTAINED_S = 60;
 const QUIET_MS = 2_000;
 const DRAIN_TIMEOUT_MS = 180_000;
+/** How long the burst section's target takes to answer each delivery. */
+export const BURST_TARGET_DELAY_MS = 1_000;
+/**
+ * Connections to the burst section's target (the most the setting takes). With answers taking
+ * a second, an origin's window stays at its connections, so the default 16 would deliver
+ * 16/s and the backlog of a 10 s burst would take an hour; at 1,024 the server's 1,024 rows in
+ * flight bound it, ~1,000 deliveries/s.
+ */
+const BURST_TARGET_CONCURRENCY = '1024';
+/** Longer than the target's delay: no answer for this long means nothing more is coming. */
+const BURST_QUIET_MS = 5_000;
 
 /** Events/s a bare Fastify process answers for the same requests: what the machine allows. */
 export async function benchCeiling(): Promise<number> {
@@ -52,7 +72,7 @@ export async function benchCeiling(): Promise<number> {
 }
 
 export async function benchReceive(label: string, databaseUrl: string, ceiling: number): Promise<Row> {
-  return withService(databaseUrl, {}, async (server, target) => {
+  return withService(databaseUrl, {}, async (server, target, policy) => {
     const started = performance.now();
     const result = await load(`${server.url}/receive`, label, THROUGHPUT_S);
     const received = result['2xx'];
@@ -64,14 +84,51 @@ export async function benchReceive(label: string, databaseUrl: string, ceiling: 
       database: label,
       'events/s': eventsPerSecond,
       'of ceiling': eventsPerSecond / ceiling,
+      'in exchanges': (eventsPerSecond * EXCHANGES_PER_EVENT) / ceiling,
       'non-2xx': result.non2xx + result.errors,
       'p50 ms': result.latency.p50,
       'p99 ms': result.latency.p99,
       'deliveries/s end to end': target.delivered() / ((target.lastDeliveryAt() - started) / 1000),
-      'all delivered':
-        target.delivered() >= received * MATCHES_PER_EVENT ? 'yes' : `${target.delivered()} of ${received * MATCHES_PER_EVENT}`,
+      // Checks the workload: three owners, so three policy calls for each event delivered.
+      'policy calls/event': policy.delivered() / (target.delivered() / MATCHES_PER_EVENT),
+      'all delivered': allDelivered(target.delivered(), received),
     };
   });
+}
+
+/**
+ * Intake apart from delivery: the same load as benchReceive while the target answers each
+ * delivery after a second, so few deliveries finish during the 10 s (at most ~1,000/s, see
+ * BURST_TARGET_CONCURRENCY) and the events pile up in the queue. Then every answered event
+ * must be delivered: the time from the end of the load to the last delivery's answer.
+ */
+export async function benchBurst(label: string, databaseUrl: string, ceiling: number): Promise<Row> {
+  const options = { delayMs: BURST_TARGET_DELAY_MS, env: { NOTIFICATIONS_TARGET_CONCURRENCY: BURST_TARGET_CONCURRENCY } };
+  return withService(databaseUrl, options, async (server, target) => {
+    const result = await load(`${server.url}/receive`, label, THROUGHPUT_S);
+    const loadEnded = performance.now();
+    const received = result['2xx'];
+    const duringLoad = target.delivered();
+    await target.reach(received * MATCHES_PER_EVENT, BURST_QUIET_MS, DRAIN_TIMEOUT_MS);
+    // Requests in flight when autocannon stopped were answered too, and are delivered too.
+    await target.settle(BURST_QUIET_MS, DRAIN_TIMEOUT_MS);
+    const eventsPerSecond = received / THROUGHPUT_S;
+    return {
+      database: label,
+      'events/s': eventsPerSecond,
+      'of ceiling': eventsPerSecond / ceiling,
+      'non-2xx': result.non2xx + result.errors,
+      'p50 ms': result.latency.p50,
+      'p99 ms': result.latency.p99,
+      'delivered during the load': duringLoad,
+      'drained in s': (target.lastDeliveryAt() - loadEnded) / 1000,
+      'all delivered': allDelivered(target.delivered(), received),
+    };
+  });
+}
+
+function allDelivered(delivered: number, events: number): string {
+  return delivered >= events * MATCHES_PER_EVENT ? 'yes' : `${delivered} of ${events * MATCHES_PER_EVENT}`;
 }
 
 export async function benchLatency(label: string, databaseUrl: string): Promise<Row> {
@@ -93,11 +150,13 @@ export async function benchLatency(label: string, databaseUrl: string): Promise<
       database: label,
       'offered events/s': LATENCY_RATE,
       'answered events/s': answered.ok / LATENCY_S,
+      'non-2xx': answered.failed,
       deliveries: latencies.length,
       'receive p99 ms': percentile(answered.latencies, 99),
       'to delivered p50 ms': percentile(latencies, 50),
       'to delivered p99 ms': percentile(latencies, 99),
       'to delivered max ms': percentile(latencies, 100),
+      'all delivered': allDelivered(latencies.length, answered.ok),
     };
   });
 }
@@ -113,12 +172,13 @@ export async function pacedLoad(
   seconds: number,
   rate: number,
   sent = new Map<string, number>(),
-): Promise<{ ok: number; latencies: number[] }> {
+): Promise<{ ok: number; failed: number; latencies: number[] }> {
   const pool = new Pool(new URL(url).origin, { connections: CONNECTIONS });
   const path = new URL(url).pathname;
   const latencies: number[] = [];
   const requests: Array<Promise<void>> = [];
   let ok = 0;
+  let failed = 0;
   const perStep = (rate * PACE_MS) / 1000;
   const started = performance.now();
   for (let step = 0; step < (seconds * 1000) / PACE_MS; step++) {
@@ -135,13 +195,14 @@ export async function pacedLoad(
             await response.body.dump();
             latencies.push(performance.now() - at);
             if (response.statusCode === 200) ok++;
+            else failed++;
           }),
       );
     }
   }
   await Promise.all(requests);
   await pool.close();
-  return { ok, latencies };
+  return { ok, failed, latencies };
 }
 
 export async function benchSustained(label: string, databaseUrl: string): Promise<Row> {
@@ -158,25 +219,25 @@ export async function benchSustained(label: string, databaseUrl: string): Promis
       // the "minute" lasts until the last answer.
       'load s': minuteS,
       'answered events/s': answered.ok / minuteS,
+      'non-2xx': answered.failed,
       'deliveries/s over the minute': inTheMinute / minuteS,
       'backlog drained in s': (target.lastDeliveryAt() - started) / 1000 - minuteS,
-      'all delivered':
-        target.delivered() >= answered.ok * MATCHES_PER_EVENT ? 'yes' : `${target.delivered()} of ${answered.ok * MATCHES_PER_EVENT}`,
+      'all delivered': allDelivered(target.delivered(), answered.ok),
     };
   });
 }
 
 async function withService<T>(
   databaseUrl: string,
-  options: { timeArrivals?: boolean },
-  run: (server: RunningServer, target: CountingTarget) => Promise<T>,
+  options: { timeArrivals?: boolean; delayMs?: number; env?: Record<string, string> },
+  run: (server: RunningServer, target: CountingTarget, policy: CountingTarget) => Promise<T>,
 ): Promise<T> {
   const target = await startCountingTarget(options);
   const policy = await startCountingTarget();
-  const server = await startBenchServer(databaseUrl, { NOTIFICATIONS_POLICY_URL: policy.url });
+  const server = await startBenchServer(databaseUrl, { NOTIFICATIONS_POLICY_URL: policy.url, ...options.env });
   try {
     await createSubscriptions(server, target.url);
-    return await run(server, target);
+    return await run(server, target, policy);
   } finally {
     await server.stop();
     await target.close();
@@ -198,15 +259,16 @@ function load(url: string, label: string, duration: number): Promise<autocannon.
   });
 }
 
+/** Subscription i is to project i % PROJECTS, owned by user ⌊i / PROJECTS⌋: a project's three have three owners. */
 async function createSubscriptions(server: RunningServer, targetUrl: string): Promise<void> {
-  const headers = { 'content-type': 'application/json', 'http-remote-user': 'bench' };
   for (let start = 0; start < SUBSCRIPTIONS; start += 100) {
     await Promise.all(
       Array.from({ length: Math.min(100, SUBSCRIPTIONS - start) }, async (_, i) => {
         const project = (start + i) % PROJECTS;
+        const owner = `bench-${Math.floor((start + i) / PROJECTS)}`;
         const response = await fetch(`${server.url}/eventmatch`, {
           method: 'POST',
-          headers,
+          headers: { 'content-type': 'application/json', 'http-remote-user': owner },
           body: JSON.stringify({
             name: `project ${project}`,
             jsonpath: `$.data[?@.destinationTable == 'Transactions.project' && @.value == '${project}']`,

@@ -1,8 +1,9 @@
 /**
  * `npm run bench [-- section…]`: prints the benchmark tables and writes bench/results.json.
- * Sections: jsonpath, matching, memory, creates, receive, latency, sustained, isolation (all by default).
- * The services run on SQLite, and on PostgreSQL too when NOTIFICATIONS_BENCH_DATABASE_URL
+ * Sections: jsonpath, matching, memory, creates, receive, burst, latency, sustained, isolation (all
+ * by default). The services run on SQLite, and on PostgreSQL too when NOTIFICATIONS_BENCH_DATABASE_URL
  * names a database. Run with --expose-gc (the npm script does) so heap figures are settled.
+ * Last, the goals of issue 15 with the figures of this run (bench/goals.ts).
  */
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -10,13 +11,14 @@ import { createPostgres, createSqlite } from '../test/support/database.js';
 import { facilityEvent } from '../test/support/shared.js';
 import { benchCreates } from './creates.js';
 import { benchIsolation } from './isolation.js';
+import { goals } from './goals.js';
 import { benchEvaluation } from './jsonpath-evaluation.js';
 import { benchMemory } from './memory.js';
-import { benchCeiling, benchLatency, benchReceive, benchSustained } from './receive.js';
+import { benchBurst, benchCeiling, benchLatency, benchReceive, benchSustained } from './receive.js';
 import { benchMatching } from './subscription-matching.js';
 import { printTable, type Row } from './table.js';
 
-const SECTIONS = ['jsonpath', 'matching', 'memory', 'creates', 'receive', 'latency', 'sustained', 'isolation'];
+const SECTIONS = ['jsonpath', 'matching', 'memory', 'creates', 'receive', 'burst', 'latency', 'sustained', 'isolation'];
 
 async function main(): Promise<void> {
   const only = process.argv.slice(2);
@@ -42,7 +44,7 @@ async function main(): Promise<void> {
   await section('memory', 'The server process with 100,000 facility-shaped subscriptions loaded', () => forEachBenchDatabase(benchMemory));
 
   let ceiling = NaN;
-  if (['creates', 'receive'].some(want)) {
+  if (['creates', 'receive', 'burst'].some(want)) {
     ceiling = await benchCeiling();
     results.ceiling = [{ server: 'bare Fastify, same bodies', 'requests/s': ceiling }];
     printTable('Ceiling: a bare Fastify process parsing the same /receive bodies (autocannon, 32 connections, 10 s)', results.ceiling);
@@ -50,10 +52,17 @@ async function main(): Promise<void> {
   await section('creates', 'POST /eventmatch (autocannon, 32 connections, 10 s)', () =>
     forEachBenchDatabase((label, url) => benchCreates(label, url, ceiling)),
   );
-  await section('receive', 'POST /receive, 999 subscriptions, 3 matching each event (32 connections, 10 s), then delivery end to end', () =>
-    forEachBenchDatabase((label, url) => benchReceive(label, url, ceiling)),
+  await section(
+    'receive',
+    'POST /receive, 999 subscriptions, 3 matching each event for 3 owners: 7 exchanges an event (32 connections, 10 s), then delivery end to end',
+    () => forEachBenchDatabase((label, url) => benchReceive(label, url, ceiling)),
   );
-  await section('latency', 'From receive to delivered at a fixed 1,000 events/s for 10 s (3 deliveries each)', () =>
+  await section(
+    'burst',
+    'Burst intake: POST /receive as above while the target answers each delivery after 1 s (32 connections, 10 s), then until all are delivered',
+    () => forEachBenchDatabase((label, url) => benchBurst(label, url, ceiling)),
+  );
+  await section('latency', 'From receive to delivered at a fixed 1,000 events/s for 10 s (3 policy calls and 3 deliveries each)', () =>
     forEachBenchDatabase(benchLatency),
   );
   await section('sustained', 'Deliveries sustained for a minute at 2,000 events/s offered (6,000 deliveries/s)', () =>
@@ -64,6 +73,8 @@ async function main(): Promise<void> {
     'Isolation: receive to delivered at a healthy target, 500 events/s for 10 s, alone and beside a target that never answers',
     () => forEachBenchDatabase(benchIsolation),
   );
+  results.goals = goals(results, Boolean(process.env.NOTIFICATIONS_BENCH_DATABASE_URL));
+  printTable('Goals (issue 15), with the figures of this run', results.goals);
   writeFileSync(
     new URL('../../bench/results.json', import.meta.url),
     JSON.stringify({ date: new Date().toISOString(), node: process.version, cpus: os.cpus().length, results }, null, 2),

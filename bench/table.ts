@@ -6,7 +6,13 @@ export function printTable(title: string, rows: readonly Row[]): void {
   const columns = Object.keys(rows[0]!);
   const cells = rows.map((row) => columns.map((c) => format(row[c])));
   const widths = columns.map((c, i) => Math.max(c.length, ...cells.map((r) => r[i]!.length)));
-  const line = (parts: string[]) => parts.map((p, i) => (i === 0 ? p.padEnd(widths[i]!) : p.padStart(widths[i]!))).join('  ');
+  // Numbers line up on the right; text (the first column, and columns of text only) on the left.
+  const left = columns.map((c, i) => i === 0 || rows.every((row) => typeof row[c] !== 'number'));
+  const line = (parts: string[]) =>
+    parts
+      .map((p, i) => (left[i] ? p.padEnd(widths[i]!) : p.padStart(widths[i]!)))
+      .join('  ')
+      .trimEnd();
   console.log(`\n${title}`);
   console.log(line(columns));
   console.log(widths.map((w) => '-'.repeat(w)).join('  '));
@@ -17,6 +23,6 @@ function format(value: string | number | undefined): string {
   if (value === undefined) return '';
   if (typeof value === 'string') return value;
   if (!Number.isFinite(value)) return 'n/a';
-  if (Math.abs(value) >= 100) return Math.round(value).toLocaleString('en-US');
+  if (Math.abs(value) >= 100 || Number.isInteger(value)) return Math.round(value).toLocaleString('en-US');
   return value.toFixed(Math.abs(value) >= 10 ? 1 : 2);
 }

@@ -1,0 +1,142 @@
+/**
+ * Issue 15's goals, each with the figure this run measured for it. Ratios are to the ceiling,
+ * or PostgreSQL's to SQLite's, measured in the same run, so they compare across runs and
+ * machines. A goal whose section did not run (or, for PostgreSQL, without
+ * NOTIFICATIONS_BENCH_DATABASE_URL) is "not measured".
+ */
+import { BURST_TARGET_DELAY_MS, EXCHANGES_PER_EVENT } from './receive.js';
+import type { Row } from './table.js';
+
+type Results = Readonly<Record<string, Row[]>>;
+
+interface Measured {
+  measured: string;
+  met: boolean;
+}
+
+const NOT_MEASURED = 'not measured';
+
+export function goals(results: Results, postgres: boolean): Row[] {
+  const rows: Row[] = [];
+  const goal = (name: string, target: string, measure: () => Measured | string) => {
+    const m = measure();
+    rows.push(
+      typeof m === 'string'
+        ? { goal: name, target, measured: m, met: NOT_MEASURED }
+        : { goal: name, target, measured: m.measured, met: m.met ? 'yes' : 'no' },
+    );
+  };
+  const ceiling = num(results.ceiling?.[0]?.['requests/s']);
+  const find = (section: string, database: string) => results[section]?.find((row) => row.database === database);
+  const missing = (section: string, database = 'sqlite') => {
+    if (!results[section]) return `${NOT_MEASURED} (section ${section} not run)`;
+    if (database === 'postgres' && !postgres) return `${NOT_MEASURED} (no NOTIFICATIONS_BENCH_DATABASE_URL)`;
+    return `${NOT_MEASURED} (no ${database} row)`;
+  };
+
+  goal(`burst intake (targets answer after ${BURST_TARGET_DELAY_MS / 1000} s), SQLite: /receive of the ceiling`, '≥ 0.33', () => {
+    const row = find('burst', 'sqlite');
+    if (!row) return missing('burst');
+    const eps = num(row['events/s']);
+    return { measured: `${fixed(eps / ceiling)} (${whole(eps)} events/s, ceiling ${whole(ceiling)} req/s)`, met: eps / ceiling >= 1 / 3 };
+  });
+  goal('burst intake, SQLite: every answered event delivered', 'all', () => {
+    const row = find('burst', 'sqlite');
+    if (!row) return missing('burst');
+    return { measured: `${row['all delivered']}, drained in ${fixed(num(row['drained in s']), 1)} s`, met: row['all delivered'] === 'yes' };
+  });
+  goal(`pipeline, SQLite (3 owners/event): /receive of the ceiling in exchanges (×${EXCHANGES_PER_EVENT})`, '≥ 0.60', () => {
+    const row = find('receive', 'sqlite');
+    if (!row) return missing('receive');
+    const eps = num(row['events/s']);
+    const fraction = (eps * EXCHANGES_PER_EVENT) / ceiling;
+    return {
+      measured: `${fixed(fraction)} (${whole(eps)} events/s × ${EXCHANGES_PER_EVENT}, ceiling ${whole(ceiling)} req/s)`,
+      met: fraction >= 0.6,
+    };
+  });
+  goal('pipeline, SQLite: every answered event delivered', 'all', () => {
+    const row = find('receive', 'sqlite');
+    if (!row) return missing('receive');
+    return { measured: String(row['all delivered']), met: row['all delivered'] === 'yes' };
+  });
+  for (const [section, column, what] of [
+    ['receive', 'events/s', '/receive events/s'],
+    ['receive', 'deliveries/s end to end', 'deliveries/s end to end'],
+    ['creates', 'creates/s', 'creates/s'],
+  ] as const) {
+    goal(`PostgreSQL / SQLite: ${what}`, '≥ 0.80', () => {
+      const sqlite = find(section, 'sqlite');
+      const pg = find(section, 'postgres');
+      if (!sqlite) return missing(section);
+      if (!pg) return missing(section, 'postgres');
+      const ratio = num(pg[column]) / num(sqlite[column]);
+      return { measured: `${fixed(ratio)} (${whole(num(pg[column]))} / ${whole(num(sqlite[column]))})`, met: ratio >= 0.8 };
+    });
+  }
+  for (const [database, name] of [
+    ['sqlite', 'SQLite'],
+    ['postgres', 'PostgreSQL'],
+  ] as const) {
+    goal(`receive → delivered p99 at 1,000 events/s, ${name}`, '≤ 50 ms', () => {
+      const row = find('latency', database);
+      if (!row) return missing('latency', database);
+      const p99 = num(row['to delivered p99 ms']);
+      return { measured: `${p99 >= 100 ? whole(p99) : fixed(p99, 1)} ms`, met: p99 <= 50 };
+    });
+  }
+  const matching = results.matching?.find((row) => row.subscriptions === 100_000);
+  goal('matching 100,000 subscriptions: mean per event', '≤ 150 µs', () => {
+    if (!matching) return missing('matching');
+    const mean = num(matching['index µs mean']);
+    return { measured: `${whole(mean)} µs`, met: mean <= 150 };
+  });
+  goal('matching 100,000 subscriptions: p99 per event', '≤ 1 ms', () => {
+    if (!matching) return missing('matching');
+    const p99 = num(matching['index µs p99']);
+    return { measured: `${fixed(p99 / 1000)} ms`, met: p99 <= 1000 };
+  });
+  goal('server resident with 100,000 subscriptions loaded', '≤ 400 MB', () => {
+    const memory = results.memory;
+    if (!memory || memory.length === 0) return missing('memory');
+    const worst = Math.max(...memory.map((row) => num(row['resident MB'])));
+    return { measured: memory.map((row) => `${whole(num(row['resident MB']))} MB (${row.database})`).join(', '), met: worst <= 400 };
+  });
+  const deliveryRuns = ['receive', 'burst', 'latency', 'sustained'].flatMap((section) =>
+    (results[section] ?? []).map((row) => ({ run: `${section} ${row.database}`, row })),
+  );
+  goal('nothing lost: every answered event delivered', 'in every run', () => {
+    if (deliveryRuns.length === 0) return `${NOT_MEASURED} (no delivery section run)`;
+    const lost = deliveryRuns.filter(({ row }) => row['all delivered'] !== 'yes');
+    return {
+      measured:
+        lost.length === 0 ? `yes, ${deliveryRuns.length} runs` : lost.map(({ run, row }) => `${run}: ${row['all delivered']}`).join('; '),
+      met: lost.length === 0,
+    };
+  });
+  const requestRuns = [...deliveryRuns, ...(results.creates ?? []).map((row) => ({ run: `creates ${row.database}`, row }))].filter(
+    ({ row }) => row['non-2xx'] !== undefined,
+  );
+  goal('no 5xx (no answer but 2xx, no failed request)', '0', () => {
+    if (requestRuns.length === 0) return `${NOT_MEASURED} (no load section run)`;
+    const failed = requestRuns.filter(({ row }) => num(row['non-2xx']) !== 0);
+    return {
+      measured:
+        failed.length === 0 ? `0 in ${requestRuns.length} runs` : failed.map(({ run, row }) => `${run}: ${row['non-2xx']}`).join('; '),
+      met: failed.length === 0,
+    };
+  });
+  return rows;
+}
+
+function num(value: string | number | undefined): number {
+  return typeof value === 'number' ? value : NaN;
+}
+
+function fixed(value: number, digits = 2): string {
+  return Number.isFinite(value) ? value.toFixed(digits) : 'n/a';
+}
+
+function whole(value: number): string {
+  return Number.isFinite(value) ? Math.round(value).toLocaleString('en-US') : 'n/a';
+}
