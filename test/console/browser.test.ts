@@ -16,7 +16,7 @@ import { after, before, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { describeOn, type TestDatabase, testBackends } from '../support/database.js';
-import { launchChromium, lookAt, tabTo, watchPage, WIDE } from '../support/browser.js';
+import { keepFailure, launchChromium, lookAt, tabTo, watchPage, WIDE } from '../support/browser.js';
 import { eventually, type HttpStub, type StubAnswer, startStub } from '../support/http-stub.js';
 import { type RunningServer, runCli, startServer } from '../support/processes.js';
 import { facilityEventText } from '../support/shared.js';
@@ -334,8 +334,24 @@ for (const backend of testBackends()) {
       await page.keyboard.type('$.data[?@.name == "foo.txt"]');
       await tabTo(page, `element.id === 'field-target'`);
       await page.keyboard.type(`${stub.url}/hook`);
+      // What was typed is what the fields hold, before the form is sent.
+      assert.deepEqual(
+        [
+          await page.locator('#field-name').inputValue(),
+          await jsonpathField().inputValue(),
+          await page.locator('#field-target').inputValue(),
+        ],
+        ['Keyboard only', '$.data[?@.name == "foo.txt"]', `${stub.url}/hook`],
+      );
       await page.keyboard.press('Enter');
-      await page.getByRole('heading', { name: 'Keyboard only', level: 1 }).waitFor();
+      await page
+        .getByRole('heading', { name: 'Keyboard only', level: 1 })
+        .waitFor()
+        .catch(async (error: unknown) => {
+          // Say what the page shows instead, for whoever reads the failure.
+          await keepFailure(page, 'keyboard-create');
+          throw new Error(`${String(error)}\nthe page shows: ${await page.locator('main').innerText()}`);
+        });
 
       await tabTo(page, `element.textContent === 'Delete…'`);
       await page.keyboard.press('Enter');

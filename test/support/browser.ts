@@ -75,6 +75,12 @@ export async function lookAt(page: Page, name: string): Promise<void> {
   await settled(page);
 }
 
+/** A screenshot of the page as a test found it when it failed: `failed-<name>.png` beside the others. */
+export async function keepFailure(page: Page, name: string): Promise<void> {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  await page.screenshot({ path: `${SCREENSHOTS}failed-${name}.png`, fullPage: true }).catch(() => undefined);
+}
+
 /** What the page reports against itself: script errors, and anything its CSP refused. */
 export function watchPage(page: Page): { problems: string[] } {
   const problems: string[] = [];
