@@ -11,7 +11,7 @@ import { SubscriptionList } from './list.js';
 import { href, navigate, parseRoute, type Route } from './routes.js';
 import { TesterView } from './tester.js';
 import { asApiError, Heading, useTitle } from './ui.js';
-import { useCallback, useEffect, useRef, useState } from './vendor/hooks.js';
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from './vendor/hooks.js';
 import type { VNode } from './vendor/preact.js';
 
 /** What every view may use of the app. */
@@ -59,7 +59,13 @@ export function App(): VNode {
     void reload();
     // A notice belongs to the view it was given for: gone once the person moves on.
     setNotice((shown) => (shown !== undefined && shown.route === hash ? shown : undefined));
-    // A new view: its heading takes focus (not on the first, where the page itself has it).
+  }, [hash]);
+
+  // A new view: its heading takes focus (not on the first, where the page itself has it). In
+  // the commit that draws the view, before the browser paints it: an effect runs after the
+  // paint, as late as the machine is busy, and would take the focus from a field the person has
+  // already begun to type in.
+  useLayoutEffect(() => {
     if (firstView.current) firstView.current = false;
     else {
       window.scrollTo(0, 0);
