@@ -74,7 +74,7 @@ async function main(): Promise<void> {
     () => forEachBenchDatabase(benchIsolation),
   );
   results.goals = goals(results, Boolean(process.env.NOTIFICATIONS_BENCH_DATABASE_URL));
-  printTable('Goals (issue 15), with the figures of this run', results.goals);
+  printTable('Goals, with the figures of this run', results.goals);
   writeFileSync(
     new URL('../../bench/results.json', import.meta.url),
     JSON.stringify({ date: new Date().toISOString(), node: process.version, cpus: os.cpus().length, results }, null, 2),
