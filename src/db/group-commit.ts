@@ -3,9 +3,11 @@
  * so many requests pay for one fsync. SQLite syncing each commit manages ~4,000 commits a
  * second on this disk; one create per commit held the service to 1,750 creates/s.
  *
- * A write that shares its transaction runs inside its own savepoint: one that fails (a
- * constraint, a bug) is rolled back alone and rejected, and the others still commit. A write's promise settles only after
- * the commit, so an answer sent on it is durable.
+ * Writes that share a transaction run one after another in it, without savepoints (on
+ * PostgreSQL each savepoint and its release are two more round trips per write). Should one
+ * of them fail (a constraint, a bug), the transaction is rolled back and each write of the
+ * batch runs again alone, so that its failure is its own and the others still commit. A
+ * write's promise settles only after the commit, so an answer sent on it is durable.
  *
  * With `durable`, a commit's writers are answered only once it settles: SQLite's commit is
  * made durable by syncing its log off the main thread (wal-sync.ts), while the next commit
@@ -15,9 +17,10 @@
  * size less one (kept for reads) for PostgreSQL, whose connections commit in parallel (one lane held PostgreSQL to
  * 1,900 creates/s against 4,600 without grouping).
  */
-import { type Kysely, sql } from 'kysely';
+import type { Kysely } from 'kysely';
 import { batchPerTurn } from '../turn-batch.js';
 import type { Database } from './tables.js';
+import { isDatabaseUnavailable } from './unavailable.js';
 
 type Write<T> = (tx: Kysely<Database>) => Promise<T>;
 
@@ -50,18 +53,50 @@ export class GroupCommit {
   }
 
   private async commit(batch: Pending[]): Promise<void> {
-    const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
+    let failedWrite: unknown;
+    let values: unknown[];
     try {
-      await this.transaction(async (tx) => {
-        // Alone in its transaction, a write needs no savepoint: its failure aborts only itself.
-        if (batch.length === 1) outcomes.push({ ok: true, value: await batch[0]!.write(tx) });
-        else for (const pending of batch) outcomes.push(await inSavepoint(tx, pending.write));
+      values = await this.transaction(async (tx) => {
+        const results: unknown[] = [];
+        for (const pending of batch) {
+          try {
+            results.push(await pending.write(tx));
+          } catch (error) {
+            failedWrite = error;
+            throw error;
+          }
+        }
+        return results;
       });
     } catch (error) {
-      // The commit failed (or the lone write did): none of the batch is durable.
-      for (const pending of batch) pending.reject(error);
-      return;
+      // A write failed, and others shared its transaction: each is run alone. When the commit
+      // failed, or the database is not answering, none of the batch is durable.
+      if (failedWrite === error && batch.length > 1 && !isDatabaseUnavailable(error)) return this.eachAlone(batch);
+      return rejectAll(batch, error);
     }
+    this.settleWhenDurable(
+      batch,
+      values.map((value) => ({ ok: true, value })),
+    );
+  }
+
+  private async eachAlone(batch: Pending[]): Promise<void> {
+    const outcomes: Outcome[] = [];
+    for (const [i, pending] of batch.entries()) {
+      try {
+        outcomes.push({ ok: true, value: await this.transaction(pending.write) });
+      } catch (error) {
+        if (isDatabaseUnavailable(error)) {
+          this.settleWhenDurable(batch.slice(0, i), outcomes);
+          return rejectAll(batch.slice(i), error);
+        }
+        outcomes.push({ ok: false, error });
+      }
+    }
+    this.settleWhenDurable(batch, outcomes);
+  }
+
+  private settleWhenDurable(batch: Pending[], outcomes: Outcome[]): void {
     const settle = () => {
       for (const [i, pending] of batch.entries()) {
         const outcome = outcomes[i]!;
@@ -69,26 +104,13 @@ export class GroupCommit {
         else pending.reject(outcome.error);
       }
     };
-    const fail = (error: unknown) => {
-      for (const pending of batch) pending.reject(error);
-    };
-    if (this.durable) this.durable().then(settle, fail);
+    if (this.durable && outcomes.some((outcome) => outcome.ok)) this.durable().then(settle, (error) => rejectAll(batch, error));
     else settle();
   }
 }
 
-async function inSavepoint(
-  tx: Kysely<Database>,
-  write: Write<unknown>,
-): Promise<{ ok: true; value: unknown } | { ok: false; error: unknown }> {
-  await sql`savepoint group_write`.execute(tx);
-  try {
-    const value = await write(tx);
-    await sql`release savepoint group_write`.execute(tx);
-    return { ok: true, value };
-  } catch (error) {
-    await sql`rollback to savepoint group_write`.execute(tx);
-    await sql`release savepoint group_write`.execute(tx);
-    return { ok: false, error };
-  }
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+function rejectAll(batch: Pending[], error: unknown): void {
+  for (const pending of batch) pending.reject(error);
 }

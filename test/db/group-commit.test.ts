@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import type { Kysely } from 'kysely';
 import { GroupCommit } from '../../src/db/group-commit.js';
+import { DatabaseUnavailable } from '../../src/db/unavailable.js';
 import { insertSubscription } from '../../src/db/subscriptions.js';
 import type { Database, SubscriptionRow } from '../../src/db/tables.js';
 import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
@@ -101,6 +102,63 @@ for (const backend of testBackends()) {
           rows.map((r) => r.uuid),
           ['00000000-0000-0000-0000-000000000001', '00000000-0000-0000-0000-000000000002'],
         );
+      } finally {
+        await close();
+      }
+    });
+
+    it('runs each write of a commit again alone when one fails midway: nothing of the failed one stays', async () => {
+      const { handle, close } = await openTestDatabase(backend);
+      try {
+        const group = new GroupCommit(inTransaction(handle.db), 1);
+        let firstRuns = 0;
+        const outcomes = await Promise.allSettled([
+          group.run(async (tx) => {
+            firstRuns++;
+            await insertSubscription(tx, handle.capabilities, row('00000000-0000-0000-0000-000000000002'));
+            return 'first';
+          }),
+          group.run(async (tx) => {
+            await insertSubscription(tx, handle.capabilities, row('00000000-0000-0000-0000-000000000001'));
+            throw new Error('failed after its first statement');
+          }),
+        ]);
+        assert.deepEqual(outcomes[0], { status: 'fulfilled', value: 'first' });
+        assert.equal(outcomes[1]!.status, 'rejected');
+        assert.match(String((outcomes[1] as PromiseRejectedResult).reason), /failed after its first statement/);
+        // Once in the shared transaction, rolled back with it, and once alone.
+        assert.equal(firstRuns, 2);
+        const rows = await handle.db.selectFrom('subscriptions').select('uuid').execute();
+        assert.deepEqual(
+          rows.map((r) => r.uuid),
+          ['00000000-0000-0000-0000-000000000002'],
+        );
+      } finally {
+        await close();
+      }
+    });
+
+    it('fails the whole commit, without running any write again, when the database stops answering', async () => {
+      const { handle, close } = await openTestDatabase(backend);
+      try {
+        const group = new GroupCommit(inTransaction(handle.db), 1);
+        let runs = 0;
+        const outcomes = await Promise.allSettled([
+          group.run(async (tx) => {
+            runs++;
+            await insertSubscription(tx, handle.capabilities, row('00000000-0000-0000-0000-000000000001'));
+          }),
+          group.run(async () => {
+            runs++;
+            throw new DatabaseUnavailable('no answer from the database');
+          }),
+        ]);
+        assert.deepEqual(
+          outcomes.map((o) => o.status),
+          ['rejected', 'rejected'],
+        );
+        assert.equal(runs, 2);
+        assert.equal((await handle.db.selectFrom('subscriptions').select('uuid').execute()).length, 0);
       } finally {
         await close();
       }
