@@ -1,28 +1,28 @@
 /**
  * PostgreSQL LISTEN/NOTIFY for subscription writes, so that several instances on one database
- * hear of each other's writes at once (the polling in `routing/subscription-sync.ts` is the
- * fallback). A write sends `pg_notify(channel, <subscription uuid>)` in its own transaction:
+ * hear of each other's writes at once (the polling in `matching/subscription-sync.ts` is the
+ * fallback). A write sends `pg_notify(channel, <subscription uuid>)` in its own statement:
  * PostgreSQL delivers it on commit, and never for a write rolled back.
  *
  * The channel is one per schema, computed by the server from `current_schema()` on both sides,
  * so that writers and listeners agree whatever the search_path, and deployments (or tests)
  * sharing a database in different schemas do not hear each other.
  */
-import { type Kysely, sql } from 'kysely';
+import { type AliasedRawBuilder, sql } from 'kysely';
 import pg from 'pg';
 import { Pause } from '../time/pause.js';
-import type { Capabilities } from './connect.js';
 import { postgresTarget } from './postgres-target.js';
-import type { Database } from './tables.js';
 
 const PREFIX = 'notifications_subscriptions_';
 /** Channel names are identifiers: 63 bytes at most. A longer schema name is hashed (md5: 32). */
 const CHANNEL = `case when octet_length(current_schema()) <= ${63 - PREFIX.length} then '${PREFIX}' || current_schema() else '${PREFIX}' || md5(current_schema()) end`;
 
-/** Tells the other instances that a subscription was written, when it commits. */
-export async function notifySubscriptionWritten(db: Kysely<Database>, capabilities: Capabilities, uuid: string): Promise<void> {
-  if (!capabilities.notify) return;
-  await sql`select pg_notify(${sql.raw(CHANNEL)}, ${uuid})`.execute(db);
+/**
+ * Selected from a write's RETURNING rows (a data-modifying `with`), tells the other instances
+ * of each row written when it commits: the notification costs no statement of its own.
+ */
+export function notificationOf(uuidColumn: string): AliasedRawBuilder<unknown, 'notified'> {
+  return sql`pg_notify(${sql.raw(CHANNEL)}, ${sql.ref(uuidColumn)})`.as('notified');
 }
 
 export interface SubscriptionListenerOptions {

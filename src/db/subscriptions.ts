@@ -1,9 +1,9 @@
 /**
  * The subscriptions table: the only code that reads or writes it.
  */
-import { type Kysely, sql, type UpdateObject } from 'kysely';
+import { type Kysely, type QueryCreator, sql, type UpdateObject, type UpdateQueryBuilder } from 'kysely';
 import type { Capabilities } from './connect.js';
-import { notifySubscriptionWritten } from './subscription-notifications.js';
+import { notificationOf } from './subscription-notifications.js';
 import type { Database, SubscriptionRow } from './tables.js';
 
 /** A committed write, as those who keep copies of subscriptions (the matcher) hear of it. */
@@ -22,12 +22,26 @@ export type SubscriptionChanges = Partial<
  */
 
 export async function insertSubscription(db: Kysely<Database>, capabilities: Capabilities, row: SubscriptionRow): Promise<void> {
-  await db.insertInto('subscriptions').values(row).execute();
-  await told(db, capabilities, row);
+  const insert = (qb: QueryCreator<Database>) => qb.insertInto('subscriptions').values(row);
+  if (!capabilities.notify) await insert(db).execute();
+  else
+    await db
+      .with('written', (qb) => insert(qb).returning('uuid'))
+      .selectFrom('written')
+      .select(notificationOf('written.uuid'))
+      .execute();
 }
 
-async function told(db: Kysely<Database>, capabilities: Capabilities, row: SubscriptionRow | undefined) {
-  if (row) await notifySubscriptionWritten(db, capabilities, row.uuid);
+/** The row a write returns, with the other instances told of it (on PostgreSQL) in the same statement. */
+async function writtenRow(
+  db: Kysely<Database>,
+  capabilities: Capabilities,
+  write: (qb: QueryCreator<Database>) => UpdateQueryBuilder<Database, 'subscriptions', 'subscriptions', SubscriptionRow>,
+): Promise<SubscriptionRow | undefined> {
+  if (!capabilities.notify) return write(db).executeTakeFirst();
+  const told = await db.with('written', write).selectFrom('written').selectAll().select(notificationOf('written.uuid')).executeTakeFirst();
+  if (told === undefined) return undefined;
+  const { notified: _, ...row } = told;
   return row;
 }
 
@@ -178,15 +192,15 @@ async function updateLive(
   uuid: string,
   set: UpdateObject<Database, 'subscriptions'>,
 ): Promise<SubscriptionRow | undefined> {
-  const row = await db
-    .updateTable('subscriptions')
-    .set(set)
-    .where('uuid', '=', uuid)
-    .where('owner', '=', owner)
-    .where('deleted', 'is', null)
-    .returningAll()
-    .executeTakeFirst();
-  return told(db, capabilities, row);
+  return writtenRow(db, capabilities, (qb) =>
+    qb
+      .updateTable('subscriptions')
+      .set(set)
+      .where('uuid', '=', uuid)
+      .where('owner', '=', owner)
+      .where('deleted', 'is', null)
+      .returningAll(),
+  );
 }
 
 /** Soft delete: the row stays (the event log refers to it) but never matches again. */
@@ -219,15 +233,15 @@ export async function disableSubscription(
   error: string,
   at: number,
 ): Promise<SubscriptionRow | undefined> {
-  const row = await db
-    .updateTable('subscriptions')
-    .set({ disabled: nextUpdated(at), updated: nextUpdated(at), error })
-    .where('uuid', '=', uuid)
-    .where('deleted', 'is', null)
-    .where('disabled', 'is', null)
-    .returningAll()
-    .executeTakeFirst();
-  return told(db, capabilities, row);
+  return writtenRow(db, capabilities, (qb) =>
+    qb
+      .updateTable('subscriptions')
+      .set({ disabled: nextUpdated(at), updated: nextUpdated(at), error })
+      .where('uuid', '=', uuid)
+      .where('deleted', 'is', null)
+      .where('disabled', 'is', null)
+      .returningAll(),
+  );
 }
 
 /** Subscriptions written (created, updated, deleted, disabled) at or after `since`. */
