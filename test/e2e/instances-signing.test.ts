@@ -34,7 +34,12 @@ describeOn(POSTGRES, 'a signing secret rotated on one instance', () => {
             headers: { 'content-type': 'application/cloudevents+json' },
             body: JSON.stringify({ specversion: '1.0', id, source: '/instances-signing', type: 't' }),
           });
-        await eventually(async () => ((await (await send('before')).json()) as { matches: number }).matches === 1, 'the receiver matches');
+        // A new id each try: one received before the receiver heard of the subscription stays logged unmatched.
+        let tries = 0;
+        await eventually(
+          async () => ((await (await send(`before-${tries++}`)).json()) as { matches: number }).matches === 1,
+          'the receiver matches',
+        );
         await eventually(() => target.requests.length === 1, 'and delivers');
 
         const rotated = await fetch(`${writer.url}/eventmatch/${uuid}/secret/rotate`, { method: 'POST', headers: USER });
