@@ -22,14 +22,29 @@ export type SubscriptionChanges = Partial<
  */
 
 export async function insertSubscription(db: Kysely<Database>, capabilities: Capabilities, row: SubscriptionRow): Promise<void> {
-  const insert = (qb: QueryCreator<Database>) => qb.insertInto('subscriptions').values(row);
-  if (!capabilities.notify) await insert(db).execute();
-  else
-    await db
-      .with('written', (qb) => insert(qb).returning('uuid'))
-      .selectFrom('written')
-      .select(notificationOf('written.uuid'))
-      .execute();
+  await insertSubscriptions(db, capabilities, [row]);
+}
+
+/** Both databases take at least 32,766 parameters a statement; a subscription has 20 columns. */
+const SUBSCRIPTION_ROWS_PER_STATEMENT = 1_000;
+
+/** New subscriptions, in as few statements as the parameter limit allows. */
+export async function insertSubscriptions(
+  db: Kysely<Database>,
+  capabilities: Capabilities,
+  rows: readonly SubscriptionRow[],
+): Promise<void> {
+  for (let i = 0; i < rows.length; i += SUBSCRIPTION_ROWS_PER_STATEMENT) {
+    const insert = (qb: QueryCreator<Database>) =>
+      qb.insertInto('subscriptions').values(rows.slice(i, i + SUBSCRIPTION_ROWS_PER_STATEMENT));
+    if (!capabilities.notify) await insert(db).execute();
+    else
+      await db
+        .with('written', (qb) => insert(qb).returning('uuid'))
+        .selectFrom('written')
+        .select(notificationOf('written.uuid'))
+        .execute();
+  }
 }
 
 /** The row a write returns, with the other instances told of it (on PostgreSQL) in the same statement. */

@@ -3,12 +3,13 @@
  * subscription that is missing, deleted, or someone else's is "not found", whichever it is.
  */
 import { randomUUID } from 'node:crypto';
+import { batchedWrite } from '../db/batched-write.js';
 import type { DatabaseHandle } from '../db/connect.js';
 import { cancelPendingMatches } from '../db/matches.js';
 import {
   deleteSubscription,
   findLiveSubscription,
-  insertSubscription,
+  insertSubscriptions,
   listLiveSubscriptions,
   rotateSigningSecret,
   type SubscriptionChange,
@@ -88,6 +89,11 @@ export function subscriptionService(deps: SubscriptionServiceDependencies): Subs
   const { db } = deps.database;
   const notify = (change: SubscriptionChange) => deps.onChange?.(change);
   const lookupTimeoutMs = deps.targetLookupTimeoutMs ?? TARGET_LOOKUP_TIMEOUT_MS;
+  // Creates of the same moment share one insert statement.
+  const insertRow = batchedWrite(deps.database, async (tx, rows: readonly SubscriptionRow[]) => {
+    await insertSubscriptions(tx, deps.database.capabilities, rows);
+    return rows.map(() => undefined);
+  });
 
   /** 400 when delivery would refuse the target's address (every address of its host name). */
   async function checkTarget(targetUrl: string): Promise<void> {
@@ -146,7 +152,7 @@ export function subscriptionService(deps: SubscriptionServiceDependencies): Subs
         rate_limit: input.rate_limit ?? null,
         allowed_rate: allowed,
       };
-      await deps.database.write((tx) => insertSubscription(tx, deps.database.capabilities, row));
+      await insertRow(row);
       notify({ kind: 'upsert', row });
       return toRecord(row, deps.secretKey);
     },

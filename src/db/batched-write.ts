@@ -1,0 +1,40 @@
+/**
+ * Writes of one kind that arrive during one turn of the event loop are made together, by one
+ * call that takes them all (one multi-row statement instead of one each), in one transaction
+ * of the group commit. A statement is a socket write to PostgreSQL: one insert per create
+ * spent a fifth of the main thread in `writev`.
+ *
+ * Should the batch fail, its items are written one by one, so one item's failure is its own.
+ */
+import type { Kysely } from 'kysely';
+import { batchPerTurn } from '../turn-batch.js';
+import type { DatabaseHandle } from './connect.js';
+import type { Database } from './tables.js';
+
+/** Writes `items` and returns one result per item, in their order. */
+export type WriteMany<T, R> = (tx: Kysely<Database>, items: readonly T[]) => Promise<R[]>;
+
+interface Waiting<T, R> {
+  item: T;
+  resolve: (result: R) => void;
+  reject: (error: unknown) => void;
+}
+
+/** Returns a function that writes one item, batched; it settles after the commit that made the item durable. */
+export function batchedWrite<T, R>(database: DatabaseHandle, writeMany: WriteMany<T, R>): (item: T) => Promise<R> {
+  const add = batchPerTurn<Waiting<T, R>>(async (batch) => {
+    try {
+      const results = await database.write((tx) =>
+        writeMany(
+          tx,
+          batch.map((w) => w.item),
+        ),
+      );
+      for (const [i, w] of batch.entries()) w.resolve(results[i]!);
+    } catch (error) {
+      if (batch.length === 1) return batch[0]!.reject(error);
+      for (const w of batch) database.write((tx) => writeMany(tx, [w.item])).then((results) => w.resolve(results[0]!), w.reject);
+    }
+  });
+  return (item) => new Promise((resolve, reject) => add({ item, resolve, reject }));
+}

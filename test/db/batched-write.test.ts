@@ -1,0 +1,54 @@
+import assert from 'node:assert/strict';
+import { it } from 'node:test';
+import { batchedWrite } from '../../src/db/batched-write.js';
+import { insertSubscriptions } from '../../src/db/subscriptions.js';
+import type { SubscriptionRow } from '../../src/db/tables.js';
+import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
+import { subscriptionRow } from '../support/subscription-row.js';
+
+const row = (n: number): SubscriptionRow =>
+  subscriptionRow({ uuid: `00000000-0000-0000-0000-${String(n).padStart(12, '0')}`, name: `s${n}`, jsonpath: '$.a' });
+
+for (const backend of testBackends()) {
+  describeOn(backend, `batched write (${backend.name})`, () => {
+    it('writes the items of one turn in one call, and answers each with its own result', async () => {
+      const { handle, close } = await openTestDatabase(backend);
+      try {
+        const calls: number[] = [];
+        const insert = batchedWrite(handle, async (tx, rows: readonly SubscriptionRow[]) => {
+          calls.push(rows.length);
+          await insertSubscriptions(tx, handle.capabilities, rows);
+          return rows.map((r) => r.name);
+        });
+        assert.deepEqual(await Promise.all([1, 2, 3].map((n) => insert(row(n)))), ['s1', 's2', 's3']);
+        assert.deepEqual(calls, [3]);
+        assert.equal((await handle.db.selectFrom('subscriptions').select('uuid').execute()).length, 3);
+      } finally {
+        await close();
+      }
+    });
+
+    it('writes the items one by one when the batch fails, so that only the failing one is refused', async () => {
+      const { handle, close } = await openTestDatabase(backend);
+      try {
+        const insert = batchedWrite(handle, async (tx, rows: readonly SubscriptionRow[]) => {
+          await insertSubscriptions(tx, handle.capabilities, rows);
+          return rows.map((r) => r.name);
+        });
+        // The second has the first's key: the three-row insert fails as a whole.
+        const outcomes = await Promise.allSettled([insert(row(1)), insert({ ...row(1), name: 'again' }), insert(row(3))]);
+        assert.deepEqual(
+          outcomes.map((o) => o.status),
+          ['fulfilled', 'rejected', 'fulfilled'],
+        );
+        const rows = await handle.db.selectFrom('subscriptions').select(['uuid', 'name']).orderBy('uuid').execute();
+        assert.deepEqual(
+          rows.map((r) => r.name),
+          ['s1', 's3'],
+        );
+      } finally {
+        await close();
+      }
+    });
+  });
+}
