@@ -55,6 +55,13 @@ export const ERRORS = {
   /** `missing`: what is missing or wrong ("missing identity"); `requirement`: what the route needs. */
   UNAUTHENTICATED: define(401, (missing: string, requirement: string) => `${missing}: ${requirement}`),
 
+  /** `site`: the Sec-Fetch-Site the browser sent (cross-site, same-site). */
+  CROSS_SITE_REQUEST: define(
+    403,
+    (site: string) =>
+      `sec-fetch-site: "${site}": the service does not act on a request a page of another site made the browser send; use the console at /console/, or a client that is not a browser`,
+  ),
+
   /** Missing, deleted, malformed or someone else's: the same answer, so nothing is revealed. */
   SUBSCRIPTION_NOT_FOUND: define(404, (uuid: string) => `subscription ${uuid} not found`),
   /** Missing, malformed, or a match of another subscription: the same answer. */

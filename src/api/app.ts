@@ -9,6 +9,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequ
 import { DEFAULT_DATABASE_TIMEOUT_MS } from '../db/connect.js';
 import { databaseUnavailable, errorBody, serviceError } from '../errors.js';
 import { within } from '../time/within.js';
+import { refuseCrossSiteWrites } from './cross-site.js';
 import { answerClientError, errorHandler } from './error-handler.js';
 import { createLogger } from './logger.js';
 
@@ -81,6 +82,7 @@ export async function buildApp(
     void reply.header('x-request-id', request.id);
   });
   refuseWhileClosing(app);
+  refuseCrossSiteWrites(app);
   app.addHook('onRoute', (route) => {
     const deadline = route.config?.deadline;
     if (deadline === false) return;

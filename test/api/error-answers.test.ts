@@ -255,6 +255,12 @@ for (const backend of testBackends()) {
         code: 'DELIVERY_IN_PROGRESS',
         send: send('POST', `/eventmatch/${unknownDialect}/deliveries/${leased}/retry`, USER),
       },
+      {
+        label: "a secret rotation a browser sends for another site's page",
+        status: 403,
+        code: 'CROSS_SITE_REQUEST',
+        send: send('POST', `/eventmatch/${disabled}/secret/rotate`, { ...USER, 'sec-fetch-site': 'cross-site' }),
+      },
       { label: 'an unknown route', status: 404, code: 'ROUTE_NOT_FOUND', send: send('GET', '/nothing', USER) },
       { label: 'a method the path does not take', status: 405, code: 'METHOD_NOT_ALLOWED', send: send('PATCH', '/eventmatch', USER) },
       { label: 'GET /receive', status: 405, code: 'METHOD_NOT_ALLOWED', send: send('GET', '/receive', {}) },

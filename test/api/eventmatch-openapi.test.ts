@@ -23,15 +23,15 @@ interface Operation {
  * uuid, 413 and 415 with a body, 500 and 503 (the database not answering) everywhere.
  */
 const STATUSES: Record<string, string[]> = {
-  'POST /eventmatch': ['200', '400', '401', '413', '415', '500', '503'],
+  'POST /eventmatch': ['200', '400', '401', '403', '413', '415', '500', '503'],
   'GET /eventmatch': ['200', '400', '401', '500', '503'],
   'GET /eventmatch/{uuid}': ['200', '400', '401', '404', '500', '503'],
-  'PUT /eventmatch/{uuid}': ['200', '400', '401', '404', '413', '415', '500', '503'],
-  'DELETE /eventmatch/{uuid}': ['200', '400', '401', '404', '413', '415', '500', '503'],
-  'POST /eventmatch/test': ['200', '400', '401', '413', '415', '500', '503'],
-  'POST /eventmatch/{uuid}/test': ['200', '400', '401', '404', '413', '415', '500', '503'],
+  'PUT /eventmatch/{uuid}': ['200', '400', '401', '403', '404', '413', '415', '500', '503'],
+  'DELETE /eventmatch/{uuid}': ['200', '400', '401', '403', '404', '413', '415', '500', '503'],
+  'POST /eventmatch/test': ['200', '400', '401', '403', '413', '415', '500', '503'],
+  'POST /eventmatch/{uuid}/test': ['200', '400', '401', '403', '404', '413', '415', '500', '503'],
   'GET /eventmatch/{uuid}/secret': ['200', '400', '401', '404', '500', '503'],
-  'POST /eventmatch/{uuid}/secret/rotate': ['200', '400', '401', '404', '413', '415', '500', '503'],
+  'POST /eventmatch/{uuid}/secret/rotate': ['200', '400', '401', '403', '404', '413', '415', '500', '503'],
 };
 
 const BODY_400 = ['BODY_NOT_JSON', 'BODY_TOO_DEEP', 'BODY_INCOMPLETE'];
@@ -246,6 +246,8 @@ for (const backend of testBackends()) {
             payload: JSON.stringify({ name: 'x'.repeat(MAX_BODY) }),
           },
           { url: url(known), headers: { 'x-user': 'u', 'content-type': 'text/plain' }, payload: 'x' },
+          // A browser sending it for another site's page: refused unless it only reads.
+          { url: url(known), headers: { 'x-user': 'u', 'sec-fetch-site': 'cross-site' } },
         ];
         const answered = new Set<string>();
         for (const probe of probes) {
