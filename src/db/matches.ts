@@ -1,7 +1,7 @@
 /**
  * The matches table (the event log's ELM records, and the work queue).
  */
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { timeOrderedUuid } from '../uuid.js';
 import type { Capabilities } from './connect.js';
 import { type Database, type MatchesTable, type MatchState, UNFINISHED_STATES } from './tables.js';
@@ -170,8 +170,9 @@ export interface AttemptRecord {
 /**
  * Records attempts, of the matches that still exist: a match can vanish while its delivery is
  * in flight (`eventpurge` deletes its event, cascading), and one missing row must not fail the
- * whole batch's settlement with a foreign key violation. On PostgreSQL the rows kept are locked
- * until the commit, so a purge cannot delete them in between. Returns how many were recorded.
+ * whole batch's settlement with a foreign key violation. One statement inserts them and leaves
+ * out those of missing matches; on PostgreSQL the matches kept are locked until the commit, so
+ * a purge cannot delete them in between. Returns how many were recorded.
  */
 export async function recordAttempts(
   db: Kysely<Database>,
@@ -179,30 +180,27 @@ export async function recordAttempts(
   attempts: readonly AttemptRecord[],
 ): Promise<number> {
   if (attempts.length === 0) return 0;
-  let present = db
-    .selectFrom('matches')
-    .select('uuid')
-    .where('uuid', 'in', [...new Set(attempts.map((a) => a.matchUuid))]);
-  if (capabilities.rowLocks) present = present.forKeyShare();
-  const existing = new Set((await present.execute()).map((r) => r.uuid));
-  const kept = attempts.filter((a) => existing.has(a.matchUuid));
-  if (kept.length === 0) return 0;
-  await db
-    .insertInto('attempts')
-    .values(
-      kept.map((a) => ({
-        uuid: timeOrderedUuid(),
-        match_uuid: a.matchUuid,
-        stage: a.stage,
-        at: a.at,
-        status: a.status,
-        error: a.error,
-        duration_ms: Math.round(a.durationMs),
-      })),
-    )
-    .execute();
-  return kept.length;
+  let recorded = 0;
+  for (let i = 0; i < attempts.length; i += ATTEMPT_ROWS_PER_STATEMENT) {
+    const chunk = attempts.slice(i, i + ATTEMPT_ROWS_PER_STATEMENT);
+    const rows = chunk.map(
+      (a) => sql`(${timeOrderedUuid()}, ${a.matchUuid}, ${a.stage}, ${a.at}, ${a.status}, ${a.error}, ${Math.round(a.durationMs)})`,
+    );
+    const matchUuids = [...new Set(chunk.map((a) => a.matchUuid))].map((uuid) => sql`${uuid}`);
+    // A VALUES list's columns are column1… on both databases; PostgreSQL reads its parameters as text.
+    const result = await sql`insert into attempts (uuid, match_uuid, stage, at, status, error, duration_ms)
+      select column1, column2, column3, cast(column4 as bigint), cast(column5 as integer), column6, cast(column7 as integer)
+      from (values ${sql.join(rows)}) as recorded
+      where column2 in (select uuid from matches where uuid in (${sql.join(matchUuids)})${capabilities.rowLocks ? sql` for key share` : sql``})`.execute(
+      db,
+    );
+    recorded += Number(result.numAffectedRows ?? 0n);
+  }
+  return recorded;
 }
+
+/** Both databases take at least 32,766 parameters a statement: 7 an attempt, and its match's uuid. */
+const ATTEMPT_ROWS_PER_STATEMENT = 4_000;
 
 export type RequeueResult = 'requeued' | 'leased' | 'missing';
 
