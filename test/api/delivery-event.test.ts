@@ -7,16 +7,9 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../src/api/app.js';
-import { deliveriesRoutes } from '../../src/api/deliveries-routes.js';
-import { eventmatchRoutes } from '../../src/api/eventmatch-routes.js';
-import { receiveRoutes } from '../../src/api/receive-routes.js';
-import { EventLogBatch } from '../../src/events/event-log-batch.js';
-import { LiveMatcher } from '../../src/matching/live-matcher.js';
 import type { DeliveryRecord } from '../../src/subscriptions/delivery-history.js';
-import { systemClock } from '../../src/time/clock.js';
+import { startApiApp } from '../support/app.js';
 import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
-import { defaultTargetGuard } from '../support/target-guard.js';
 
 const ALICE = { 'http-remote-user': 'alice' };
 /** Numbers JSON.parse would change, escapes, spacing and member order: what must come back as sent. */
@@ -33,22 +26,7 @@ for (const backend of testBackends()) {
 
     before(async () => {
       test = await openTestDatabase(backend);
-      const clock = systemClock();
-      const matcher = new LiveMatcher();
-      const identity = { header: 'http-remote-user', defaultUser: null };
-      app = await buildApp({ maxBodyBytes: 1024 * 1024, logger: 'silent', version: 'test' }, [
-        eventmatchRoutes({
-          database: test.handle,
-          clock,
-          secretKey: null,
-          dialectMode: 'auto',
-          targetGuard: defaultTargetGuard(),
-          identity,
-          onChange: (change) => matcher.apply(change),
-        }),
-        deliveriesRoutes({ database: test.handle, clock, identity }),
-        receiveRoutes({ eventLog: new EventLogBatch(test.handle), matcher, clock, receiveToken: null, onReceived: () => undefined }),
-      ]);
+      app = await startApiApp(test.handle);
       subscription = await subscribe('kept');
       const received = await app.inject({
         method: 'POST',

@@ -11,16 +11,13 @@ import { createConnection, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/api/app.js';
-import { deliveriesRoutes } from '../../src/api/deliveries-routes.js';
 import { eventmatchRoutes } from '../../src/api/eventmatch-routes.js';
-import { receiveRoutes } from '../../src/api/receive-routes.js';
 import { openDatabase } from '../../src/db/connect.js';
 import { logEvent } from '../../src/db/events.js';
 import { ERROR_CODES, type ErrorCode } from '../../src/errors.js';
-import { EventLogBatch } from '../../src/events/event-log-batch.js';
-import { LiveMatcher } from '../../src/matching/live-matcher.js';
 import { targetConsent } from '../../src/subscriptions/target-consent.js';
 import { systemClock } from '../../src/time/clock.js';
+import { startApiApp } from '../support/app.js';
 import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
 import { type HttpStub, startStub } from '../support/http-stub.js';
 import { matchRow } from '../support/match-row.js';
@@ -61,31 +58,16 @@ for (const backend of testBackends()) {
     before(async () => {
       test = await openTestDatabase(backend);
       const clock = systemClock();
-      const identity = { header: 'http-remote-user', defaultUser: null };
       target = await startStub((request, response) => {
         if (request.url === '/refuses') response.writeHead(405).end();
         else response.writeHead(200, { 'webhook-allowed-origin': '*' }).end();
       });
       valid = { ...valid, target_url: `${target.url}/` };
-      app = await buildApp({ maxBodyBytes: MAX_BODY, logger: 'silent', version: 'test', requestTimeoutMs: 500 }, [
-        eventmatchRoutes({
-          database: test.handle,
-          clock,
-          secretKey: null,
-          dialectMode: 'auto',
-          targetGuard: defaultTargetGuard(),
-          targetConsent: targetConsent({ origin: 'walker.example', timeoutMs: 2_000, guard: defaultTargetGuard() }),
-          identity,
-        }),
-        deliveriesRoutes({ database: test.handle, clock, identity }),
-        receiveRoutes({
-          eventLog: new EventLogBatch(test.handle),
-          matcher: new LiveMatcher(),
-          clock,
-          receiveToken: TOKEN,
-          onReceived: () => undefined,
-        }),
-      ]);
+      app = await startApiApp(test.handle, {
+        app: { maxBodyBytes: MAX_BODY, requestTimeoutMs: 500 },
+        eventmatch: { targetConsent: targetConsent({ origin: 'walker.example', timeoutMs: 2_000, guard: defaultTargetGuard() }) },
+        receiveToken: TOKEN,
+      });
       await app.listen({ port: 0, host: '127.0.0.1' });
       port = (app.server.address() as { port: number }).port;
       const create = async () =>

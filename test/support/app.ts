@@ -1,11 +1,29 @@
 import { after, before } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../src/api/app.js';
+import { type AppOptions, buildApp } from '../../src/api/app.js';
+import { deliveriesRoutes } from '../../src/api/deliveries-routes.js';
 import { type EventmatchDependencies, eventmatchRoutes } from '../../src/api/eventmatch-routes.js';
+import { receiveRoutes } from '../../src/api/receive-routes.js';
 import type { DatabaseHandle } from '../../src/db/connect.js';
+import { EventLogBatch } from '../../src/events/event-log-batch.js';
+import { LiveMatcher } from '../../src/matching/live-matcher.js';
 import { systemClock } from '../../src/time/clock.js';
 import { openTestDatabase, type TestBackend } from './database.js';
 import { defaultTargetGuard } from './target-guard.js';
+
+const IDENTITY = { header: 'http-remote-user', defaultUser: null };
+
+function eventmatchDependencies(database: DatabaseHandle, overrides: Partial<EventmatchDependencies>): EventmatchDependencies {
+  return {
+    database,
+    clock: systemClock(),
+    secretKey: null,
+    dialectMode: 'auto',
+    targetGuard: defaultTargetGuard(),
+    identity: IDENTITY,
+    ...overrides,
+  };
+}
 
 /** The app with the subscription routes, silent, as the server would build it; for `inject`. */
 export function startEventmatchApp(
@@ -13,15 +31,32 @@ export function startEventmatchApp(
   overrides: Partial<EventmatchDependencies> = {},
   maxBodyBytes = 1024 * 1024,
 ): Promise<FastifyInstance> {
-  return buildApp({ maxBodyBytes, logger: 'silent', version: 'test' }, [
-    eventmatchRoutes({
-      database,
-      clock: systemClock(),
-      secretKey: null,
-      dialectMode: 'auto',
-      targetGuard: defaultTargetGuard(),
-      identity: { header: 'http-remote-user', defaultUser: null },
-      ...overrides,
+  return buildApp({ maxBodyBytes, logger: 'silent', version: 'test' }, [eventmatchRoutes(eventmatchDependencies(database, overrides))]);
+}
+
+export interface ApiAppOptions {
+  app?: Partial<AppOptions>;
+  eventmatch?: Partial<EventmatchDependencies>;
+  /** NOTIFICATIONS_RECEIVE_TOKEN; none by default. */
+  receiveToken?: string | null;
+}
+
+/**
+ * The app with every API route (subscriptions, their deliveries, /receive) on one database,
+ * silent, as the server builds it, its matcher following the subscription writes; for `inject`.
+ */
+export function startApiApp(database: DatabaseHandle, options: ApiAppOptions = {}): Promise<FastifyInstance> {
+  const clock = systemClock();
+  const matcher = new LiveMatcher();
+  return buildApp({ maxBodyBytes: 1024 * 1024, logger: 'silent', version: 'test', ...options.app }, [
+    eventmatchRoutes(eventmatchDependencies(database, { clock, onChange: (change) => matcher.apply(change), ...options.eventmatch })),
+    deliveriesRoutes({ database, clock, identity: IDENTITY }),
+    receiveRoutes({
+      eventLog: new EventLogBatch(database),
+      matcher,
+      clock,
+      receiveToken: options.receiveToken ?? null,
+      onReceived: () => undefined,
     }),
   ]);
 }
