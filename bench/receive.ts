@@ -79,15 +79,10 @@ export async function benchReceive(label: string, databaseUrl: string, ceiling: 
     // Requests still in flight when autocannon stops are answered too: wait for the
     // deliveries to stop coming rather than for a count.
     await target.settle(QUIET_MS, DRAIN_TIMEOUT_MS);
-    const eventsPerSecond = received / THROUGHPUT_S;
     return {
-      database: label,
-      'events/s': eventsPerSecond,
-      'of ceiling': eventsPerSecond / ceiling,
-      'in exchanges': (eventsPerSecond * EXCHANGES_PER_EVENT) / ceiling,
-      'non-2xx': result.non2xx + result.errors,
-      'p50 ms': result.latency.p50,
-      'p99 ms': result.latency.p99,
+      ...intakeColumns(label, result, ceiling, (eventsPerSecond) => ({
+        'in exchanges': (eventsPerSecond * EXCHANGES_PER_EVENT) / ceiling,
+      })),
       'deliveries/s end to end': target.delivered() / ((target.lastDeliveryAt() - started) / 1000),
       // Checks the workload: three owners, so three policy calls for each event delivered.
       'policy calls/event': policy.delivered() / (target.delivered() / MATCHES_PER_EVENT),
@@ -112,19 +107,32 @@ export async function benchBurst(label: string, databaseUrl: string, ceiling: nu
     await target.reach(received * MATCHES_PER_EVENT, BURST_QUIET_MS, DRAIN_TIMEOUT_MS);
     // Requests in flight when autocannon stopped were answered too, and are delivered too.
     await target.settle(BURST_QUIET_MS, DRAIN_TIMEOUT_MS);
-    const eventsPerSecond = received / THROUGHPUT_S;
     return {
-      database: label,
-      'events/s': eventsPerSecond,
-      'of ceiling': eventsPerSecond / ceiling,
-      'non-2xx': result.non2xx + result.errors,
-      'p50 ms': result.latency.p50,
-      'p99 ms': result.latency.p99,
+      ...intakeColumns(label, result, ceiling),
       'delivered during the load': duringLoad,
       'drained in s': (target.lastDeliveryAt() - loadEnded) / 1000,
       'all delivered': allDelivered(target.delivered(), received),
     };
   });
+}
+
+/** What a `/receive` load under autocannon measured: its rate, against the ceiling (and `more` of it), failures, latency. */
+function intakeColumns(
+  label: string,
+  result: autocannon.Result,
+  ceiling: number,
+  more: (eventsPerSecond: number) => Row = () => ({}),
+): Row {
+  const eventsPerSecond = result['2xx'] / THROUGHPUT_S;
+  return {
+    database: label,
+    'events/s': eventsPerSecond,
+    'of ceiling': eventsPerSecond / ceiling,
+    ...more(eventsPerSecond),
+    'non-2xx': result.non2xx + result.errors,
+    'p50 ms': result.latency.p50,
+    'p99 ms': result.latency.p99,
+  };
 }
 
 function allDelivered(delivered: number, events: number): string {
