@@ -9,7 +9,7 @@ import { html } from './html.js';
 import { href } from './routes.js';
 import { Tester } from './tester.js';
 import { asApiError, ErrorMessage, Heading, useTitle } from './ui.js';
-import { useEffect, useState } from './vendor/hooks.js';
+import { useEffect, useLayoutEffect, useState } from './vendor/hooks.js';
 import type { VNode } from './vendor/preact.js';
 
 type Field = 'name' | 'jsonpath' | 'target_url' | 'auth' | 'extensions' | 'rate_limit';
@@ -117,8 +117,9 @@ export function SubscriptionForm(props: ViewProps & { uuid?: string; jsonpath?: 
     );
   }, []);
 
-  // After a refused save, the first field in error takes focus, so its message is read.
-  useEffect(() => {
+  // After a refused save, the first field in error takes focus, so its message is read. In the
+  // render that shows the message: an effect would wait for the next frame.
+  useLayoutEffect(() => {
     if (focusField === undefined) return;
     document.getElementById(FIRST_CONTROL[focusField])?.focus();
     setFocusField(undefined);
