@@ -100,6 +100,19 @@ describe('compiled expressions', () => {
     }
   });
 
+  it('evaluate a filter that reads only $ once for a node, not once per child', () => {
+    let reads = 0;
+    const settings = {};
+    Object.defineProperty(settings, 'level', { enumerable: true, get: () => ++reads && 1 });
+    const document = { settings, a: 1, b: 2, c: 3 } as JsonValue;
+    assert.equal(compileJsonPath('$[?$.settings.level == 2]', 'rfc9535').matches(document), false);
+    assert.equal(reads, 1);
+    assert.equal(compileJsonPath('$[?$.settings.level == 1]', 'rfc9535').matches(document), true);
+    assert.equal(reads, 2);
+    assert.equal(compileJsonPath('$.none[?$.settings.level == 1]', 'rfc9535').matches(document), false);
+    assert.equal(reads, 2, 'no child, no evaluation');
+  });
+
   it('are reusable across documents', () => {
     const compiled = compileJsonPath('$.a');
     assert.equal(compiled.matches({ a: 1 }), true);

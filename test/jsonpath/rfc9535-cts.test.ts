@@ -38,3 +38,25 @@ describe('RFC 9535 compliance test suite, in rfc9535 mode', () => {
     });
   }
 });
+
+describe('RFC 9535 matches, against select', () => {
+  // `matches` walks values on its own (first-node.ts): every valid selector of the suite, over
+  // every document of the suite, must match exactly where `select` finds something.
+  const documents = [
+    ...new Map(cts.tests.filter((t) => t.document !== undefined).map((t) => [JSON.stringify(t.document), t.document!])).values(),
+  ];
+  const selectors = [...new Set(cts.tests.filter((t) => !t.invalid_selector).map((t) => t.selector))];
+
+  it('agrees on every document of the suite for every selector', () => {
+    const disagreements: string[] = [];
+    for (const selector of selectors) {
+      const query = compileJsonPath(selector, 'rfc9535');
+      for (const document of documents) {
+        const selected = query.select(document).values.length > 0;
+        if (query.matches(document) !== selected) disagreements.push(`${selector} on ${JSON.stringify(document)}: select ${selected}`);
+      }
+    }
+    assert.ok(selectors.length * documents.length > 50_000, `only ${selectors.length * documents.length} pairs`);
+    assert.deepEqual(disagreements, []);
+  });
+});
