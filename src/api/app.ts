@@ -125,8 +125,10 @@ export async function buildApp(
 }
 
 /**
- * Once the instance begins to stop, a request that still arrives (on a connection kept alive
- * from before) is answered 503 at once, and Fastify closes its connection after the answer.
+ * Once the instance begins to stop, every answer says `Connection: close`, and Node closes its
+ * connection after it: a connection kept alive would otherwise hold the stop open until its
+ * keep-alive time-out (72 s). A request that still arrives on such a connection (sent before
+ * its client read that answer) is answered 503 at once.
  */
 function refuseWhileClosing(app: FastifyInstance): void {
   let closing = false;
@@ -135,6 +137,10 @@ function refuseWhileClosing(app: FastifyInstance): void {
   });
   app.addHook('onRequest', async () => {
     if (closing) throw serviceError('SHUTTING_DOWN');
+  });
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    if (closing) reply.header('connection', 'close');
+    done(null, payload);
   });
 }
 

@@ -350,8 +350,9 @@ describe('an error answer while the database cannot be reached', () => {
   });
 });
 
-describe('an error answer while the server is stopping', () => {
-  it('is 503 SHUTTING_DOWN for a request on a connection kept alive from before, and the connection is closed', async () => {
+describe('a server that is stopping', { timeout: 20_000 }, () => {
+  /** An app with GET /slow/:n, which answers once its gate is opened, and GET /fast. */
+  async function gatedApp(preClose?: () => Promise<void>) {
     const entered: Array<() => void> = [];
     const gates: Array<() => void> = [];
     const app = await buildApp({ maxBodyBytes: MAX_BODY, logger: 'silent', version: 'test' }, [
@@ -363,6 +364,8 @@ describe('an error answer while the server is stopping', () => {
           });
           return { done: true };
         });
+        routes.get('/fast', async () => ({ done: true }));
+        if (preClose) routes.addHook('preClose', preClose);
       },
     ]);
     await app.listen({ port: 0, host: '127.0.0.1' });
@@ -372,36 +375,72 @@ describe('an error answer while the server is stopping', () => {
       await once(socket, 'connect');
       return socket;
     };
-    const answer = (socket: Socket) =>
-      new Promise<string>((resolve) => {
-        let text = '';
-        socket.on('data', (chunk: Buffer) => {
-          text += chunk.toString('latin1');
-          if (/\r\n\r\n[\s\S]*\}$/.test(text)) resolve(text);
-        });
-      });
     const inFlight = async (socket: Socket, n: number) => {
       const handled = new Promise<void>((resolve) => entered.push(resolve));
       socket.write(`GET /slow/${n} HTTP/1.1\r\nHost: x\r\n\r\n`);
       await handled;
     };
-    // Two connections busy before the stop: the first holds the close open, the second is kept
-    // alive after its answer and then carries a request the stopping server must refuse.
-    const holding = await connect();
-    const kept = await connect();
+    return { app, gates, connect, inFlight };
+  }
+
+  /** The next answer on `socket`, head and body; then whether the server closed the connection. */
+  const answer = (socket: Socket) =>
+    new Promise<{ head: string; body: string; closed: Promise<void> }>((resolve, reject) => {
+      let text = '';
+      const closed = new Promise<void>((done) => socket.once('close', () => done()));
+      socket.once('close', () => reject(new Error(`the connection closed before an answer: ${JSON.stringify(text)}`)));
+      socket.on('data', (chunk: Buffer) => {
+        text += chunk.toString('latin1');
+        const [head = '', body = ''] = text.split('\r\n\r\n');
+        if (body.endsWith('}')) resolve({ head, body, closed });
+      });
+    });
+
+  it('answers the requests in flight with Connection: close, and stops without waiting for their connections to idle out', async () => {
+    const { app, gates, connect, inFlight } = await gatedApp();
+    const socket = await connect();
     try {
-      await inFlight(holding, 1);
-      await inFlight(kept, 2);
-      const closed = app.close();
+      await inFlight(socket, 1);
+      const stopped = app.close();
       await new Promise((resolve) => setImmediate(resolve));
-      const first = answer(kept);
-      gates[1]!();
-      assert.match(await first, /^HTTP\/1\.1 200/);
-      kept.removeAllListeners('data');
-      const refused = answer(kept);
-      kept.write('GET /slow/3 HTTP/1.1\r\nHost: x\r\n\r\n');
-      const text = await refused;
-      const [head = '', body = ''] = text.split('\r\n\r\n');
+      const answered = answer(socket);
+      gates[0]!();
+      const { head, body, closed } = await answered;
+      assert.match(head, /^HTTP\/1\.1 200/);
+      assert.match(head, /\r\nconnection: close/i);
+      assert.deepEqual(JSON.parse(body), { done: true });
+      // Node closes the connection after that answer; kept alive, it would hold the stop for 72 s.
+      await closed;
+      await stopped;
+    } finally {
+      socket.destroy();
+      for (const release of gates) release();
+      await app.close();
+    }
+  });
+
+  it('answers 503 SHUTTING_DOWN to a request on a connection kept alive from before, and closes it', async () => {
+    // Holds the stop after it has begun and before the server stops listening.
+    let holdStop!: () => void;
+    let stopHeld!: () => void;
+    const held = new Promise<void>((resolve) => (stopHeld = resolve));
+    const { app, gates, connect } = await gatedApp(async () => {
+      stopHeld();
+      await new Promise<void>((release) => (holdStop = release));
+    });
+    const socket = await connect();
+    try {
+      const first = answer(socket);
+      socket.write('GET /fast HTTP/1.1\r\nHost: x\r\n\r\n');
+      assert.doesNotMatch((await first).head, /connection: close/i, 'kept alive before the stop');
+      socket.removeAllListeners('data');
+      socket.removeAllListeners('close');
+
+      const stopped = app.close();
+      await held;
+      const refused = answer(socket);
+      socket.write('GET /fast HTTP/1.1\r\nHost: x\r\n\r\n');
+      const { head, body, closed } = await refused;
       assert.match(head, /^HTTP\/1\.1 503/);
       assert.match(head, /\r\nconnection: close/i);
       assert.deepEqual(JSON.parse(body), {
@@ -410,11 +449,12 @@ describe('an error answer while the server is stopping', () => {
         code: 'SHUTTING_DOWN',
         message: 'server: shutting down; send the request again, on a new connection',
       });
-      gates[0]!();
       await closed;
+      holdStop();
+      await stopped;
     } finally {
-      holding.destroy();
-      kept.destroy();
+      socket.destroy();
+      holdStop?.();
       for (const release of gates) release();
       await app.close();
     }
