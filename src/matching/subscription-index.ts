@@ -65,8 +65,12 @@ export class SubscriptionIndex<Id> {
   private readonly entryOf = new Map<Id, Entry<Id>>();
   private readonly unindexed = new Set<Entry<Id>>();
   private readonly trie = new KeyTrie<Entry<Id>>();
-  /** How many expressions mention each key, in any of their clauses: the key's cost. */
-  private readonly mentions = new Map<string, number>();
+  /**
+   * Each distinct key once, shared by the entries that mention it (the project key of 30,000
+   * subscriptions is one object, not 30,000), with how many expressions mention it in any of
+   * their clauses: the key's cost.
+   */
+  private readonly keys = new Map<string, { key: IndexKey; mentions: number }>();
   private lookups = 0;
   private evaluations = 0;
   private failures = 0;
@@ -154,11 +158,10 @@ export class SubscriptionIndex<Id> {
   }
 
   private createEntry(identity: string, compiled: CompiledJsonPath): Entry<Id> {
-    const clauses = clausesOf(compiled.requirement, this.keyCost);
+    const clauses = clausesOf(compiled.requirement, this.keyCost).map((clause) => clause.map((key) => this.shared(key)));
     const popular: IndexKey[] = [];
     for (const key of keysOf(clauses)) {
-      const mentions = (this.mentions.get(key.id) ?? 0) + 1;
-      this.mentions.set(key.id, mentions);
+      const mentions = ++this.keys.get(key.id)!.mentions;
       if (mentions >= POPULAR_KEY && (mentions & (mentions - 1)) === 0) popular.push(key);
     }
     const entry: Entry<Id> = {
@@ -179,10 +182,17 @@ export class SubscriptionIndex<Id> {
     this.entries.delete(entry.identity);
     this.unplace(entry);
     for (const key of keysOf(entry.clauses)) {
-      const left = (this.mentions.get(key.id) ?? 1) - 1;
-      if (left === 0) this.mentions.delete(key.id);
-      else this.mentions.set(key.id, left);
+      const known = this.keys.get(key.id)!;
+      if (--known.mentions === 0) this.keys.delete(key.id);
     }
+  }
+
+  /** The key object already known for `key`'s id, or `key` itself, from now on known. */
+  private shared(key: IndexKey): IndexKey {
+    const known = this.keys.get(key.id);
+    if (known) return known.key;
+    this.keys.set(key.id, { key, mentions: 0 });
+    return key;
   }
 
   private place(entry: Entry<Id>, clause = cheapest(entry.clauses, this.keyCost)): void {
@@ -211,7 +221,7 @@ export class SubscriptionIndex<Id> {
     }
   }
 
-  private readonly keyCost = (key: IndexKey): number => (this.mentions.get(key.id) ?? 0) + KEY_PENALTY[key.test.kind];
+  private readonly keyCost = (key: IndexKey): number => (this.keys.get(key.id)?.mentions ?? 0) + KEY_PENALTY[key.test.kind];
 }
 
 const identityOf = (dialect: Dialect, source: string) => `${dialect}\u0000${source}`;
