@@ -52,7 +52,7 @@ class Parser {
       if (kind === '.') segments.push(this.parseDotSegment());
       else if (kind === '..') segments.push(this.parseDescendantSegment());
       else if (kind === '[') segments.push({ kind: 'child', selectors: this.parseBracketedSelectors() });
-      else return segments;
+      else return trimmed(segments);
     }
   }
 
@@ -85,7 +85,7 @@ class Parser {
     const selectors = [this.parseSubscriptable()];
     for (;;) {
       const token = this.advance();
-      if (token.kind === ']') return selectors;
+      if (token.kind === ']') return trimmed(selectors);
       if (token.kind !== ',') throw this.unexpected(token, "']' or ','");
       selectors.push(this.parseSubscriptable());
     }
@@ -193,7 +193,7 @@ class Parser {
       this.advance();
       operands.push(this.parseOr());
     }
-    return operands.length === 1 ? operands[0]! : { kind: 'and', operands };
+    return operands.length === 1 ? operands[0]! : { kind: 'and', operands: trimmed(operands) };
   }
 
   /** `orExpression : notExpression ( OR orExpression )?` */
@@ -203,7 +203,7 @@ class Parser {
       this.advance();
       operands.push(this.parseNot());
     }
-    return operands.length === 1 ? operands[0]! : { kind: 'or', operands };
+    return operands.length === 1 ? operands[0]! : { kind: 'or', operands: trimmed(operands) };
   }
 
   /** `notExpression : NOT notExpression | ( expression ) | jsonpath__ ( op jsonpath__ )?` */
@@ -326,4 +326,12 @@ class Parser {
   private unexpected(token: Token, expected: string) {
     return syntaxError(this.expression, token.start, `expected ${expected} but found ${describeToken(token)}`);
   }
+}
+
+/**
+ * An exact-size copy. An array grown by `push` keeps room for about 16 more elements (~130
+ * bytes), and a parsed expression is kept for as long as its subscription is indexed.
+ */
+function trimmed<T>(items: T[]): T[] {
+  return items.slice();
 }
