@@ -86,12 +86,15 @@ function anySelector(selects: Select[]): Select {
 function selectorOf(selector: Selector, environment: JSONPathEnvironment): Select {
   if (selector instanceof NameSelector) {
     const name = selector.name;
-    return (value, _root, each) => isMapping(value) && Object.hasOwn(value, name) && each(value[name]!);
+    return (value, _root, each) => {
+      const child = member(value, name);
+      return child !== Nothing && each(child as JSONValue);
+    };
   }
   if (selector instanceof IndexSelector) {
-    const at = indexReader(selector.index);
+    const index = selector.index;
     return (value, _root, each) => {
-      const child = at(value);
+      const child = element(value, index);
       return child !== Nothing && each(child as JSONValue);
     };
   }
@@ -180,30 +183,30 @@ function evaluated(expression: FilterExpression, environment: JSONPathEnvironmen
 
 /** Reads a singular query's one value, or `Nothing` when it selects no node. */
 function singularReader(query: JSONPathQuery): (value: JSONValue) => unknown {
-  const readers = query.segments.map((segment): ((value: JSONValue) => unknown) => {
+  // A singular query's segments hold one name or index selector each.
+  const steps = query.segments.map((segment) => {
     const selector = segment.selectors[0]!;
-    if (selector instanceof NameSelector) {
-      const name = selector.name;
-      return (value) => (isMapping(value) && Object.hasOwn(value, name) ? value[name] : Nothing);
-    }
-    return indexReader((selector as InstanceType<typeof IndexSelector>).index);
+    return selector instanceof NameSelector ? selector.name : (selector as InstanceType<typeof IndexSelector>).index;
   });
   return (value) => {
     let reached: unknown = value;
-    for (const read of readers) {
-      reached = read(reached as JSONValue);
+    for (const step of steps) {
+      reached = typeof step === 'string' ? member(reached, step) : element(reached, step);
       if (reached === Nothing) break;
     }
     return reached;
   };
 }
 
-function indexReader(index: number): (value: JSONValue) => unknown {
-  return (value) => {
-    if (!Array.isArray(value)) return Nothing;
-    const at = index < 0 && value.length >= -index ? value.length + index : index;
-    return at in value ? value[at] : Nothing;
-  };
+function member(value: unknown, name: string): unknown {
+  return isMapping(value) && Object.hasOwn(value, name) ? value[name] : Nothing;
+}
+
+/** json-p3's index selector: negative from the end. */
+function element(value: unknown, index: number): unknown {
+  if (!Array.isArray(value)) return Nothing;
+  const at = index < 0 && value.length >= -index ? value.length + index : index;
+  return at in value ? value[at] : Nothing;
 }
 
 /** Whether the expression reads the current node (`@`); if not, it holds alike for every child. */
