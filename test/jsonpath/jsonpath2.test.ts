@@ -109,6 +109,23 @@ const EVENT_CASES: Case[] = [
   c('$.data[*][?(@.name.length() = 29)].subdir', EVENT, ['data/a/c']),
 ];
 
+// Paths of names and indices in filters are read directly (PathExpression.singular), not walked.
+const ROWS: JsonValue = { rows: [[1, 2], [3, 4], [5], { 0: 'member zero' }, 'ab'], first: { inner: [7, 8] } };
+const SINGULAR_PATH_CASES: Case[] = [
+  c('$.rows[*][?(@[-1] = 2)]', ROWS, [[1, 2]]),
+  c('$.rows[*][?(@[1] = 4)]', ROWS, [[3, 4]]),
+  c('$.rows[*][?(@[-2])]', ROWS, [
+    [1, 2],
+    [3, 4],
+  ]),
+  c('$.rows[*][?(@[-3])]', ROWS, []),
+  c('$.rows[*][?(@[0] = 5)]', ROWS, [[5]]),
+  c('$.rows[*][?(@[0] = "a")]', ROWS, []),
+  c('$[?($.first.inner[1] = 8)].first.inner[0]', ROWS, [7]),
+  c('$[?($.first.inner[2])].first', ROWS, []),
+  c('$[?($.first.missing.inner)].first', ROWS, []),
+];
+
 const MISC_CASES: Case[] = [
   c('$', MISC, [MISC], ['$']),
   c('$.a', MISC, [null], ["$['a']"]),
@@ -339,7 +356,7 @@ const PYTHON_SUITE_CASES: Case[] = [
   c('$[*]', 'abc', []),
 ];
 
-const CASES = [...EVENT_CASES, ...MISC_CASES, ...PYTHON_SUITE_CASES];
+const CASES = [...EVENT_CASES, ...SINGULAR_PATH_CASES, ...MISC_CASES, ...PYTHON_SUITE_CASES];
 
 describe('jsonpath2 selection', () => {
   for (const { expression, document, values, paths } of CASES) {

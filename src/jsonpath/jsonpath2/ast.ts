@@ -9,6 +9,11 @@ import type { FunctionName } from './functions.js';
 export interface PathExpression {
   readonly origin: 'root' | 'current';
   readonly segments: readonly Segment[];
+  /**
+   * For a path of names and indices only (`@.size`, `$.data[0].name`), which selects at most
+   * one node: its steps, read directly instead of walked. Null for any other path.
+   */
+  readonly singular: readonly (string | number)[] | null;
 }
 
 /**

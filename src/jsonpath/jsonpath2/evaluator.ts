@@ -236,8 +236,29 @@ function operandValues(operand: Operand, current: JsonValue, context: Context): 
 /** A path inside a filter, argument or subscript: `$` is the document root, `@` the node under test. */
 function walkOperandPath(path: PathExpression, current: JsonValue, context: Context, visit: (value: JsonValue) => boolean): boolean {
   const start = path.origin === 'root' ? context.root : current;
+  if (path.singular !== null) {
+    const value = readSteps(start, path.singular);
+    return value !== undefined && visit(value);
+  }
   const inner: Context = context.tracksPaths ? { root: context.root, tracksPaths: false } : context;
-  return walkSegments(path.segments, 0, start, null, inner, (v) => visit(v));
+  return walkSegments(path.segments, 0, start, null, inner, visit);
+}
+
+/** What `selectMember` and `selectIndex` would select, step after step; undefined for nothing. */
+function readSteps(start: JsonValue, steps: readonly (string | number)[]): JsonValue | undefined {
+  let value = start;
+  for (const step of steps) {
+    if (typeof step === 'string') {
+      if (!isObject(value) || !Object.hasOwn(value, step)) return undefined;
+      value = value[step]!;
+    } else {
+      if (!Array.isArray(value)) return undefined;
+      const absolute = step < 0 ? step + value.length : step;
+      if (absolute < 0 || absolute >= value.length) return undefined;
+      value = value[absolute]!;
+    }
+  }
+  return value;
 }
 
 const COMPARATORS: Readonly<Record<ComparisonOperator, (left: JsonValue, right: JsonValue) => boolean>> = {

@@ -34,7 +34,7 @@ class Parser {
     const segments = this.parseSegments();
     const token = this.lexer.peek();
     if (token.kind !== 'end') throw this.unexpected(token, "'.', '..', '[' or end of input");
-    return { origin: 'root', segments };
+    return { origin: 'root', segments, singular: singularSteps(segments) };
   }
 
   // ---- paths ----------------------------------------------------------------------------
@@ -42,7 +42,8 @@ class Parser {
   /** `jsonpath_`: `$` or `@` followed by segments; the caller has checked the first token. */
   private parseNestedPath(): PathExpression {
     const origin = this.advance().kind === '$' ? 'root' : 'current';
-    return { origin, segments: this.parseSegments() };
+    const segments = this.parseSegments();
+    return { origin, segments, singular: singularSteps(segments) };
   }
 
   private parseSegments(): Segment[] {
@@ -326,6 +327,18 @@ class Parser {
   private unexpected(token: Token, expected: string) {
     return syntaxError(this.expression, token.start, `expected ${expected} but found ${describeToken(token)}`);
   }
+}
+
+function singularSteps(segments: readonly Segment[]): (string | number)[] | null {
+  const steps: (string | number)[] = [];
+  for (const segment of segments) {
+    if (segment.kind !== 'child' || segment.selectors.length !== 1) return null;
+    const selector = segment.selectors[0]!;
+    if (selector.kind === 'name') steps.push(selector.name);
+    else if (selector.kind === 'index') steps.push(selector.index);
+    else return null;
+  }
+  return trimmed(steps);
 }
 
 /**
