@@ -2,7 +2,13 @@
  * JSON documents as the whole service sees them (events, tried documents, policy bodies), and
  * how deeply one may nest.
  */
-export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+export type JsonValue = null | boolean | number | string | JsonValue[] | JsonObject;
+export type JsonObject = { [key: string]: JsonValue };
+
+/** A JSON object: not null, not an array. */
+export function isJsonObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
 
 /**
  * How deeply nested a document the service evaluates expressions on may be. Events and

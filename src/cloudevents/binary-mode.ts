@@ -4,11 +4,11 @@
  * one document every later stage works on; a JSON body is kept as sent in its text.
  */
 import { serviceError } from '../errors.js';
-import type { JsonValue } from '../json.js';
+import type { JsonObject, JsonValue } from '../json.js';
 import { decodeUtf8, readJsonBody } from '../request-body/json-body.js';
 import { declaresUtf8OrNothing, isJsonMediaType, type MediaType, requireUtf8Json } from '../request-body/media-type.js';
 import { objectText, valueSpan } from './json-text.js';
-import type { JsonObject, ReceivedEvent, ReceivedMessage } from './types.js';
+import type { ReceivedEvent, ReceivedMessage } from './types.js';
 import { type Label, unsupportedSpecversion, validateEvent } from './validate-event.js';
 
 const PREFIX = 'ce-';

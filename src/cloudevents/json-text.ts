@@ -4,7 +4,7 @@
  * Only for text JSON.parse has already accepted: nothing is validated here (bounds are checked
  * only so that a misuse ends rather than loops).
  */
-import type { JsonObject } from './types.js';
+import type { JsonObject } from '../json.js';
 
 /** A value's place in the text: `text.slice(start, end)` is its source text. */
 export interface Span {

@@ -4,11 +4,12 @@
  * an event object is taken as structured, which is how many producers post events.
  */
 import { type ServiceError, serviceError } from '../errors.js';
+import { isJsonObject } from '../json.js';
 import { type JsonBody, readJsonBody } from '../request-body/json-body.js';
 import { type MediaType, parseMediaType, requireUtf8Json } from '../request-body/media-type.js';
 import { binarySpecversion, parseBinary } from './binary-mode.js';
 import { arrayElements, type Span, valueSpan } from './json-text.js';
-import { isJsonObject, type ParsedMessage, type ReceivedEvent, type ReceivedMessage } from './types.js';
+import type { ParsedMessage, ReceivedEvent, ReceivedMessage } from './types.js';
 import { validateEvent } from './validate-event.js';
 
 const STRUCTURED = 'application/cloudevents+json';

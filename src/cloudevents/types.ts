@@ -48,9 +48,3 @@ export interface ParsedMessage {
   /** One event, except in a batch, which may hold any number (an empty batch none). */
   events: ReceivedEvent[];
 }
-
-export type JsonObject = { [key: string]: JsonValue };
-
-export function isJsonObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}

@@ -8,10 +8,10 @@
  * and no more, so that events the original service accepted are not refused now.
  */
 import { type ServiceError, serviceError } from '../errors.js';
-import type { JsonValue } from '../json.js';
+import { isJsonObject, type JsonObject, type JsonValue } from '../json.js';
 import { isMediaType } from '../request-body/media-type.js';
 import { isAbsoluteUri, isBase64, isCloudEventsString, isInt32, isRfc3339, isUriReference } from './attribute-types.js';
-import { isJsonObject, type JsonObject, type ValidatedEvent } from './types.js';
+import type { ValidatedEvent } from './types.js';
 
 export type Label = (attribute: string) => string;
 

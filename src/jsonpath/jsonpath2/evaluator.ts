@@ -5,10 +5,10 @@
  * at the first node: a callback returns `true` to stop, and every walker passes that on.
  */
 
-import type { JsonValue } from '../../json.js';
+import { isJsonObject, type JsonValue } from '../../json.js';
 import { normalizedPath } from '../normalized-path.js';
 import type { ComparisonOperator, FilterExpression, FunctionCall, Operand, PathExpression, Segment, Selector } from './ast.js';
-import { applyFunction, isInteger, isObject, sliceBound } from './functions.js';
+import { applyFunction, isInteger, sliceBound } from './functions.js';
 
 /** Where a node is: a linked list from the node back to the root (null), built only when asked for. */
 export interface Trail {
@@ -104,7 +104,7 @@ function applySelector(selector: Selector, value: JsonValue, trail: Trail | null
 }
 
 function selectMember(name: string, value: JsonValue, trail: Trail | null, context: Context, emit: Emit): boolean {
-  if (!isObject(value) || !Object.hasOwn(value, name)) return false;
+  if (!isJsonObject(value) || !Object.hasOwn(value, name)) return false;
   return emit(value[name]!, extend(trail, name, context));
 }
 
@@ -147,7 +147,7 @@ function forEachChild(value: JsonValue, trail: Trail | null, context: Context, e
     for (let i = 0; i < value.length; i++) {
       if (emit(value[i]!, extend(trail, i, context))) return true;
     }
-  } else if (isObject(value)) {
+  } else if (isJsonObject(value)) {
     for (const key of Object.keys(value)) {
       if (emit(value[key]!, extend(trail, key, context))) return true;
     }
@@ -249,7 +249,7 @@ function readSteps(start: JsonValue, steps: readonly (string | number)[]): JsonV
   let value = start;
   for (const step of steps) {
     if (typeof step === 'string') {
-      if (!isObject(value) || !Object.hasOwn(value, step)) return undefined;
+      if (!isJsonObject(value) || !Object.hasOwn(value, step)) return undefined;
       value = value[step]!;
     } else {
       if (!Array.isArray(value)) return undefined;
@@ -275,7 +275,7 @@ const COMPARATORS: Readonly<Record<ComparisonOperator, (left: JsonValue, right: 
 function contains(left: JsonValue, right: JsonValue): boolean {
   if (typeof left === 'string') return typeof right === 'string' && left.includes(right);
   if (Array.isArray(left)) return left.some((element) => deepEqual(element, right));
-  if (isObject(left) && isObject(right)) {
+  if (isJsonObject(left) && isJsonObject(right)) {
     return Object.keys(right).every((key) => Object.hasOwn(left, key) && deepEqual(left[key]!, right[key]!));
   }
   return false;
@@ -287,7 +287,7 @@ export function deepEqual(a: JsonValue, b: JsonValue): boolean {
   if (Array.isArray(a)) {
     return Array.isArray(b) && a.length === b.length && a.every((element, i) => deepEqual(element, b[i]!));
   }
-  if (!isObject(a) || !isObject(b)) return false;
+  if (!isJsonObject(a) || !isJsonObject(b)) return false;
   const keys = Object.keys(a);
   if (keys.length !== Object.keys(b).length) return false;
   return keys.every((key) => Object.hasOwn(b, key) && deepEqual(a[key]!, b[key]!));
@@ -296,6 +296,6 @@ export function deepEqual(a: JsonValue, b: JsonValue): boolean {
 /** Python's `bool()` of a JSON value. */
 function isTruthy(value: JsonValue): boolean {
   if (Array.isArray(value)) return value.length > 0;
-  if (isObject(value)) return Object.keys(value).length > 0;
+  if (isJsonObject(value)) return Object.keys(value).length > 0;
   return value !== null && value !== false && value !== 0 && value !== '';
 }

@@ -5,7 +5,7 @@
  *
  * Strings are measured and indexed in code points, as Python does.
  */
-import type { JsonValue } from '../../json.js';
+import { isJsonObject, type JsonValue } from '../../json.js';
 
 export type FunctionName = 'length' | 'keys' | 'values' | 'entries' | 'charAt' | 'substring';
 
@@ -20,17 +20,17 @@ const FUNCTIONS: Readonly<Record<FunctionName, JsonFunction>> = {
   keys(current, args) {
     if (args.length !== 0) return undefined;
     if (Array.isArray(current)) return current.map((_, i) => i);
-    return isObject(current) ? Object.keys(current) : undefined;
+    return isJsonObject(current) ? Object.keys(current) : undefined;
   },
   values(current, args) {
     if (args.length !== 0) return undefined;
     if (Array.isArray(current)) return current;
-    return isObject(current) ? Object.values(current) : undefined;
+    return isJsonObject(current) ? Object.values(current) : undefined;
   },
   entries(current, args) {
     if (args.length !== 0) return undefined;
     if (Array.isArray(current)) return current.map((v, i) => [i, v]);
-    return isObject(current) ? Object.entries(current) : undefined;
+    return isJsonObject(current) ? Object.entries(current) : undefined;
   },
   charAt(current, args) {
     const [index] = args;
@@ -76,8 +76,4 @@ export function sliceBound(bound: number | null, length: number, low: number, hi
 
 function codePoints(text: string): string[] {
   return Array.from(text);
-}
-
-export function isObject(value: JsonValue): value is { [key: string]: JsonValue } {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }

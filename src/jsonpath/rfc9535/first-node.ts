@@ -28,6 +28,7 @@ import {
   Nothing,
   type Token,
 } from 'json-p3';
+import { isJsonObject } from '../../json.js';
 
 type Selector = JSONPathQuery['segments'][number]['selectors'][number];
 type FilterExpression = jsonpath.expressions.FilterExpression;
@@ -199,7 +200,7 @@ function singularReader(query: JSONPathQuery): (value: JSONValue) => unknown {
 }
 
 function member(value: unknown, name: string): unknown {
-  return isMapping(value) && Object.hasOwn(value, name) ? value[name] : Nothing;
+  return isJsonObject(value) && Object.hasOwn(value, name) ? value[name] : Nothing;
 }
 
 /** json-p3's index selector: negative from the end. */
@@ -221,14 +222,10 @@ function readsCurrent(expression: FilterExpression): boolean {
   return true;
 }
 
-function isMapping(value: unknown): value is Record<string, JSONValue> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 function someChild(value: JSONValue, each: (child: JSONValue) => boolean): boolean {
   if (Array.isArray(value)) {
     for (const child of value) if (each(child)) return true;
-  } else if (isMapping(value)) {
+  } else if (isJsonObject(value)) {
     for (const key of Object.keys(value)) if (each(value[key]!)) return true;
   }
   return false;
