@@ -3,6 +3,7 @@
  */
 import type { Kysely } from 'kysely';
 import { timeOrderedUuid } from '../uuid.js';
+import { chunks } from './chunks.js';
 import type { Database, EventsTable, MatchesTable } from './tables.js';
 
 export type EventRow = EventsTable;
@@ -88,12 +89,6 @@ export async function insertMatches(db: Kysely<Database>, rows: readonly MatchRo
 // Both databases take at least 32,766 parameters per statement; events have 7 columns, matches 13.
 const EVENT_ROWS_PER_STATEMENT = 2_000;
 const MATCH_ROWS_PER_STATEMENT = 1_000;
-
-function chunks<T>(items: readonly T[], size: number): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
-  return out;
-}
 
 export async function findEventBySourceAndId(db: Kysely<Database>, source: string, eventId: string): Promise<LoggedEvent | undefined> {
   const row = await db

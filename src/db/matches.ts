@@ -3,6 +3,7 @@
  */
 import { type Kysely, sql } from 'kysely';
 import { timeOrderedUuid } from '../uuid.js';
+import { chunks } from './chunks.js';
 import type { Capabilities } from './connect.js';
 import { type Database, type MatchesTable, type MatchState, UNFINISHED_STATES } from './tables.js';
 
@@ -181,8 +182,7 @@ export async function recordAttempts(
 ): Promise<number> {
   if (attempts.length === 0) return 0;
   let recorded = 0;
-  for (let i = 0; i < attempts.length; i += ATTEMPT_ROWS_PER_STATEMENT) {
-    const chunk = attempts.slice(i, i + ATTEMPT_ROWS_PER_STATEMENT);
+  for (const chunk of chunks(attempts, ATTEMPT_ROWS_PER_STATEMENT)) {
     const rows = chunk.map(
       (a) => sql`(${timeOrderedUuid()}, ${a.matchUuid}, ${a.stage}, ${a.at}, ${a.status}, ${a.error}, ${Math.round(a.durationMs)})`,
     );

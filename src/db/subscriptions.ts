@@ -2,6 +2,7 @@
  * The subscriptions table: the only code that reads or writes it.
  */
 import { type Kysely, type QueryCreator, sql, type UpdateObject, type UpdateQueryBuilder } from 'kysely';
+import { chunks } from './chunks.js';
 import type { Capabilities } from './connect.js';
 import { notificationOf } from './subscription-notifications.js';
 import type { Database, SubscriptionRow } from './tables.js';
@@ -34,9 +35,8 @@ export async function insertSubscriptions(
   capabilities: Capabilities,
   rows: readonly SubscriptionRow[],
 ): Promise<void> {
-  for (let i = 0; i < rows.length; i += SUBSCRIPTION_ROWS_PER_STATEMENT) {
-    const insert = (qb: QueryCreator<Database>) =>
-      qb.insertInto('subscriptions').values(rows.slice(i, i + SUBSCRIPTION_ROWS_PER_STATEMENT));
+  for (const chunk of chunks(rows, SUBSCRIPTION_ROWS_PER_STATEMENT)) {
+    const insert = (qb: QueryCreator<Database>) => qb.insertInto('subscriptions').values(chunk);
     if (!capabilities.notify) await insert(db).execute();
     else
       await db
