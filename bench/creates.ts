@@ -3,13 +3,15 @@
  * driven by autocannon over keep-alive connections: creates per second and latency.
  */
 import autocannon from 'autocannon';
+import { cpuPerEvent, cpuRow, cpuTimes } from './cpu-time.js';
 import { startBenchServer } from './server.js';
 import type { Row } from './table.js';
 
 const DURATION_S = 10;
 const CONNECTIONS = 32;
 
-export async function benchCreates(label: string, url: string, ceiling: number): Promise<Row> {
+/** `cpu` takes what each create cost in CPU while the load ran (see cpu-time.ts). */
+export async function benchCreates(label: string, url: string, ceiling: number, cpu: Row[]): Promise<Row> {
   const server = await startBenchServer(url);
   try {
     const body = JSON.stringify({
@@ -18,6 +20,7 @@ export async function benchCreates(label: string, url: string, ceiling: number):
       target_url: 'http://127.0.0.1:9/hook',
       auth: { type: 'basic', basic: { username: 'pipeline', password: 'secret' } },
     });
+    const before = cpuTimes(server.process.pid!);
     const result = await autocannon({
       url: `${server.url}/eventmatch`,
       method: 'POST',
@@ -27,6 +30,7 @@ export async function benchCreates(label: string, url: string, ceiling: number):
       duration: DURATION_S,
     });
     const ok = result['2xx'];
+    cpu.push(cpuRow('creates', label, ok, DURATION_S, cpuPerEvent(before, cpuTimes(server.process.pid!), ok)));
     return {
       database: label,
       'creates/s': ok / DURATION_S,

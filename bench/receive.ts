@@ -24,6 +24,7 @@ import autocannon from 'autocannon';
 import { Pool } from 'undici';
 import type { RunningServer } from '../test/support/processes.js';
 import { type CountingTarget, startCountingTarget } from './counting-target.js';
+import { type CpuTimes, cpuPerEvent, cpuRow, cpuTimes } from './cpu-time.js';
 import { percentile } from './measure.js';
 import { startBenchServer } from './server.js';
 import type { Row } from './table.js';
@@ -57,25 +58,31 @@ const BURST_TARGET_CONCURRENCY = '1024';
 /** Longer than the target's delay: no answer for this long means nothing more is coming. */
 const BURST_QUIET_MS = 5_000;
 
-/** Events/s a bare Fastify process answers for the same requests: what the machine allows. */
-export async function benchCeiling(): Promise<number> {
+/**
+ * Events/s a bare Fastify process answers for the same requests: what the machine allows. With
+ * `cpu`, what each request cost it in CPU is added there.
+ */
+export async function benchCeiling(cpu?: Row[]): Promise<number> {
   const child = spawn(process.execPath, [fileURLToPath(new URL('./bare-fastify.js', import.meta.url))], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   try {
     const [port] = (await once(createInterface({ input: child.stdout }), 'line')) as [string];
-    const result = await load(`http://127.0.0.1:${port}/receive`, 'ceiling', THROUGHPUT_S);
+    const { result, perEvent } = await measuredLoad(child.pid!, `http://127.0.0.1:${port}/receive`, 'ceiling');
+    cpu?.push(cpuRow('ceiling', 'none', result['2xx'], THROUGHPUT_S, perEvent));
     return result['2xx'] / THROUGHPUT_S;
   } finally {
     child.kill('SIGTERM');
   }
 }
 
-export async function benchReceive(label: string, databaseUrl: string, ceiling: number): Promise<Row> {
+/** `cpu` takes what each event cost in CPU while the load ran (see cpu-time.ts). */
+export async function benchReceive(label: string, databaseUrl: string, ceiling: number, cpu: Row[]): Promise<Row> {
   return withService(databaseUrl, {}, async (server, target, policy) => {
     const started = performance.now();
-    const result = await load(`${server.url}/receive`, label, THROUGHPUT_S);
+    const { result, perEvent } = await measuredLoad(server.process.pid!, `${server.url}/receive`, label);
     const received = result['2xx'];
+    cpu.push(cpuRow('receive', label, received, THROUGHPUT_S, perEvent));
     // Requests still in flight when autocannon stops are answered too: wait for the
     // deliveries to stop coming rather than for a count.
     await target.settle(QUIET_MS, DRAIN_TIMEOUT_MS);
@@ -97,12 +104,13 @@ export async function benchReceive(label: string, databaseUrl: string, ceiling: 
  * BURST_TARGET_CONCURRENCY) and the events pile up in the queue. Then every answered event
  * must be delivered: the time from the end of the load to the last delivery's answer.
  */
-export async function benchBurst(label: string, databaseUrl: string, ceiling: number): Promise<Row> {
+export async function benchBurst(label: string, databaseUrl: string, ceiling: number, cpu: Row[]): Promise<Row> {
   const options = { delayMs: BURST_TARGET_DELAY_MS, env: { NOTIFICATIONS_TARGET_CONCURRENCY: BURST_TARGET_CONCURRENCY } };
   return withService(databaseUrl, options, async (server, target) => {
-    const result = await load(`${server.url}/receive`, label, THROUGHPUT_S);
+    const { result, perEvent } = await measuredLoad(server.process.pid!, `${server.url}/receive`, label);
     const loadEnded = performance.now();
     const received = result['2xx'];
+    cpu.push(cpuRow('burst', label, received, THROUGHPUT_S, perEvent));
     const duringLoad = target.delivered();
     await target.reach(received * MATCHES_PER_EVENT, BURST_QUIET_MS, DRAIN_TIMEOUT_MS);
     // Requests in flight when autocannon stopped were answered too, and are delivered too.
@@ -251,6 +259,13 @@ async function withService<T>(
     await target.close();
     await policy.close();
   }
+}
+
+/** `load`, and the CPU each answered request cost while it ran: `pid`'s, PostgreSQL's, the machine's. */
+async function measuredLoad(pid: number, url: string, label: string): Promise<{ result: autocannon.Result; perEvent: CpuTimes }> {
+  const before = cpuTimes(pid);
+  const result = await load(url, label, THROUGHPUT_S);
+  return { result, perEvent: cpuPerEvent(before, cpuTimes(pid), result['2xx']) };
 }
 
 /** As many events as CONNECTIONS connections send, each as soon as the previous one is answered. */

@@ -44,24 +44,29 @@ async function main(): Promise<void> {
   await section('memory', 'The server process with 100,000 facility-shaped subscriptions loaded', () => forEachBenchDatabase(benchMemory));
 
   let ceiling = NaN;
+  const cpu: Row[] = [];
   if (['creates', 'receive', 'burst'].some(want)) {
-    ceiling = await benchCeiling();
+    ceiling = await benchCeiling(cpu);
     results.ceiling = [{ server: 'bare Fastify, same bodies', 'requests/s': ceiling }];
     printTable('Ceiling: a bare Fastify process parsing the same /receive bodies (autocannon, 32 connections, 10 s)', results.ceiling);
   }
   await section('creates', 'POST /eventmatch (autocannon, 32 connections, 10 s)', () =>
-    forEachBenchDatabase((label, url) => benchCreates(label, url, ceiling)),
+    forEachBenchDatabase((label, url) => benchCreates(label, url, ceiling, cpu)),
   );
   await section(
     'receive',
     'POST /receive, 999 subscriptions, 3 matching each event for 3 owners: 7 exchanges an event (32 connections, 10 s), then delivery end to end',
-    () => forEachBenchDatabase((label, url) => benchReceive(label, url, ceiling)),
+    () => forEachBenchDatabase((label, url) => benchReceive(label, url, ceiling, cpu)),
   );
   await section(
     'burst',
     'Burst intake: POST /receive as above while the target answers each delivery after 1 s (32 connections, 10 s), then until all are delivered',
-    () => forEachBenchDatabase((label, url) => benchBurst(label, url, ceiling)),
+    () => forEachBenchDatabase((label, url) => benchBurst(label, url, ceiling, cpu)),
   );
+  if (cpu.length > 0) {
+    results.cpu = cpu;
+    printTable('CPU per event (per create for creates, per request for the ceiling) while the 10 s load of each section ran', cpu);
+  }
   await section('latency', 'From receive to delivered at a fixed 1,000 events/s for 10 s (3 policy calls and 3 deliveries each)', () =>
     forEachBenchDatabase(benchLatency),
   );
