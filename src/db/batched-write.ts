@@ -9,6 +9,7 @@
 import type { Kysely } from 'kysely';
 import { batchPerTurn } from '../turn-batch.js';
 import type { DatabaseHandle } from './connect.js';
+import type { WriteOptions } from './group-commit.js';
 import type { Database } from './tables.js';
 
 /** Writes `items` and returns one result per item, in their order. */
@@ -21,19 +22,25 @@ interface Waiting<T, R> {
 }
 
 /** Returns a function that writes one item, batched; it settles after the commit that made the item durable. */
-export function batchedWrite<T, R>(database: DatabaseHandle, writeMany: WriteMany<T, R>): (item: T) => Promise<R> {
+export function batchedWrite<T, R>(
+  database: DatabaseHandle,
+  writeMany: WriteMany<T, R>,
+  options: WriteOptions = {},
+): (item: T) => Promise<R> {
   const add = batchPerTurn<Waiting<T, R>>(async (batch) => {
     try {
-      const results = await database.write((tx) =>
-        writeMany(
-          tx,
-          batch.map((w) => w.item),
-        ),
+      const results = await database.write(
+        (tx) =>
+          writeMany(
+            tx,
+            batch.map((w) => w.item),
+          ),
+        options,
       );
       for (const [i, w] of batch.entries()) w.resolve(results[i]!);
     } catch (error) {
       if (batch.length === 1) return batch[0]!.reject(error);
-      for (const w of batch) database.write((tx) => writeMany(tx, [w.item])).then((results) => w.resolve(results[0]!), w.reject);
+      for (const w of batch) database.write((tx) => writeMany(tx, [w.item]), options).then((results) => w.resolve(results[0]!), w.reject);
     }
   });
   return (item) => new Promise((resolve, reject) => add({ item, resolve, reject }));

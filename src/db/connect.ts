@@ -9,7 +9,7 @@ import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient, Sq
 import pg from 'pg';
 import { within } from '../time/within.js';
 import { maskUrlPassword } from '../url-password.js';
-import { GroupCommit, type TransactionRunner } from './group-commit.js';
+import { GroupCommit, type TransactionRunner, type WriteOptions } from './group-commit.js';
 import { postgresTarget } from './postgres-target.js';
 import { withStatementCache } from './sqlite-statement-cache.js';
 import type { Database } from './tables.js';
@@ -37,6 +37,8 @@ export interface Capabilities {
   readonly migrationLock: boolean;
   /** Tables live in a named schema (PostgreSQL's search_path); `public` unless the URL names one. */
   readonly schemas: boolean;
+  /** One statement can write several tables (a data-modifying WITH) and take a column of rows as one array (`unnest`). */
+  readonly dataModifyingWith: boolean;
 }
 
 export interface DatabaseHandle {
@@ -55,7 +57,7 @@ export interface DatabaseHandle {
    * Runs a write in a transaction shared with the writes that arrive at the same moment (group
    * commit); settles after the commit.
    */
-  write<T>(work: (tx: Kysely<Database>) => Promise<T>): Promise<T>;
+  write<T>(work: (tx: Kysely<Database>) => Promise<T>, options?: WriteOptions): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -128,7 +130,7 @@ function openSqlite(path: string, options: OpenOptions): DatabaseHandle {
   const group = new GroupCommit(immediateTransaction(db, timeoutMs), 1, walSync && (() => walSync.sync()));
   return {
     db,
-    write: (work) => group.run(work),
+    write: (work, options) => group.run(work, options),
     capabilities: {
       skipLocked: false,
       sharedByInstances: false,
@@ -137,6 +139,7 @@ function openSqlite(path: string, options: OpenOptions): DatabaseHandle {
       oneWriter: true,
       migrationLock: false,
       schemas: false,
+      dataModifyingWith: false,
     },
     inMemory,
     schema: undefined,
@@ -177,10 +180,15 @@ function openPostgres(url: string, options: OpenOptions): DatabaseHandle {
     dialect: new PostgresDialect({ pool: boundedPool(pool, timeoutMs, options.boundStatements === true) }),
   });
   // One connection stays free of commits for reads (readiness, GET /eventmatch).
-  const group = new GroupCommit((work) => db.transaction().execute(work), POSTGRES_POOL_SIZE - 1);
+  const group = new GroupCommit(
+    (work) => db.transaction().execute(work),
+    POSTGRES_POOL_SIZE - 1,
+    undefined,
+    (work) => work(db),
+  );
   return {
     db,
-    write: (work) => group.run(work),
+    write: (work, options) => group.run(work, options),
     capabilities: {
       skipLocked: true,
       sharedByInstances: true,
@@ -189,6 +197,7 @@ function openPostgres(url: string, options: OpenOptions): DatabaseHandle {
       oneWriter: false,
       migrationLock: true,
       schemas: true,
+      dataModifyingWith: true,
     },
     inMemory: false,
     schema,

@@ -58,8 +58,10 @@ export interface MatchQueue {
 export function matchQueue(database: DatabaseHandle): MatchQueue {
   const { capabilities } = database;
   return {
-    // A claim is a write: it shares a commit with the writes of the moment rather than pay its own.
-    claim: (stage, lease, limit, filter) => database.write((tx) => claimDueMatches(tx, capabilities, stage, lease, limit, filter)),
+    // A claim is a write: it shares a commit with the writes of the moment rather than pay its
+    // own, and being one statement it needs no transaction when it commits alone.
+    claim: (stage, lease, limit, filter) =>
+      database.write((tx) => claimDueMatches(tx, capabilities, stage, lease, limit, filter), { oneStatement: true }),
     settle: (holder, settlement, at) =>
       database.write(async (tx) => {
         const rows = await settleEach(tx, holder, settlement.changes, at);

@@ -138,6 +138,56 @@ for (const backend of testBackends()) {
       }
     });
 
+    it('runs a one-statement write that commits alone outside any transaction, where there is a statement runner', async () => {
+      const { handle, close } = await openTestDatabase(backend);
+      try {
+        const group = new GroupCommit(inTransaction(handle.db), 1, undefined, (work) => work(handle.db));
+        // Not one statement after all: what it wrote before failing stays, as no transaction holds it.
+        const write = async (tx: Kysely<Database>, uuid: string) => {
+          await insertSubscription(tx, handle.capabilities, row(uuid));
+          throw new Error('failed after its first statement');
+        };
+        await assert.rejects(group.run((tx) => write(tx, '00000000-0000-0000-0000-000000000001'), { oneStatement: true }));
+        await assert.rejects(group.run((tx) => write(tx, '00000000-0000-0000-0000-000000000002')));
+        const rows = await handle.db.selectFrom('subscriptions').select('uuid').execute();
+        assert.deepEqual(
+          rows.map((r) => r.uuid),
+          ['00000000-0000-0000-0000-000000000001'],
+        );
+      } finally {
+        await close();
+      }
+    });
+
+    it('commits a one-statement write in the transaction of the writes of its moment', async () => {
+      const { handle, close } = await openTestDatabase(backend);
+      try {
+        const group = new GroupCommit(inTransaction(handle.db), 1, undefined, (work) => work(handle.db));
+        let oneStatementRuns = 0;
+        const outcomes = await Promise.allSettled([
+          group.run(
+            async (tx) => {
+              oneStatementRuns++;
+              await insertSubscription(tx, handle.capabilities, row('00000000-0000-0000-0000-000000000001'));
+            },
+            { oneStatement: true },
+          ),
+          group.run(async () => {
+            throw new Error('fails its commit');
+          }),
+        ]);
+        assert.deepEqual(
+          outcomes.map((o) => o.status),
+          ['fulfilled', 'rejected'],
+        );
+        // Rolled back with the failed write's transaction, then committed alone.
+        assert.equal(oneStatementRuns, 2);
+        assert.equal((await handle.db.selectFrom('subscriptions').select('uuid').execute()).length, 1);
+      } finally {
+        await close();
+      }
+    });
+
     it('fails the whole commit, without running any write again, when the database stops answering', async () => {
       const { handle, close } = await openTestDatabase(backend);
       try {
