@@ -26,7 +26,7 @@ export function Deliveries(props: {
   uuid: string;
   disabled: boolean;
   enable: () => Promise<boolean>;
-  /** A delivery changed state or got an attempt: the subscription may have changed too (disabled by a failure). */
+  /** The first list, or a delivery changed state or got an attempt: the subscription may have changed too (disabled by a failure). */
   onActivity: () => void;
 }): VNode {
   const { uuid } = props;
@@ -43,7 +43,9 @@ export function Deliveries(props: {
       setDeliveries(list);
       setError(undefined);
       const now = list.map((delivery) => `${delivery.elm}:${delivery.state}:${delivery.attempts.length}`).join(' ');
-      if (seen.current !== undefined && seen.current !== now) props.onActivity();
+      // The first list too: the subscription shown beside it was read when the view opened, and
+      // a failure that disabled it may have come in between.
+      if (seen.current !== now) props.onActivity();
       seen.current = now;
     } catch (failure) {
       setError(asApiError(failure));
