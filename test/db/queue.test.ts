@@ -2,9 +2,20 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { it } from 'node:test';
 import { sql } from 'kysely';
-import { type EventRow, logEvent, logEvents, type MatchRow } from '../../src/db/events.js';
-import { claimDueMatches, recordAttempts, settleMatches } from '../../src/db/matches.js';
+import type { Kysely } from 'kysely';
+import {
+  type EventRow,
+  type EventToLog,
+  type LoggedEvent,
+  logEvent,
+  logEvents,
+  logEventsInOneStatement,
+  type MatchRow,
+} from '../../src/db/events.js';
+import { matchQueue } from '../../src/db/match-queue.js';
+import { type AttemptRecord, claimDueMatches, recordAttempts, settleMatches } from '../../src/db/matches.js';
 import { insertSubscription } from '../../src/db/subscriptions.js';
+import type { Database } from '../../src/db/tables.js';
 import { EventLogBatch } from '../../src/events/event-log-batch.js';
 import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
 import { eventually } from '../support/http-stub.js';
@@ -22,15 +33,30 @@ function match(eventUuid: string, due: number, state: MatchRow['state'] = 'polic
   return matchRow({ event_uuid: eventUuid, subscription_uuid: SUBSCRIPTION, state, created: due });
 }
 
+type LogEvents = (db: Kysely<Database>, entries: readonly EventToLog[]) => Promise<LoggedEvent[]>;
+
+/** Bodies as they may arrive: what an array literal or a parameter could mangle. */
+const AWKWARD_BODIES = ['{"a":"say \\"hi\\""}', '{"path":"C:\\\\data"}', '{"set":"{a,b}"}', 'NULL', '', '{"snow":"☃ 𝄞"}'];
+
 for (const backend of testBackends()) {
   describeOn(backend, `event log and work queue (${backend.name})`, () => {
-    async function withQueue(body: (t: Awaited<ReturnType<typeof openTestDatabase>>) => Promise<void>): Promise<void> {
+    type Queue = Awaited<ReturnType<typeof openTestDatabase>>;
+    async function withQueue(body: (t: Queue) => Promise<void>): Promise<void> {
       const t = await openTestDatabase(backend);
       try {
         await insertSubscription(t.handle.db, t.handle.capabilities, subscriptionRow({ uuid: SUBSCRIPTION }));
         await body(t);
       } finally {
         await t.close();
+      }
+    }
+
+    /** `body` with each way this database logs events, on a fresh database each: logEvents, and logEventsInOneStatement where one statement can write both tables. */
+    async function withEachLogger(body: (log: LogEvents, t: Queue) => Promise<void>): Promise<void> {
+      for (const log of [logEvents, logEventsInOneStatement]) {
+        await withQueue(async (t) => {
+          if (log === logEvents || t.handle.capabilities.dataModifyingWith) await body(log, t);
+        });
       }
     }
 
@@ -52,47 +78,78 @@ for (const backend of testBackends()) {
     });
 
     it('logs many events in one call: duplicates within the call and of earlier events get the first', async () => {
-      await withQueue(async ({ handle }) => {
+      await withEachLogger(async (log, { handle }) => {
         const earlier = event('/a', 'earlier');
         await logEvent(handle.db, earlier, [match(earlier.uuid, 1)]);
         const first = event('/a', 'twice');
         const second = event('/a', 'twice');
         const again = event('/a', 'earlier');
         const fresh = event('/b', 'earlier');
-        const logged = await logEvents(handle.db, [
+        const logged = await log(handle.db, [
           { event: first, matches: [match(first.uuid, 1), match(first.uuid, 1)] },
           { event: second, matches: [match(second.uuid, 1)] },
           { event: again, matches: [match(again.uuid, 1)] },
           { event: fresh, matches: [] },
         ]);
-        assert.deepEqual(logged, [
-          { uuid: first.uuid, matches: 2, duplicate: false },
-          { uuid: first.uuid, matches: 2, duplicate: true },
-          { uuid: earlier.uuid, matches: 1, duplicate: true },
-          { uuid: fresh.uuid, matches: 0, duplicate: false },
-        ]);
+        assert.deepEqual(
+          logged,
+          [
+            { uuid: first.uuid, matches: 2, duplicate: false },
+            { uuid: first.uuid, matches: 2, duplicate: true },
+            { uuid: earlier.uuid, matches: 1, duplicate: true },
+            { uuid: fresh.uuid, matches: 0, duplicate: false },
+          ],
+          log.name,
+        );
         const matches = await handle.db.selectFrom('matches').select('event_uuid').execute();
         assert.deepEqual(
           matches.map((m) => m.event_uuid).sort(),
           [earlier.uuid, first.uuid, first.uuid].sort(),
-          'no match rows for duplicates',
+          `${log.name}: no match rows for duplicates`,
         );
       });
     });
 
-    it('logs more events than one statement takes', async () => {
-      await withQueue(async ({ handle }) => {
+    it('logs more events than one multi-row statement takes', async () => {
+      await withEachLogger(async (log, { handle }) => {
         const entries = Array.from({ length: 2_500 }, () => {
           const e = event();
-          return { event: e, matches: [match(e.uuid, 1)] };
+          return { event: e, matches: [match(e.uuid, 1), match(e.uuid, 1)] };
         });
-        const logged = await logEvents(handle.db, entries);
-        assert.ok(logged.every((l, i) => l.uuid === entries[i]!.event.uuid && !l.duplicate && l.matches === 1));
+        const logged = await log(handle.db, entries);
+        assert.ok(
+          logged.every((l, i) => l.uuid === entries[i]!.event.uuid && !l.duplicate && l.matches === 2),
+          log.name,
+        );
         const count = await handle.db
           .selectFrom('matches')
           .select((eb) => eb.fn.countAll<number>().as('n'))
           .executeTakeFirstOrThrow();
-        assert.equal(Number(count.n), 2_500);
+        assert.equal(Number(count.n), 5_000, log.name);
+      });
+    });
+
+    it('logs every column of events and matches as given, bodies unchanged', async () => {
+      await withEachLogger(async (log, { handle }) => {
+        const events = AWKWARD_BODIES.map((body) => ({ ...event(), body, received: 1_700_000_000_000_000 }));
+        const entries = events.map((e, i) => ({
+          event: e,
+          matches:
+            i % 2 === 0
+              ? [
+                  match(e.uuid, 7),
+                  { ...match(e.uuid, 5), locked_by: 'holder', locked_until: 99, policy_code: i, target_code: 503, attempts: 2 },
+                ]
+              : [],
+        }));
+        await log(handle.db, entries);
+        const byUuid = <T extends { uuid: string }>(rows: T[]) => rows.sort((a, b) => a.uuid.localeCompare(b.uuid));
+        assert.deepEqual(byUuid(await handle.db.selectFrom('events').selectAll().execute()), byUuid(events), log.name);
+        assert.deepEqual(
+          byUuid(await handle.db.selectFrom('matches').selectAll().execute()),
+          byUuid(entries.flatMap((e) => e.matches)),
+          log.name,
+        );
       });
     });
 
@@ -214,7 +271,126 @@ for (const backend of testBackends()) {
       });
     });
 
+    /** A match leased to `holder`, due at 1, of a new event logged with it. */
+    async function loggedLeased(handle: Queue['handle'], holder = 'me'): Promise<MatchRow> {
+      const e = event();
+      const row = { ...match(e.uuid, 1, 'deliver'), locked_by: holder, locked_until: LEASE_US };
+      await logEvent(handle.db, e, [row]);
+      return row;
+    }
+    const attempt = (row: MatchRow): AttemptRecord => ({
+      matchUuid: row.uuid,
+      stage: 'deliver',
+      at: 10,
+      status: 200,
+      error: null,
+      durationMs: 3,
+    });
+
+    it('settles through the queue: each row its change, releases, attempts; not rows another holds, nor attempts of vanished matches', async () => {
+      await withQueue(async ({ handle }) => {
+        const [delivered, retried, released, theirs, vanished] = [
+          await loggedLeased(handle),
+          await loggedLeased(handle),
+          await loggedLeased(handle),
+          await loggedLeased(handle, 'other'),
+          await loggedLeased(handle),
+        ];
+        await handle.db.deleteFrom('events').where('uuid', '=', vanished.event_uuid).execute();
+        const settled = await matchQueue(handle).settle(
+          'me',
+          {
+            changes: [
+              { uuid: delivered.uuid, change: { state: 'delivered', targetCode: 200 } },
+              { uuid: retried.uuid, change: { state: 'deliver', due: 500, targetCode: 503, attempts: 'count' } },
+              { uuid: theirs.uuid, change: { state: 'delivered', targetCode: 200 } },
+              { uuid: vanished.uuid, change: { state: 'delivered', targetCode: 200 } },
+            ],
+            attempts: [attempt(delivered), attempt(retried), attempt(theirs), attempt(vanished)],
+            disable: [],
+            release: [released.uuid],
+          },
+          20,
+        );
+        assert.deepEqual([...settled.rows].sort(), [delivered.uuid, retried.uuid].sort());
+        const rows = await handle.db
+          .selectFrom('matches')
+          .select(['uuid', 'state', 'due', 'target_code', 'attempts', 'locked_by', 'updated'])
+          .execute();
+        const after = (row: MatchRow) => rows.find((r) => r.uuid === row.uuid);
+        const unleased = { attempts: 0, locked_by: null };
+        assert.deepEqual(after(delivered), {
+          uuid: delivered.uuid,
+          state: 'delivered',
+          due: 1,
+          target_code: 200,
+          ...unleased,
+          updated: 20,
+        });
+        assert.deepEqual(after(retried), {
+          uuid: retried.uuid,
+          state: 'deliver',
+          due: 500,
+          target_code: 503,
+          ...unleased,
+          attempts: 1,
+          updated: 20,
+        });
+        assert.deepEqual(after(released), { uuid: released.uuid, state: 'deliver', due: 1, target_code: null, ...unleased, updated: 1 });
+        assert.deepEqual(after(theirs), {
+          uuid: theirs.uuid,
+          state: 'deliver',
+          due: 1,
+          target_code: null,
+          attempts: 0,
+          locked_by: 'other',
+          updated: 1,
+        });
+        const attempts = await handle.db.selectFrom('attempts').select('match_uuid').execute();
+        assert.deepEqual(attempts.map((a) => a.match_uuid).sort(), [delivered.uuid, retried.uuid, theirs.uuid].sort());
+      });
+    });
+
     if (backend.name === 'postgres') {
+      it('a purge that commits while a settlement waits for it: the settlement is made all the same, without the purged match', async () => {
+        await withQueue(async ({ handle }) => {
+          const [purged, kept] = [await loggedLeased(handle), await loggedLeased(handle)];
+          let purgeDeleted!: () => void;
+          const deleted = new Promise<void>((resolve) => (purgeDeleted = resolve));
+          let commitPurge!: () => void;
+          const mayCommit = new Promise<void>((resolve) => (commitPurge = resolve));
+          let purgePid = 0;
+          const purge = handle.db.transaction().execute(async (tx) => {
+            purgePid = (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(tx)).rows[0]!.pid;
+            await tx.deleteFrom('events').where('uuid', '=', purged.event_uuid).execute();
+            purgeDeleted();
+            await mayCommit;
+          });
+          await deleted;
+          const delivered = { state: 'delivered' as const, targetCode: 200 };
+          const settling = matchQueue(handle).settle(
+            'me',
+            {
+              changes: [purged, kept].map((row) => ({ uuid: row.uuid, change: delivered })),
+              attempts: [attempt(purged), attempt(kept)],
+              disable: [],
+            },
+            20,
+          );
+          const waitingForPurge = async () =>
+            (
+              await sql<{
+                n: number;
+              }>`select count(*)::int as n from pg_stat_activity where ${purgePid}::int = any(pg_blocking_pids(pid))`.execute(handle.db)
+            ).rows[0]!.n > 0;
+          await eventually(waitingForPurge, 'the settlement waits for the purge’s lock', 5_000);
+          commitPurge();
+          await purge;
+          assert.deepEqual([...(await settling).rows], [kept.uuid]);
+          assert.deepEqual(await handle.db.selectFrom('attempts').select('match_uuid').execute(), [{ match_uuid: kept.uuid }]);
+        });
+      });
+
       it('a purge that deleted a match but has not committed yet: recording waits for it, then skips the match', async () => {
         await withQueue(async ({ handle }) => {
           const e = event();
