@@ -33,9 +33,9 @@ export type StatementRunner = <T>(work: (db: Kysely<Database>) => Promise<T>) =>
 export interface WriteOptions {
   /**
    * The write needs no transaction: it is one statement, which is atomic by itself (reads may
-   * follow it). Where the database has a statement runner, writes of one moment that are all
-   * such run each on its own: on PostgreSQL that is two round trips (BEGIN, COMMIT) fewer, and
-   * under load most commits held a single write.
+   * follow it). With nothing else to commit at the same moment it runs alone, where the
+   * database has a statement runner: on PostgreSQL that is two round trips (BEGIN, COMMIT)
+   * fewer, and under load most commits held a single write.
    */
   oneStatement?: boolean;
 }
@@ -70,7 +70,14 @@ export class GroupCommit {
   }
 
   private async commit(batch: Pending[]): Promise<void> {
-    if (this.statements && batch.every((pending) => pending.oneStatement)) return this.eachOnItsOwn(batch, this.statements);
+    const [only] = batch;
+    if (this.statements && batch.length === 1 && only!.oneStatement) {
+      try {
+        return this.settleWhenDurable(batch, [{ ok: true, value: await this.statements(only!.write) }]);
+      } catch (error) {
+        return rejectAll(batch, error);
+      }
+    }
     let failedWrite: unknown;
     let values: unknown[];
     try {
@@ -108,19 +115,6 @@ export class GroupCommit {
           this.settleWhenDurable(batch.slice(0, i), outcomes);
           return rejectAll(batch.slice(i), error);
         }
-        outcomes.push({ ok: false, error });
-      }
-    }
-    this.settleWhenDurable(batch, outcomes);
-  }
-
-  /** One-statement writes, each committed by itself: a failure is its own. */
-  private async eachOnItsOwn(batch: Pending[], statements: StatementRunner): Promise<void> {
-    const outcomes: Outcome[] = [];
-    for (const pending of batch) {
-      try {
-        outcomes.push({ ok: true, value: await statements(pending.write) });
-      } catch (error) {
         outcomes.push({ ok: false, error });
       }
     }

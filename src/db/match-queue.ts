@@ -4,8 +4,7 @@
  * handle's group commit, and what differs between the databases is decided by their
  * capabilities (skip-locked claims, row locks, change notifications), not by the runners.
  */
-import type { Kysely } from 'kysely';
-import type { Capabilities, DatabaseHandle } from './connect.js';
+import type { DatabaseHandle } from './connect.js';
 import { type EventRow, eventsByUuid } from './events.js';
 import {
   type AttemptRecord,
@@ -18,11 +17,9 @@ import {
   releaseMatches,
   type Stage,
   settleEach,
-  settleInOneStatement,
 } from './matches.js';
 import { disableSubscription, subscriptionsByUuid } from './subscriptions.js';
-import type { Database, MatchesTable, SubscriptionRow } from './tables.js';
-import { isDatabaseUnavailable } from './unavailable.js';
+import type { MatchesTable, SubscriptionRow } from './tables.js';
 
 export interface RowChange {
   uuid: string;
@@ -65,55 +62,22 @@ export function matchQueue(database: DatabaseHandle): MatchQueue {
     // own, and being one statement it needs no transaction when it commits alone.
     claim: (stage, lease, limit, filter) =>
       database.write((tx) => claimDueMatches(tx, capabilities, stage, lease, limit, filter), { oneStatement: true }),
-    settle: async (holder, settlement, at) => {
-      // On PostgreSQL a settlement is one statement when it can be: each statement is a round trip.
-      if (capabilities.dataModifyingWith && settlement.disable.length === 0 && namesEachRowOnce(settlement)) {
-        try {
-          const rows = await database.write(
-            (tx) => settleInOneStatement(tx, holder, settlement.changes, settlement.release ?? [], settlement.attempts, at),
-            { oneStatement: true },
-          );
-          return { at, rows, disabled: [] };
-        } catch (error) {
-          // Rolled back whole. A match deleted while the statement ran (a purge) fails it: the
-          // transaction below locks the matches first, and leaves that one out.
-          if (isDatabaseUnavailable(error)) throw error;
+    settle: (holder, settlement, at) =>
+      database.write(async (tx) => {
+        const rows = await settleEach(tx, holder, settlement.changes, at);
+        await releaseMatches(tx, holder, settlement.release ?? []);
+        await recordAttempts(tx, capabilities, settlement.attempts);
+        const disabled: SubscriptionRow[] = [];
+        for (const { subscription, reason, at: when } of settlement.disable) {
+          const row = await disableSubscription(tx, capabilities, subscription, reason, when);
+          if (row) {
+            await cancelPendingMatches(tx, row.uuid, when);
+            disabled.push(row);
+          }
         }
-      }
-      return database.write((tx) => settleInTransaction(tx, capabilities, holder, settlement, at));
-    },
+        return { at, rows, disabled };
+      }),
     events: (uuids) => eventsByUuid(database.db, uuids),
     subscriptions: (uuids) => subscriptionsByUuid(database.db, uuids),
   };
-}
-
-async function settleInTransaction(
-  tx: Kysely<Database>,
-  capabilities: Capabilities,
-  holder: string,
-  settlement: Settlement,
-  at: number,
-): Promise<Settled> {
-  const rows = await settleEach(tx, holder, settlement.changes, at);
-  await releaseMatches(tx, holder, settlement.release ?? []);
-  await recordAttempts(tx, capabilities, settlement.attempts);
-  const disabled: SubscriptionRow[] = [];
-  for (const { subscription, reason, at: when } of settlement.disable) {
-    const row = await disableSubscription(tx, capabilities, subscription, reason, when);
-    if (row) {
-      await cancelPendingMatches(tx, row.uuid, when);
-      disabled.push(row);
-    }
-  }
-  return { at, rows, disabled };
-}
-
-/** No row is changed or released twice (settleInOneStatement cannot change a row twice). */
-function namesEachRowOnce(settlement: Settlement): boolean {
-  const rows = new Set<string>();
-  for (const uuid of [...settlement.changes.map((c) => c.uuid), ...(settlement.release ?? [])]) {
-    if (rows.has(uuid)) return false;
-    rows.add(uuid);
-  }
-  return true;
 }

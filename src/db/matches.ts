@@ -1,7 +1,7 @@
 /**
  * The matches table (the event log's ELM records, and the work queue).
  */
-import { type Kysely, type QueryCreator, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { timeOrderedUuid } from '../uuid.js';
 import { chunks } from './chunks.js';
 import type { Capabilities } from './connect.js';
@@ -116,12 +116,7 @@ export async function settleMatches(
   at: number,
 ): Promise<string[]> {
   if (uuids.length === 0) return [];
-  return (await settleQuery(db, uuids, holder, change, at).execute()).map((r) => r.uuid);
-}
-
-/** settleMatches' statement, returning the uuids settled. */
-function settleQuery(db: QueryCreator<Database>, uuids: readonly string[], holder: string, change: MatchChange, at: number) {
-  const rows = db
+  let rows = db
     .updateTable('matches')
     .set((eb) => ({
       state: change.state,
@@ -138,7 +133,8 @@ function settleQuery(db: QueryCreator<Database>, uuids: readonly string[], holde
     // A lease that expired and was taken by someone else is theirs now.
     .where('locked_by', '=', holder)
     .returning('uuid');
-  return UNFINISHED_STATES.includes(change.state) ? rows.where('state', '!=', 'cancelled') : rows;
+  if (UNFINISHED_STATES.includes(change.state)) rows = rows.where('state', '!=', 'cancelled');
+  return (await rows.execute()).map((r) => r.uuid);
 }
 
 /**
@@ -151,13 +147,6 @@ export async function settleEach(
   settlements: ReadonlyArray<{ uuid: string; change: MatchChange }>,
   at: number,
 ): Promise<Set<string>> {
-  const settled = new Set<string>();
-  for (const { change, uuids } of byChange(settlements))
-    for (const uuid of await settleMatches(db, uuids, holder, change, at)) settled.add(uuid);
-  return settled;
-}
-
-function byChange(settlements: ReadonlyArray<{ uuid: string; change: MatchChange }>): Array<{ change: MatchChange; uuids: string[] }> {
   const groups = new Map<string, { change: MatchChange; uuids: string[] }>();
   for (const { uuid, change } of settlements) {
     const key = JSON.stringify(change);
@@ -165,45 +154,9 @@ function byChange(settlements: ReadonlyArray<{ uuid: string; change: MatchChange
     if (group) group.uuids.push(uuid);
     else groups.set(key, { change, uuids: [uuid] });
   }
-  return [...groups.values()];
-}
-
-/**
- * settleEach, releaseMatches and recordAttempts in one statement: PostgreSQL only (a
- * data-modifying WITH, the attempts as one array per column). Being one statement it needs no
- * transaction (see group-commit.ts); a settlement in a transaction was four statements or more,
- * each a round trip. No row may be named twice: the parts of one statement all see the rows as
- * they were before it, so a second change of a row would not see the first. Attempts of matches
- * deleted before the statement began are left out; a match deleted while it runs fails it (its
- * rows stay leased, and are claimed again when the leases run out). Returns the rows settled.
- */
-export async function settleInOneStatement(
-  db: Kysely<Database>,
-  holder: string,
-  settlements: ReadonlyArray<{ uuid: string; change: MatchChange }>,
-  released: readonly string[],
-  attempts: readonly AttemptRecord[],
-  at: number,
-): Promise<Set<string>> {
-  const groups = byChange(settlements);
-  const parts = groups.map(({ change, uuids }, i) => sql`${sql.id(`settled_${i}`)} as (${settleQuery(db, uuids, holder, change, at)})`);
-  if (released.length > 0) parts.push(sql`released as (${releaseQuery(db, holder, released)})`);
-  if (attempts.length > 0) {
-    const column = <K extends keyof AttemptRecord>(key: K) => attempts.map((a) => a[key]);
-    parts.push(sql`recorded as (
-      insert into attempts (uuid, match_uuid, stage, at, status, error, duration_ms)
-      select * from unnest(${attempts.map(() => timeOrderedUuid())}::text[], ${column('matchUuid')}::text[], ${column('stage')}::text[],
-        ${column('at')}::bigint[], ${column('status')}::integer[], ${column('error')}::text[],
-        ${attempts.map((a) => Math.round(a.durationMs))}::integer[]) as a (uuid, match_uuid, stage, at, status, error, duration_ms)
-      where a.match_uuid in (select uuid from matches where uuid = any(${[...new Set(column('matchUuid'))]}::text[])))`);
-  }
-  if (parts.length === 0) return new Set();
-  const settled =
-    groups.length === 0
-      ? [sql`select null::text as uuid where false`]
-      : groups.map((_, i) => sql`select uuid from ${sql.id(`settled_${i}`)}`);
-  const { rows } = await sql<{ uuid: string | null }>`with ${sql.join(parts)} ${sql.join(settled, sql` union all `)}`.execute(db);
-  return new Set(rows.map((row) => row.uuid!));
+  const settled = new Set<string>();
+  for (const { change, uuids } of groups.values()) for (const uuid of await settleMatches(db, uuids, holder, change, at)) settled.add(uuid);
+  return settled;
 }
 
 export interface AttemptRecord {
@@ -281,15 +234,13 @@ export async function requeueMatch(db: Kysely<Database>, subscriptionUuid: strin
  * they were, so they are claimed again in their turn.
  */
 export async function releaseMatches(db: Kysely<Database>, holder: string, uuids: readonly string[]): Promise<void> {
-  if (uuids.length > 0) await releaseQuery(db, holder, uuids).execute();
-}
-
-function releaseQuery(db: QueryCreator<Database>, holder: string, uuids: readonly string[]) {
-  return db
+  if (uuids.length === 0) return;
+  await db
     .updateTable('matches')
     .set({ locked_until: null, locked_by: null })
     .where('uuid', 'in', [...uuids])
-    .where('locked_by', '=', holder);
+    .where('locked_by', '=', holder)
+    .execute();
 }
 
 /**

@@ -159,39 +159,6 @@ for (const backend of testBackends()) {
       }
     });
 
-    it('commits one-statement writes of one moment each on its own', async () => {
-      const { handle, close } = await openTestDatabase(backend);
-      try {
-        const group = new GroupCommit(inTransaction(handle.db), 1, undefined, (work) => work(handle.db));
-        let firstRuns = 0;
-        const outcomes = await Promise.allSettled([
-          group.run(
-            async (tx) => {
-              firstRuns++;
-              await insertSubscription(tx, handle.capabilities, row('00000000-0000-0000-0000-000000000001'));
-              return 'first';
-            },
-            { oneStatement: true },
-          ),
-          group.run(
-            async (tx) => {
-              await insertSubscription(tx, handle.capabilities, row('00000000-0000-0000-0000-000000000002'));
-              throw new Error('failed after its first statement');
-            },
-            { oneStatement: true },
-          ),
-        ]);
-        assert.deepEqual(outcomes[0], { status: 'fulfilled', value: 'first' });
-        assert.equal(outcomes[1]!.status, 'rejected');
-        // Not run again, as it would be after a shared transaction failed; and what the second
-        // wrote stays, as no transaction holds it.
-        assert.equal(firstRuns, 1);
-        assert.equal((await handle.db.selectFrom('subscriptions').select('uuid').execute()).length, 2);
-      } finally {
-        await close();
-      }
-    });
-
     it('commits a one-statement write in the transaction of the writes of its moment', async () => {
       const { handle, close } = await openTestDatabase(backend);
       try {
