@@ -351,22 +351,45 @@ for (const backend of testBackends()) {
       });
     });
 
+    /**
+     * A purge (eventpurge) that has deleted the event, in a transaction it holds open until
+     * `commit`; `blocking` tells whether a statement of another connection waits for its locks.
+     */
+    async function heldPurge(
+      handle: Queue['handle'],
+      eventUuid: string,
+    ): Promise<{ blocking(): Promise<boolean>; commit(): Promise<void> }> {
+      let purgeDeleted!: () => void;
+      const deleted = new Promise<void>((resolve) => (purgeDeleted = resolve));
+      let mayCommit!: () => void;
+      const committing = new Promise<void>((resolve) => (mayCommit = resolve));
+      let pid = 0;
+      const purge = handle.db.transaction().execute(async (tx) => {
+        pid = (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(tx)).rows[0]!.pid;
+        await tx.deleteFrom('events').where('uuid', '=', eventUuid).execute();
+        purgeDeleted();
+        await committing;
+      });
+      await deleted;
+      return {
+        blocking: async () =>
+          (
+            await sql<{
+              n: number;
+            }>`select count(*)::int as n from pg_stat_activity where ${pid}::int = any(pg_blocking_pids(pid))`.execute(handle.db)
+          ).rows[0]!.n > 0,
+        commit: () => {
+          mayCommit();
+          return purge;
+        },
+      };
+    }
+
     if (backend.name === 'postgres') {
       it('a purge that commits while a settlement waits for it: the settlement is made all the same, without the purged match', async () => {
         await withQueue(async ({ handle }) => {
           const [purged, kept] = [await loggedLeased(handle), await loggedLeased(handle)];
-          let purgeDeleted!: () => void;
-          const deleted = new Promise<void>((resolve) => (purgeDeleted = resolve));
-          let commitPurge!: () => void;
-          const mayCommit = new Promise<void>((resolve) => (commitPurge = resolve));
-          let purgePid = 0;
-          const purge = handle.db.transaction().execute(async (tx) => {
-            purgePid = (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(tx)).rows[0]!.pid;
-            await tx.deleteFrom('events').where('uuid', '=', purged.event_uuid).execute();
-            purgeDeleted();
-            await mayCommit;
-          });
-          await deleted;
+          const purge = await heldPurge(handle, purged.event_uuid);
           const delivered = { state: 'delivered' as const, targetCode: 200 };
           const settling = matchQueue(handle).settle(
             'me',
@@ -377,15 +400,8 @@ for (const backend of testBackends()) {
             },
             20,
           );
-          const waitingForPurge = async () =>
-            (
-              await sql<{
-                n: number;
-              }>`select count(*)::int as n from pg_stat_activity where ${purgePid}::int = any(pg_blocking_pids(pid))`.execute(handle.db)
-            ).rows[0]!.n > 0;
-          await eventually(waitingForPurge, 'the settlement waits for the purge’s lock', 5_000);
-          commitPurge();
-          await purge;
+          await eventually(purge.blocking, 'the settlement waits for the purge’s lock', 5_000);
+          await purge.commit();
           assert.deepEqual([...(await settling).rows], [kept.uuid]);
           assert.deepEqual(await handle.db.selectFrom('attempts').select('match_uuid').execute(), [{ match_uuid: kept.uuid }]);
         });
@@ -396,18 +412,7 @@ for (const backend of testBackends()) {
           const e = event();
           const m = match(e.uuid, 1, 'deliver');
           await logEvent(handle.db, e, [m]);
-          let purgeDeleted!: () => void;
-          const deleted = new Promise<void>((resolve) => (purgeDeleted = resolve));
-          let commitPurge!: () => void;
-          const mayCommit = new Promise<void>((resolve) => (commitPurge = resolve));
-          let purgePid = 0;
-          const purge = handle.db.transaction().execute(async (tx) => {
-            purgePid = (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(tx)).rows[0]!.pid;
-            await tx.deleteFrom('events').where('uuid', '=', e.uuid).execute();
-            purgeDeleted();
-            await mayCommit;
-          });
-          await deleted;
+          const purge = await heldPurge(handle, e.uuid);
           const recording = handle.db
             .transaction()
             .execute((tx) =>
@@ -418,15 +423,8 @@ for (const backend of testBackends()) {
           // Without the row lock, the insert would see the row (not yet deleted for it) and then
           // fail its foreign key check once the purge commits. The purge commits once the
           // recording is seen waiting for it, not after a time that hopes it is.
-          const waitingForPurge = async () =>
-            (
-              await sql<{
-                n: number;
-              }>`select count(*)::int as n from pg_stat_activity where ${purgePid}::int = any(pg_blocking_pids(pid))`.execute(handle.db)
-            ).rows[0]!.n > 0;
-          await eventually(waitingForPurge, 'the recording waits for the purge’s lock', 5_000);
-          commitPurge();
-          await purge;
+          await eventually(purge.blocking, 'the recording waits for the purge’s lock', 5_000);
+          await purge.commit();
           assert.equal(await recording, 0);
           assert.deepEqual(await handle.db.selectFrom('attempts').selectAll().execute(), []);
         });
