@@ -22,20 +22,31 @@ export interface CpuTimes {
 const TICKS_PER_SECOND = 100;
 const MS_PER_TICK = 1000 / TICKS_PER_SECOND;
 
-/** Now, for `pid`'s threads; PostgreSQL's backends that ended since the last reading are not counted. */
-export function cpuTimes(pid: number): CpuTimes {
+/**
+ * Runs `run` and returns its result with the CPU each of its `events` cost while it ran, `pid`'s
+ * threads, PostgreSQL's and the machine's. PostgreSQL's backends that ended meanwhile are not
+ * counted.
+ */
+export async function measureCpu<T>(
+  pid: number,
+  run: () => Promise<T>,
+  events: (result: T) => number,
+): Promise<{ result: T; perEvent: CpuTimes }> {
+  const before = cpuTimes(pid);
+  const result = await run();
+  const after = cpuTimes(pid);
+  const count = events(result);
+  const per = (key: keyof CpuTimes) => (count > 0 ? (after[key] - before[key]) / count : 0);
+  return { result, perEvent: { main: per('main'), process: per('process'), postgres: per('postgres'), machine: per('machine') } };
+}
+
+function cpuTimes(pid: number): CpuTimes {
   return {
     main: ticksOf(`/proc/${pid}/task/${pid}/stat`) * MS_PER_TICK,
     process: ticksOf(`/proc/${pid}/stat`) * MS_PER_TICK,
     postgres: postgresTicks() * MS_PER_TICK,
     machine: machineBusyTicks() * MS_PER_TICK,
   };
-}
-
-/** CPU ms per event between two readings, for each of them. */
-export function cpuPerEvent(before: CpuTimes, after: CpuTimes, events: number): CpuTimes {
-  const per = (key: keyof CpuTimes) => (events > 0 ? (after[key] - before[key]) / events : 0);
-  return { main: per('main'), process: per('process'), postgres: per('postgres'), machine: per('machine') };
 }
 
 /** A row of the CPU table: `events` handled in `seconds`, and what each cost. */

@@ -3,7 +3,7 @@
  * driven by autocannon over keep-alive connections: creates per second and latency.
  */
 import autocannon from 'autocannon';
-import { cpuPerEvent, cpuRow, cpuTimes } from './cpu-time.js';
+import { cpuRow, measureCpu } from './cpu-time.js';
 import { startBenchServer } from './server.js';
 import type { Row } from './table.js';
 
@@ -20,17 +20,21 @@ export async function benchCreates(label: string, url: string, ceiling: number, 
       target_url: 'http://127.0.0.1:9/hook',
       auth: { type: 'basic', basic: { username: 'pipeline', password: 'secret' } },
     });
-    const before = cpuTimes(server.process.pid!);
-    const result = await autocannon({
-      url: `${server.url}/eventmatch`,
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'http-remote-user': 'bench' },
-      body,
-      connections: CONNECTIONS,
-      duration: DURATION_S,
-    });
+    const { result, perEvent } = await measureCpu(
+      server.process.pid!,
+      () =>
+        autocannon({
+          url: `${server.url}/eventmatch`,
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'http-remote-user': 'bench' },
+          body,
+          connections: CONNECTIONS,
+          duration: DURATION_S,
+        }),
+      (done) => done['2xx'],
+    );
     const ok = result['2xx'];
-    cpu.push(cpuRow('creates', label, ok, DURATION_S, cpuPerEvent(before, cpuTimes(server.process.pid!), ok)));
+    cpu.push(cpuRow('creates', label, ok, DURATION_S, perEvent));
     return {
       database: label,
       'creates/s': ok / DURATION_S,

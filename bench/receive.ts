@@ -24,7 +24,7 @@ import autocannon from 'autocannon';
 import { Pool } from 'undici';
 import type { RunningServer } from '../test/support/processes.js';
 import { type CountingTarget, startCountingTarget } from './counting-target.js';
-import { type CpuTimes, cpuPerEvent, cpuRow, cpuTimes } from './cpu-time.js';
+import { type CpuTimes, cpuRow, measureCpu } from './cpu-time.js';
 import { percentile } from './measure.js';
 import { startBenchServer } from './server.js';
 import type { Row } from './table.js';
@@ -261,11 +261,13 @@ async function withService<T>(
   }
 }
 
-/** `load`, and the CPU each answered request cost while it ran: `pid`'s, PostgreSQL's, the machine's. */
-async function measuredLoad(pid: number, url: string, label: string): Promise<{ result: autocannon.Result; perEvent: CpuTimes }> {
-  const before = cpuTimes(pid);
-  const result = await load(url, label, THROUGHPUT_S);
-  return { result, perEvent: cpuPerEvent(before, cpuTimes(pid), result['2xx']) };
+/** `load`, and the CPU each answered request cost while it ran (see cpu-time.ts). */
+function measuredLoad(pid: number, url: string, label: string): Promise<{ result: autocannon.Result; perEvent: CpuTimes }> {
+  return measureCpu(
+    pid,
+    () => load(url, label, THROUGHPUT_S),
+    (result) => result['2xx'],
+  );
 }
 
 /** As many events as CONNECTIONS connections send, each as soon as the previous one is answered. */

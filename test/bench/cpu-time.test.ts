@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { describe, it } from 'node:test';
 import pg from 'pg';
-import { cpuPerEvent, cpuTimes } from '../../bench/cpu-time.js';
+import { measureCpu } from '../../bench/cpu-time.js';
 
 const BUSY_MS = 400;
 
@@ -33,13 +33,11 @@ async function busyProcess(where: 'main' | 'worker'): Promise<{ pid: number; run
   };
 }
 
-describe('cpuTimes (the benchmark CPU table)', () => {
+describe('measureCpu (the benchmark CPU table)', () => {
   it("counts a main thread's CPU as the main thread's and the process's", async () => {
     const child = await busyProcess('main');
     try {
-      const before = cpuTimes(child.pid);
-      await child.run();
-      const used = cpuPerEvent(before, cpuTimes(child.pid), 1);
+      const { perEvent: used } = await measureCpu(child.pid, child.run, () => 1);
       assert.ok(used.main >= BUSY_MS * 0.8, `main thread ${used.main} ms`);
       assert.ok(used.process >= used.main, `process ${used.process} ms, main ${used.main} ms`);
       assert.ok(used.machine >= used.main * 0.8, `machine ${used.machine} ms`);
@@ -51,9 +49,7 @@ describe('cpuTimes (the benchmark CPU table)', () => {
   it("counts a worker thread's CPU as the process's, not the main thread's", async () => {
     const child = await busyProcess('worker');
     try {
-      const before = cpuTimes(child.pid);
-      await child.run();
-      const used = cpuPerEvent(before, cpuTimes(child.pid), 2);
+      const { perEvent: used } = await measureCpu(child.pid, child.run, () => 2);
       assert.ok(used.process >= (BUSY_MS * 0.8) / 2, `process ${used.process} ms per event`);
       assert.ok(used.main < used.process / 2, `main thread ${used.main} ms of ${used.process} ms per event`);
     } finally {
@@ -66,9 +62,11 @@ describe('cpuTimes (the benchmark CPU table)', () => {
     const client = new pg.Client({ connectionString: url });
     await client.connect();
     try {
-      const before = cpuTimes(process.pid);
-      await client.query('select count(*) from generate_series(1, 5000000)');
-      const used = cpuPerEvent(before, cpuTimes(process.pid), 1);
+      const { perEvent: used } = await measureCpu(
+        process.pid,
+        () => client.query('select count(*) from generate_series(1, 5000000)'),
+        () => 1,
+      );
       assert.ok(used.postgres >= 100, `PostgreSQL ${used.postgres} ms`);
     } finally {
       await client.end();
