@@ -70,10 +70,10 @@ export class GroupCommit {
   }
 
   private async commit(batch: Pending[]): Promise<void> {
-    const [only] = batch;
-    if (this.statements && batch.length === 1 && only!.oneStatement) {
+    const only = batch.length === 1 ? batch[0] : undefined;
+    if (this.statements && only?.oneStatement) {
       try {
-        return this.settleWhenDurable(batch, [{ ok: true, value: await this.statements(only!.write) }]);
+        return this.settleWhenDurable(batch, [{ ok: true, value: await this.statements(only.write) }]);
       } catch (error) {
         return rejectAll(batch, error);
       }
