@@ -364,6 +364,42 @@ for (const backend of testBackends()) {
       await page.getByText('Subscription “Keyboard only” deleted.').waitFor();
     });
 
+    it('says a subscription was disabled by a failure that came while its view was opening', async () => {
+      const broken = await api<{ uuid: string }>(
+        'POST',
+        '/eventmatch',
+        JSON.stringify({
+          name: `Broken (${backend.name})`,
+          jsonpath: '$.data[?@.mimetype == "text/plain"]',
+          target_url: `${stub.url}/broken`,
+        }),
+      );
+      // The view reads the subscription, enabled, while its deliveries are held back until the
+      // failure has disabled it: the first list it then shows is already the failure.
+      let holding = true;
+      const held: Array<() => Promise<void>> = [];
+      await page.route(`**/eventmatch/${broken.uuid}/deliveries?*`, (route) =>
+        holding ? void held.push(() => route.continue()) : route.continue(),
+      );
+      try {
+        await page.goto(`${server.url}/console/#/subscriptions/${broken.uuid}`);
+        await page.getByRole('heading', { name: `Broken (${backend.name})`, level: 1 }).waitFor();
+        await eventually(() => held.length > 0, 'the view asks for its deliveries');
+        await receive(facilityEventWithId('C234-1234-1240'));
+        await eventually(
+          async () => (await api<{ disabled: string | null }>('GET', `/eventmatch/${broken.uuid}`)).disabled !== null,
+          'the failure disables the subscription',
+        );
+        holding = false;
+        for (const release of held) await release();
+        await delivery('C234-1234-1240').getByText('Failed', { exact: true }).waitFor();
+        await page.getByText('A delivery failed for good, so delivery disabled this subscription.').waitFor();
+      } finally {
+        await page.unroute(`**/eventmatch/${broken.uuid}/deliveries?*`);
+        await api('DELETE', `/eventmatch/${broken.uuid}`);
+      }
+    });
+
     it('ran without a script error or anything refused by its Content-Security-Policy', () => {
       assert.deepEqual(watch.problems, []);
     });
