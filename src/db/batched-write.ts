@@ -21,27 +21,35 @@ interface Waiting<T, R> {
   reject: (error: unknown) => void;
 }
 
+export interface BatchOptions extends WriteOptions {
+  /** Items one call of `writeMany` takes at most (more wait for the next); with `oneStatement`, what one statement holds. */
+  maxBatch?: number;
+}
+
 /** Returns a function that writes one item, batched; it settles after the commit that made the item durable. */
 export function batchedWrite<T, R>(
   database: DatabaseHandle,
   writeMany: WriteMany<T, R>,
-  options: WriteOptions = {},
+  { maxBatch, ...options }: BatchOptions = {},
 ): (item: T) => Promise<R> {
-  const add = batchPerTurn<Waiting<T, R>>(async (batch) => {
-    try {
-      const results = await database.write(
-        (tx) =>
-          writeMany(
-            tx,
-            batch.map((w) => w.item),
-          ),
-        options,
-      );
-      for (const [i, w] of batch.entries()) w.resolve(results[i]!);
-    } catch (error) {
-      if (batch.length === 1) return batch[0]!.reject(error);
-      for (const w of batch) database.write((tx) => writeMany(tx, [w.item]), options).then((results) => w.resolve(results[0]!), w.reject);
-    }
-  });
+  const add = batchPerTurn<Waiting<T, R>>(
+    async (batch) => {
+      try {
+        const results = await database.write(
+          (tx) =>
+            writeMany(
+              tx,
+              batch.map((w) => w.item),
+            ),
+          options,
+        );
+        for (const [i, w] of batch.entries()) w.resolve(results[i]!);
+      } catch (error) {
+        if (batch.length === 1) return batch[0]!.reject(error);
+        for (const w of batch) database.write((tx) => writeMany(tx, [w.item]), options).then((results) => w.resolve(results[0]!), w.reject);
+      }
+    },
+    { maxBatch },
+  );
   return (item) => new Promise((resolve, reject) => add({ item, resolve, reject }));
 }

@@ -27,7 +27,7 @@ export async function insertSubscription(db: Kysely<Database>, capabilities: Cap
 }
 
 /** Both databases take at least 32,766 parameters a statement; a subscription has 20 columns. */
-const SUBSCRIPTION_ROWS_PER_STATEMENT = 1_000;
+export const SUBSCRIPTION_ROWS_PER_STATEMENT = 1_000;
 
 /** New subscriptions, in as few statements as the parameter limit allows. */
 export async function insertSubscriptions(

@@ -10,6 +10,7 @@ import {
   deleteSubscription,
   findLiveSubscription,
   insertSubscriptions,
+  SUBSCRIPTION_ROWS_PER_STATEMENT,
   listLiveSubscriptions,
   rotateSigningSecret,
   type SubscriptionChange,
@@ -89,11 +90,16 @@ export function subscriptionService(deps: SubscriptionServiceDependencies): Subs
   const { db } = deps.database;
   const notify = (change: SubscriptionChange) => deps.onChange?.(change);
   const lookupTimeoutMs = deps.targetLookupTimeoutMs ?? TARGET_LOOKUP_TIMEOUT_MS;
-  // Creates of the same moment share one insert statement.
-  const insertRow = batchedWrite(deps.database, async (tx, rows: readonly SubscriptionRow[]) => {
-    await insertSubscriptions(tx, deps.database.capabilities, rows);
-    return rows.map(() => undefined);
-  });
+  // Creates of the same moment share one insert statement: bounded to what one statement holds,
+  // it commits by itself on PostgreSQL when nothing else commits with it (no BEGIN and COMMIT).
+  const insertRow = batchedWrite(
+    deps.database,
+    async (tx, rows: readonly SubscriptionRow[]) => {
+      await insertSubscriptions(tx, deps.database.capabilities, rows);
+      return rows.map(() => undefined);
+    },
+    { oneStatement: true, maxBatch: SUBSCRIPTION_ROWS_PER_STATEMENT },
+  );
 
   /** 400 when delivery would refuse the target's address (every address of its host name). */
   async function checkTarget(targetUrl: string): Promise<void> {

@@ -28,6 +28,27 @@ for (const backend of testBackends()) {
       }
     });
 
+    it('gives one call at most maxBatch items, and the rest to the calls after it', async () => {
+      const { handle, close } = await openTestDatabase(backend);
+      try {
+        const calls: number[] = [];
+        const insert = batchedWrite(
+          handle,
+          async (tx, rows: readonly SubscriptionRow[]) => {
+            calls.push(rows.length);
+            await insertSubscriptions(tx, handle.capabilities, rows);
+            return rows.map((r) => r.name);
+          },
+          { oneStatement: true, maxBatch: 2 },
+        );
+        assert.deepEqual(await Promise.all([1, 2, 3, 4, 5].map((n) => insert(row(n)))), ['s1', 's2', 's3', 's4', 's5']);
+        assert.deepEqual(calls, [2, 2, 1]);
+        assert.equal((await handle.db.selectFrom('subscriptions').select('uuid').execute()).length, 5);
+      } finally {
+        await close();
+      }
+    });
+
     it('writes the items one by one when the batch fails, so that only the failing one is refused', async () => {
       const { handle, close } = await openTestDatabase(backend);
       try {
