@@ -6,7 +6,7 @@
  * requirement holds for that document. A requirement may be weaker than the expression
  * (`always` is weakest and always correct); it must never be stronger.
  */
-import type { JsonValue } from '../json.js';
+import { isJsonObject, type JsonValue } from '../json.js';
 
 /**
  * One step of a path from the root:
@@ -25,6 +25,11 @@ export type Scalar = string | number | boolean | null;
 
 export type Ordering = '<' | '<=' | '>' | '>=';
 
+export interface MemberEquals {
+  readonly name: string;
+  readonly value: Scalar;
+}
+
 export type Requirement =
   | { readonly kind: 'always' }
   /** Some node exists at `path`. */
@@ -38,6 +43,12 @@ export type Requirement =
   | { readonly kind: 'compares'; readonly path: readonly PathStep[]; readonly ordering: Ordering; readonly bound: number }
   /** Some node at `path` is a string ending with `suffix` (`match(@.name, '.*\\.txt')`). */
   | { readonly kind: 'endsWith'; readonly path: readonly PathStep[]; readonly suffix: string }
+  /**
+   * Some node at `path` is an object whose members equal all of these, each as `equals` has it
+   * (`@.destinationTable == 'Transactions.project' && @.value == '1234'`): two conditions on the
+   * same node, where two `equals` would let them be met by different nodes.
+   */
+  | { readonly kind: 'members'; readonly path: readonly PathStep[]; readonly equal: readonly MemberEquals[] }
   | { readonly kind: 'all'; readonly of: readonly Requirement[] }
   | { readonly kind: 'any'; readonly of: readonly Requirement[] };
 
@@ -67,6 +78,38 @@ export function compares(path: readonly PathStep[], ordering: Ordering, bound: J
 /** `endsWith` for a non-empty suffix; any string ends with the empty one. */
 export function endsWith(path: readonly PathStep[], suffix: string): Requirement {
   return suffix === '' ? exists(path) : { kind: 'endsWith', path, suffix };
+}
+
+/**
+ * `members` for two or more distinct conditions, in a fixed order (the same conditions written
+ * in another order make the same requirement), `equals` for one.
+ */
+export function members(path: readonly PathStep[], equal: readonly MemberEquals[]): Requirement {
+  const byText = new Map(equal.map((e) => [JSON.stringify([e.name, e.value]), e]));
+  const sorted = [...byText.keys()].sort().map((text) => byText.get(text)!);
+  if (sorted.length === 1) return equals([...path, step.name(sorted[0]!.name)], sorted[0]!.value);
+  return { kind: 'members', path: [...path], equal: sorted };
+}
+
+/**
+ * The requirement of a filter's terms joined by `and`: those that are a member of the node
+ * under test (at `current`) equal to a scalar make one `members` (`@.a == 1 && @.b == 2` needs
+ * one node with both, not two that have one each); the others their own requirement.
+ */
+export function conjunction<Term>(
+  terms: readonly Term[],
+  current: readonly PathStep[],
+  memberEqualsOf: (term: Term) => MemberEquals | undefined,
+  requirementOf: (term: Term) => Requirement,
+): Requirement {
+  const equal: MemberEquals[] = [];
+  const others: Requirement[] = [];
+  for (const term of terms) {
+    const memberEqual = memberEqualsOf(term);
+    if (memberEqual) equal.push(memberEqual);
+    else others.push(requirementOf(term));
+  }
+  return allOf(equal.length > 0 ? [members(current, equal), ...others] : others);
 }
 
 /** `bound < node` is `node > bound`: the ordering seen from the other side. */
@@ -141,48 +184,62 @@ export function isScalar(value: unknown): value is Scalar {
   return value === null || typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean';
 }
 
-/** The requirement checked directly against a document: the reference the index must agree with. */
+/**
+ * The requirement checked directly against a document: what the index's keys mean, and how it
+ * checks the other keys of an exact expression found through one of them.
+ */
 export function holds(requirement: Requirement, document: JsonValue): boolean {
   switch (requirement.kind) {
     case 'always':
       return true;
-    case 'exists':
-      return nodesAt(document, requirement.path).length > 0;
-    case 'equals':
-      return nodesAt(document, requirement.path).some((v) => v === requirement.value);
-    case 'compares': {
-      const { ordering, bound } = requirement;
-      return nodesAt(document, requirement.path).some((v) => typeof v === 'number' && inOrder(v, ordering, bound));
-    }
-    case 'endsWith':
-      return nodesAt(document, requirement.path).some((v) => typeof v === 'string' && v.endsWith(requirement.suffix));
     case 'all':
       return requirement.of.every((r) => holds(r, document));
     case 'any':
       return requirement.of.some((r) => holds(r, document));
+    default:
+      return someNodeAt(document, requirement.path, 0, (node) => meets(requirement, node));
   }
 }
 
-function childrenAt(value: JsonValue, s: PathStep): JsonValue[] {
-  if (s.kind === 'descend') return selfAndDescendants(value);
-  if (value === null || typeof value !== 'object') return [];
-  if (s.kind === 'any') return Array.isArray(value) ? value : Object.values(value);
+/** Whether `node` is what a requirement on one node asks of it. */
+function meets(requirement: Requirement, node: JsonValue): boolean {
+  switch (requirement.kind) {
+    case 'exists':
+      return true;
+    case 'equals':
+      return node === requirement.value;
+    case 'compares':
+      return typeof node === 'number' && inOrder(node, requirement.ordering, requirement.bound);
+    case 'endsWith':
+      return typeof node === 'string' && node.endsWith(requirement.suffix);
+    case 'members':
+      return isJsonObject(node) && requirement.equal.every(({ name, value }) => Object.hasOwn(node, name) && node[name] === value);
+    default:
+      return false;
+  }
+}
+
+/** Whether some node at `path` (from step `at` on) passes `test`; stops at the first that does. */
+function someNodeAt(value: JsonValue, path: readonly PathStep[], at: number, test: (node: JsonValue) => boolean): boolean {
+  const s = path[at];
+  if (s === undefined) return test(value);
+  if (s.kind === 'descend') return someSelfOrDescendant(value, (node) => someNodeAt(node, path, at + 1, test));
+  if (value === null || typeof value !== 'object') return false;
+  if (s.kind === 'any') {
+    for (const child of Array.isArray(value) ? value : Object.values(value)) if (someNodeAt(child, path, at + 1, test)) return true;
+    return false;
+  }
   if (Array.isArray(value)) {
-    if (s.kind !== 'index') return [];
+    if (s.kind !== 'index') return false;
     const i = s.index < 0 ? value.length + s.index : s.index;
-    return i >= 0 && i < value.length ? [value[i]!] : [];
+    return i >= 0 && i < value.length && someNodeAt(value[i]!, path, at + 1, test);
   }
-  if (s.kind !== 'name' || !Object.hasOwn(value, s.name)) return [];
-  return [value[s.name]!];
+  return s.kind === 'name' && Object.hasOwn(value, s.name) && someNodeAt(value[s.name]!, path, at + 1, test);
 }
 
-function selfAndDescendants(value: JsonValue): JsonValue[] {
-  const children = value !== null && typeof value === 'object' ? Object.values(value) : [];
-  return [value, ...children.flatMap(selfAndDescendants)];
-}
-
-function nodesAt(document: JsonValue, path: readonly PathStep[]): JsonValue[] {
-  let nodes: JsonValue[] = [document];
-  for (const s of path) nodes = nodes.flatMap((n) => childrenAt(n, s));
-  return nodes;
+function someSelfOrDescendant(value: JsonValue, test: (node: JsonValue) => boolean): boolean {
+  if (test(value)) return true;
+  if (value === null || typeof value !== 'object') return false;
+  for (const child of Array.isArray(value) ? value : Object.values(value)) if (someSelfOrDescendant(child, test)) return true;
+  return false;
 }

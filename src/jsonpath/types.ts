@@ -30,9 +30,9 @@ export interface DialectQuery {
   /** A necessary condition for `matches`, for the subscription index (see requirement.ts). */
   readonly requirement: import('./requirement.js').Requirement;
   /**
-   * True when `requirement` holds exactly when `matches` does. For one key (exists, equals or
-   * compares) the index then answers without evaluating the expression; `always` (`$`) gives
-   * no key, so such an expression is evaluated for every event anyway.
+   * True when `requirement` holds exactly when `matches` does. For one key, or all of several
+   * keys, the index then answers without evaluating the expression; `always` (`$`) gives no
+   * key, so such an expression is evaluated for every event anyway.
    */
   readonly exact: boolean;
 }

@@ -4,14 +4,17 @@
  * one clause that the requirement implies: one conjunct of an `all`, or one key per branch of
  * an `any`. Among the clauses a requirement offers, the index picks the cheapest (see cost).
  */
-import type { Ordering, PathStep, Requirement, Scalar } from '../jsonpath/index.js';
+import type { JsonValue } from '../json.js';
+import type { MemberEquals, Ordering, PathStep, Requirement, Scalar } from '../jsonpath/index.js';
+import { holds } from '../jsonpath/requirement.js';
 
 /** What the node at the key's path must be for the key to be found in an event. */
 export type KeyTest =
   | { readonly kind: 'exists' }
   | { readonly kind: 'equals'; readonly value: Scalar }
   | { readonly kind: 'compares'; readonly ordering: Ordering; readonly bound: number }
-  | { readonly kind: 'endsWith'; readonly suffix: string };
+  | { readonly kind: 'endsWith'; readonly suffix: string }
+  | { readonly kind: 'members'; readonly equal: readonly MemberEquals[] };
 
 export interface IndexKey {
   readonly path: readonly PathStep[];
@@ -41,6 +44,8 @@ export function clausesOf(requirement: Requirement, cost: KeyCost): Clause[] {
     }
     case 'endsWith':
       return [[makeKey(requirement.path, { kind: 'endsWith', suffix: requirement.suffix })]];
+    case 'members':
+      return [[makeKey(requirement.path, { kind: 'members', equal: requirement.equal })]];
     case 'all':
       return requirement.of.flatMap((r) => clausesOf(r, cost));
     case 'any': {
@@ -74,6 +79,20 @@ function clauseCost(clause: Clause, cost: KeyCost): number {
   return total;
 }
 
+/**
+ * Whether the requirement is what its clauses say, no less: one key, or all of several keys.
+ * Then, when the requirement is exact, finding every clause's key in an event is the match.
+ */
+export function isConjunctionOfKeys(requirement: Requirement): boolean {
+  if (requirement.kind === 'all') return requirement.of.every((part) => part.kind !== 'all' && isConjunctionOfKeys(part));
+  return requirement.kind !== 'always' && requirement.kind !== 'any';
+}
+
+/** Whether `document` contains the key, checked directly: what finding it in the trie means. */
+export function keyHolds(key: IndexKey, document: JsonValue): boolean {
+  return holds({ ...key.test, path: key.path }, document);
+}
+
 export function keysOf(clauses: readonly Clause[]): IndexKey[] {
   return dedupe(clauses.flat());
 }
@@ -92,6 +111,8 @@ function testId(test: KeyTest): string {
       return ` ${test.ordering} ${test.bound}`;
     case 'endsWith':
       return ` ends ${JSON.stringify(test.suffix)}`;
+    case 'members':
+      return ` members ${JSON.stringify(test.equal.map(({ name, value }) => [name, value]))}`;
   }
 }
 

@@ -7,6 +7,7 @@
 import type { JsonValue } from '../json.js';
 import type { PathStep, Scalar } from '../jsonpath/index.js';
 import type { IndexKey, KeyTest } from './index-keys.js';
+import { MemberValues } from './member-values.js';
 import { NumberBounds } from './number-bounds.js';
 import { StringSuffixes } from './string-suffixes.js';
 
@@ -23,6 +24,7 @@ class TrieNode<T> {
   literals?: Map<boolean | null, Set<T>>;
   bounds?: NumberBounds<T>;
   suffixes?: StringSuffixes<T>;
+  members?: MemberValues<T>;
 
   child(s: PathStep): TrieNode<T> {
     switch (s.kind) {
@@ -41,6 +43,7 @@ class TrieNode<T> {
     if (test.kind === 'exists') (this.present ??= new Set()).add(item);
     else if (test.kind === 'equals') this.valueBucket(test.value).add(item);
     else if (test.kind === 'endsWith') (this.suffixes ??= new StringSuffixes()).add(test.suffix, item);
+    else if (test.kind === 'members') (this.members ??= new MemberValues()).add(test.equal, item);
     else (this.bounds ??= new NumberBounds()).add(test.ordering, test.bound, item);
   }
 
@@ -48,6 +51,7 @@ class TrieNode<T> {
     if (test.kind === 'exists') this.present?.delete(item);
     else if (test.kind === 'equals') this.removeFromValueBucket(test.value, item);
     else if (test.kind === 'endsWith') this.suffixes?.remove(test.suffix, item);
+    else if (test.kind === 'members') this.members?.remove(test.equal, item);
     else this.bounds?.remove(test.ordering, test.bound, item);
   }
 
@@ -55,6 +59,7 @@ class TrieNode<T> {
     if (test.kind === 'exists') return this.present ?? [];
     if (test.kind === 'equals') return this.valueBucket(test.value);
     if (test.kind === 'endsWith') return this.suffixes?.items(test.suffix) ?? [];
+    if (test.kind === 'members') return this.members?.items(test.equal) ?? [];
     return this.bounds?.items(test.ordering, test.bound) ?? [];
   }
 
@@ -116,6 +121,7 @@ function visitNode<T>(node: TrieNode<T>, value: JsonValue, found: Found<T>): voi
     if (node.anyChild) for (const element of value) visitNode(node.anyChild, element, found);
     return;
   }
+  node.members?.visit(value, found);
   if (node.names) visitMembers(node.names, value, found);
   if (node.anyChild) for (const key of Object.keys(value)) visitNode(node.anyChild, value[key]!, found);
 }

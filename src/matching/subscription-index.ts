@@ -13,7 +13,7 @@
 
 import type { JsonValue } from '../json.js';
 import type { CompiledJsonPath, Dialect } from '../jsonpath/index.js';
-import { type Clause, cheapest, clausesOf, type IndexKey, keysOf } from './index-keys.js';
+import { type Clause, cheapest, clausesOf, type IndexKey, isConjunctionOfKeys, keyHolds, keysOf } from './index-keys.js';
 import { KeyTrie } from './key-trie.js';
 
 /**
@@ -21,7 +21,7 @@ import { KeyTrie } from './key-trie.js';
  * in most events that have the member at all, a `compares` or `endsWith` key (a file
  * extension) in many, an `equals` key rarely.
  */
-const KEY_PENALTY: Record<IndexKey['test']['kind'], number> = { equals: 0, compares: 100, endsWith: 100, exists: 1_000 };
+const KEY_PENALTY: Record<IndexKey['test']['kind'], number> = { members: 0, equals: 0, compares: 100, endsWith: 100, exists: 1_000 };
 /**
  * When this many expressions (then twice as many, and so on) mention a key, the entries filed
  * under it are reconsidered: a key that was rare when they were placed may have become common.
@@ -37,6 +37,10 @@ interface Entry<Id> {
    * 100,000 facility-shaped subscriptions.
    */
   readonly matches: CompiledJsonPath['matches'];
+  /**
+   * The expression matches exactly when every clause's key is in the event: found through the
+   * trie, an entry checks its other clauses' keys instead of being evaluated.
+   */
   readonly exact: boolean;
   readonly subscribers: Set<Id>;
   readonly clauses: Clause[];
@@ -125,8 +129,9 @@ export class SubscriptionIndex<Id> {
     });
     const matched: Id[] = [];
     for (const entry of candidates) {
-      // An exact entry's key was found: that is the match (see DialectQuery.exact).
-      if (entry.exact || this.evaluate(entry, event)) for (const id of entry.subscribers) matched.push(id);
+      if (entry.exact ? this.otherClausesHold(entry, event) : this.evaluate(entry, event)) {
+        for (const id of entry.subscribers) matched.push(id);
+      }
     }
     for (const entry of this.unindexed) {
       if (this.evaluate(entry, event)) for (const id of entry.subscribers) matched.push(id);
@@ -143,6 +148,14 @@ export class SubscriptionIndex<Id> {
       evaluations: this.evaluations,
       failures: this.failures,
     };
+  }
+
+  /** For an exact entry the trie found through its placement: whether the keys of its other clauses are in the event too. */
+  private otherClausesHold(entry: Entry<Id>, event: JsonValue): boolean {
+    for (const clause of entry.clauses) {
+      if (clause !== entry.placement && !clause.some((key) => keyHolds(key, event))) return false;
+    }
+    return true;
   }
 
   /** One subscription that cannot be evaluated must not fail the event for all the others. */
@@ -167,7 +180,7 @@ export class SubscriptionIndex<Id> {
     const entry: Entry<Id> = {
       identity,
       matches: compiled.matches,
-      exact: compiled.exact,
+      exact: compiled.exact && isConjunctionOfKeys(compiled.requirement),
       subscribers: new Set(),
       clauses,
       placement: undefined,

@@ -40,6 +40,20 @@ const SHAPES: [string, Requirement][] = [
   ['$.a[?(@.b.c[2][-1])]', exists(p('a', 'b', 'c', 2, -1))],
   ['$.a[?(not @.b = 1)]', exists(p('a'))],
   ['$.a[?(true)]', exists(p('a'))],
+  [
+    '$.data[*][?(@.value = 54 and @.destinationTable = "Transactions.instrument" and @.size > 1)]',
+    all(
+      {
+        kind: 'members',
+        path: p('data', '*'),
+        equal: [
+          { name: 'destinationTable', value: 'Transactions.instrument' },
+          { name: 'value', value: 54 },
+        ],
+      },
+      compares(p('data', '*', 'size'), '>', 1),
+    ),
+  ],
   ['$.a[?(@.b = 1 or @.c = "x")]', any(eq(p('a', 'b'), 1), eq(p('a', 'c'), 'x'))],
   ['$.a[?(@.x = 1 and (@.y = 2 or @.z = 3))]', all(eq(p('a', 'x'), 1), any(eq(p('a', 'y'), 2), eq(p('a', 'z'), 3)))],
   // `or` binds tighter than `and`: the same tree as the line above.

@@ -74,8 +74,18 @@ function rfcFilter(r: Random, depth: number): string {
   }
 }
 
+/** A condition on the root alone: a query from `$`, or a member of the root against a literal. */
+function rfcRootCondition(r: Random): string {
+  if (r.chance(0.1)) return r.pick(['$', `$ == ${literalRfc(r)}`]);
+  return r.chance(0.7) ? `$.data[?${rfcFilter(r, 1)}]` : `$.${r.pick(['eventType', 'source', 'missing'])} == ${literalRfc(r)}`;
+}
+
 function rfcExpression(r: Random): string {
-  switch (r.int(11)) {
+  switch (r.int(13)) {
+    case 11:
+      return `$[?${rfcRootCondition(r)} && ${rfcRootCondition(r)}]`;
+    case 12:
+      return `$[?${rfcRootCondition(r)}]`;
     case 9:
       return `$..${r.pick(['data', 'nested', '*'])}[?${rfcFilter(r, 1)}]`;
     case 10:
@@ -127,8 +137,20 @@ function jsonpath2Filter(r: Random, depth: number): string {
   }
 }
 
+function jsonpath2RootCondition(r: Random): string {
+  return r.chance(0.7)
+    ? `$.data[*][?(${jsonpath2Filter(r, 1)})]`
+    : `$.${r.pick(['eventType', 'source', 'missing'])} = ${literalJsonpath2(r)}`;
+}
+
 function jsonpath2Expression(r: Random): string {
-  switch (r.int(8)) {
+  switch (r.int(11)) {
+    case 8:
+      return `$[?(${jsonpath2RootCondition(r)} and ${jsonpath2RootCondition(r)})]`;
+    case 9:
+      return `$.extensions[?(${jsonpath2Filter(r, 1)} and ${jsonpath2RootCondition(r)})]`;
+    case 10:
+      return `$.data[*][?(@.destinationTable = "${r.pick(TABLES)}" and @.key = "${r.pick(KEYS)}" and @.value = ${literalJsonpath2(r)})]`;
     case 6:
       return `$..${r.pick(['nested', 'value', '*'])}[?(${jsonpath2Filter(r, 1)})]`;
     case 7:
@@ -219,6 +241,22 @@ describe('subscription index', () => {
     assert.ok(matchedSomething > events.length / 2, 'the generated data should match often enough to test something');
     const stats = index.stats();
     assert.ok(stats.unindexed < stats.expressions / 2, `most expressions should be indexable: ${JSON.stringify(stats)}`);
+  });
+
+  it(`has exact requirements where it says so: met exactly when the expression matches (seed ${seed})`, () => {
+    const r = new Random(seed + 2);
+    const exact = compileMany(r, 3000).filter((c) => c.exact);
+    const odd: JsonValue[] = [{}, [], { data: [] }, null, 0, 1234, 'Blah', true, [{ value: 'Blah', key: 'Tag' }]];
+    const events = [facilityEvent(), ...odd, ...Array.from({ length: 200 }, () => randomEvent(r))];
+    let matched = 0;
+    for (const c of exact) {
+      for (const event of events) {
+        const matches = c.matches(event);
+        assert.equal(holds(c.requirement, event), matches, `${c.expression} on ${JSON.stringify(event)}`);
+        if (matches) matched++;
+      }
+    }
+    assert.ok(exact.length > 500 && matched > 10_000, `${exact.length} exact expressions, ${matched} matches`);
   });
 
   it(`has sound requirements: whatever matches meets its requirement (seed ${seed})`, () => {

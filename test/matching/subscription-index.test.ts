@@ -65,32 +65,66 @@ describe('subscription index', () => {
     assert.deepEqual(index.stats().expressions, 1);
   });
 
-  it('answers single-condition expressions from the index alone, in both dialects', () => {
+  it('answers expressions whose requirement is exact from the index alone, in both dialects', () => {
     const index = new SubscriptionIndex<string>();
-    const single: Array<[string, string, DialectMode]> = [
+    const exact: Array<[string, string, DialectMode]> = [
       ['plain', "$.data[?@.mimetype == 'text/plain']", 'rfc9535'],
       ['pdf', '$.data[*][?(@.mimetype = "application/pdf")]', 'jsonpath2'],
       ['small', '$.data[*][?(@.size < 50)]', 'jsonpath2'],
       ['ingest', "$[?@ == 'org.pacifica.metadata.ingest']", 'rfc9535'],
       ['extension', '$.extensions.comExampleExtension', 'auto'],
       ['hashed', '$..hashsum', 'auto'],
+      // Members of one node, and conditions on the root joined by `and`.
+      ['instrument', "$.data[?@.destinationTable == 'Transactions.instrument' && @.value == 54]", 'rfc9535'],
+      ['crossed', "$.data[?@.destinationTable == 'Transactions.project' && @.value == 54]", 'rfc9535'],
+      ['tag', '$.data[*][?(@.destinationTable = "TransactionKeyValue" and @.key = "Taggy" and @.value = "Blah")]', 'jsonpath2'],
+      ['site', "$[?$.source == '/pacifica/metadata/ingest']", 'rfc9535'],
+      [
+        'instrument-text',
+        "$[?$.data[?@.destinationTable == 'Transactions.instrument' && @.value == 54] && $.data[?@.mimetype == 'text/plain']]",
+        'rfc9535',
+      ],
+      [
+        'instrument-over-100',
+        '$[?($.data[*][?(@.destinationTable = "Transactions.instrument" and @.value = 54)] and $.data[*][?(@.size > 100)])]',
+        'jsonpath2',
+      ],
+      [
+        'instrument-over-1000',
+        '$[?($.data[*][?(@.destinationTable = "Transactions.instrument" and @.value = 54)] and $.data[*][?(@.size > 1000)])]',
+        'jsonpath2',
+      ],
     ];
-    for (const [id, expression, mode] of single) {
+    for (const [id, expression, mode] of exact) {
       const compiled = compileJsonPath(expression, mode);
       assert.equal(compiled.exact, true, expression);
       index.set(id, compiled);
     }
     const { matched, evaluations } = evaluationsFor(index, facilityEvent());
-    assert.deepEqual(matched.sort(), ['extension', 'hashed', 'ingest', 'plain', 'small']);
+    assert.deepEqual(matched.sort(), [
+      'extension',
+      'hashed',
+      'ingest',
+      'instrument',
+      'instrument-over-100',
+      'instrument-text',
+      'plain',
+      'site',
+      'small',
+      'tag',
+    ]);
     assert.equal(evaluations, 0);
-    for (const expression of [
-      "$.data[?@.mimetype != 'x']",
-      '$.data[?@.a == 1 && @.b == 2]',
-      '$.data[?@.a].b',
-      '$.data[1:3]',
-      "$[?$.type == 'x']",
-    ]) {
-      assert.equal(compileJsonPath(expression).exact, false, expression);
+    for (const [expression, mode] of [
+      ["$.data[?@.mimetype != 'x']", 'rfc9535'],
+      ['$.data[?@.a == 1 && @.b > 2]', 'rfc9535'],
+      ['$.data[?@.a == 1 || @.b == 2]', 'rfc9535'],
+      ["$.data[?$.a == 1 && @.b == 'x']", 'rfc9535'],
+      ['$.data[?@.a].b', 'rfc9535'],
+      ['$.data[1:3]', 'rfc9535'],
+      ['$.data[*][?(@.a = 1 and @.b > 2)]', 'jsonpath2'],
+      ['$[?($.a = 1 or $.b = 2)]', 'jsonpath2'],
+    ] as const) {
+      assert.equal(compileJsonPath(expression, mode).exact, false, expression);
     }
   });
 

@@ -16,6 +16,9 @@ import {
   exists,
   flipped,
   isScalar,
+  conjunction,
+  type MemberEquals,
+  members,
   type Ordering,
   type PathStep,
   type Requirement,
@@ -75,7 +78,7 @@ function fromSelector(
 function fromFilter(expression: FilterExpression, current: readonly PathStep[]): Requirement {
   switch (expression.kind) {
     case 'and':
-      return allOf(expression.operands.map((e) => fromFilter(e, current)));
+      return conjunction(expression.operands, current, memberEquals, (e) => fromFilter(e, current));
     case 'or':
       return anyOf(expression.operands.map((e) => fromFilter(e, current)));
     case 'not':
@@ -159,47 +162,103 @@ function stepOf(selector: Selector): PathStep | 'stay' | 'stop' {
   }
 }
 
+/** `@.name = scalar` (either way round): one member of the node under test equal to a scalar. */
+function memberEquals(expression: FilterExpression): MemberEquals | undefined {
+  if (expression.kind !== 'comparison' || expression.operator !== '=') return undefined;
+  const { left, right } = expression;
+  const [path, other] = left.kind === 'path' ? [left.path, right] : right.kind === 'path' ? [right.path, left] : [];
+  if (path?.origin !== 'current' || path.singular?.length !== 1 || other?.kind !== 'value' || !isScalar(other.value)) return undefined;
+  const [name] = path.singular;
+  return typeof name === 'string' ? { name, value: other.value } : undefined;
+}
+
 /**
- * For the simplest expressions, a requirement that holds exactly when the expression selects
+ * For simple expressions, a requirement that holds exactly when the expression selects
  * something (see DialectQuery.exact): a path of names, indices, wildcards and `..`, ending at
- * most in a filter that tests one member path of the node against a scalar or for existence.
+ * most in a filter that is one condition (a member path of the node against a scalar, or
+ * existing), members of the node against scalars joined by `and`, conditions on the root
+ * alone, or, on a node a path of names and indices reaches (the root), such conditions joined
+ * by `and` (`$[?($.data[*][?(@.a = 1 and @.b = 2)] and $.data[*][?(@.size > 5)])]`).
  */
 export function exactRequirement(query: PathExpression): Requirement | undefined {
-  const path: PathStep[] = [];
-  for (const [i, segment] of query.segments.entries()) {
+  return exactPath(query.segments, []);
+}
+
+function exactPath(segments: readonly Segment[], base: readonly PathStep[]): Requirement | undefined {
+  const path = [...base];
+  for (const [i, segment] of segments.entries()) {
     const selector = segment.selectors.length === 1 ? segment.selectors[0]! : undefined;
     if (segment.kind === 'descendant') path.push(step.descend());
     if (selector?.kind === 'name') path.push(step.name(selector.name));
     else if (selector?.kind === 'index') path.push(step.index(selector.index));
     else if (selector?.kind === 'wildcard') path.push(step.any());
-    else if (selector?.kind === 'filter' && i === query.segments.length - 1) return exactFilter(selector.expression, path);
+    else if (selector?.kind === 'filter' && i === segments.length - 1) return exactFilter(selector.expression, path);
     else return undefined;
   }
   return exists(path);
 }
 
-function exactFilter(expression: FilterExpression, current: PathStep[]): Requirement | undefined {
-  if (expression.kind === 'test') {
-    const member = memberPath(expression.operand);
-    return member && exists([...current, ...member]);
+/** Exactly when some node at `current` passes the filter. */
+function exactFilter(expression: FilterExpression, current: readonly PathStep[]): Requirement | undefined {
+  switch (expression.kind) {
+    case 'test':
+      return exactTest(expression.operand, current);
+    case 'comparison':
+      return exactComparison(expression.operator, expression.left, expression.right, current);
+    case 'and':
+      return exactConjunction(expression.operands, current);
+    default:
+      return undefined;
   }
-  if (expression.kind !== 'comparison') return undefined;
-  const { left, right, operator } = expression;
-  const pathOnLeft = left.kind === 'path';
-  const member = memberPath(pathOnLeft ? left : right);
-  const other = pathOnLeft ? right : left;
-  if (!member || other.kind !== 'value' || !isScalar(other.value)) return undefined;
-  const at = [...current, ...member];
-  if (operator === '=') return equals(at, other.value);
-  if (operator === '!=' || operator === 'contains' || typeof other.value !== 'number') return undefined;
-  return compares(at, pathOnLeft ? operator : flipped(operator), other.value);
 }
 
-/** `@.a.b[0]`: the steps of a current-node path of names and indices, or undefined. */
-function memberPath(operand: Operand): PathStep[] | undefined {
-  if (operand.kind !== 'path' || operand.path.origin !== 'current') return undefined;
+/** A condition on the root alone holds for every node at `current` or for none. */
+function onRoot(condition: Requirement | undefined, current: readonly PathStep[]): Requirement | undefined {
+  return condition && allOf([exists(current), condition]);
+}
+
+function exactTest(operand: Operand, current: readonly PathStep[]): Requirement | undefined {
+  if (operand.kind !== 'path') return undefined;
+  const { origin, segments } = operand.path;
+  return origin === 'current' ? exactPath(segments, current) : onRoot(exactPath(segments, []), current);
+}
+
+function exactComparison(
+  operator: ComparisonOperator,
+  left: Operand,
+  right: Operand,
+  current: readonly PathStep[],
+): Requirement | undefined {
+  const pathOnLeft = left.kind === 'path';
+  const [path, other] = pathOnLeft ? [left, right] : [right, left];
+  if (path.kind !== 'path' || other.kind !== 'value' || !isScalar(other.value)) return undefined;
+  const steps = memberPath(path.path);
+  if (!steps) return undefined;
+  const fromCurrent = path.path.origin === 'current';
+  const at = fromCurrent ? [...current, ...steps] : steps;
+  let condition: Requirement;
+  if (operator === '=') condition = equals(at, other.value);
+  else if (operator === '!=' || operator === 'contains' || typeof other.value !== 'number' || at.length === 0) return undefined;
+  else condition = compares(at, pathOnLeft ? operator : flipped(operator), other.value);
+  return fromCurrent ? condition : onRoot(condition, current);
+}
+
+/**
+ * Members of the node against scalars, on any `current`; other conditions only where at most
+ * one node is at `current`, so that all of them are met by the same one.
+ */
+function exactConjunction(operands: readonly FilterExpression[], current: readonly PathStep[]): Requirement | undefined {
+  const equal = operands.map(memberEquals);
+  if (equal.every((e) => e !== undefined)) return members(current, equal);
+  if (!current.every((s) => s.kind === 'name' || s.kind === 'index')) return undefined;
+  const parts = operands.map((operand) => exactFilter(operand, current));
+  return parts.every((part) => part !== undefined) ? allOf(parts) : undefined;
+}
+
+/** `@.a.b[0]`, `$.a`: the steps of a path of names and indices, or undefined. */
+function memberPath(path: PathExpression): PathStep[] | undefined {
   const steps: PathStep[] = [];
-  for (const segment of operand.path.segments) {
+  for (const segment of path.segments) {
     const selector = segment.selectors.length === 1 ? segment.selectors[0] : undefined;
     if (segment.kind === 'descendant') return undefined;
     if (selector?.kind === 'name') steps.push(step.name(selector.name));

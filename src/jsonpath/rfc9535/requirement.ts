@@ -16,6 +16,9 @@ import {
   equals,
   exists,
   flipped,
+  conjunction,
+  type MemberEquals,
+  members,
   type Ordering,
   type PathStep,
   type Requirement,
@@ -59,7 +62,7 @@ function filterRequirement(expression: FilterExpression, current: readonly PathS
   if (expression instanceof expressions.FilterQuery) return nestedQuery(expression, current).requirement;
   if (expression instanceof expressions.InfixExpression) {
     const { left, right, operator } = expression;
-    if (operator === '&&') return allOf([filterRequirement(left, current), filterRequirement(right, current)]);
+    if (operator === '&&') return conjunction(conjunctionTerms(expression), current, memberEquals, (t) => filterRequirement(t, current));
     if (operator === '||') return anyOf([filterRequirement(left, current), filterRequirement(right, current)]);
     return comparisonRequirement(left, operator, right, current);
   }
@@ -144,11 +147,32 @@ function literalValue(expression: FilterExpression): JsonValue | undefined {
   return undefined;
 }
 
+/** The terms of `a && b && c`, however grouped. */
+function conjunctionTerms(expression: FilterExpression): FilterExpression[] {
+  if (expression instanceof expressions.LogicalExpression) return conjunctionTerms(expression.expression);
+  if (expression instanceof expressions.InfixExpression && expression.operator === '&&') {
+    return [...conjunctionTerms(expression.left), ...conjunctionTerms(expression.right)];
+  }
+  return [expression];
+}
+
+/** `@.name == literal` (either way round): one member of the node under test equal to a scalar. */
+function memberEquals(expression: FilterExpression): MemberEquals | undefined {
+  if (!(expression instanceof expressions.InfixExpression) || expression.operator !== '==') return undefined;
+  const { left, right } = expression;
+  const query = left instanceof expressions.RelativeQuery ? left : right instanceof expressions.RelativeQuery ? right : undefined;
+  const value = literalValue(query === left ? right : left);
+  const member = query && memberPath(query.path);
+  if (member?.length !== 1 || member[0]!.kind !== 'name' || value === undefined) return undefined;
+  return { name: member[0]!.name, value: value as MemberEquals['value'] };
+}
+
 /**
- * For the simplest queries, a requirement that holds exactly when the query selects something,
- * so the index needs no evaluation: a path of names, indices, wildcards and `..`, ending at
- * most in a filter that tests one member path against a literal (`@.mimetype == 'text/plain'`,
- * `@.size > 100`) or for existence. Anything else: undefined.
+ * For simple queries, a requirement that holds exactly when the query selects something, so the
+ * index needs no evaluation: a path of names, indices, wildcards and `..`, ending at most in a
+ * filter that tests one member path against a literal (`@.mimetype == 'text/plain'`,
+ * `@.size > 100`) or for existence, members against literals joined by `&&`, or conditions on
+ * the root alone (`$[?$.source == 'x' && $.data[?@.size > 100]]`). Anything else: undefined.
  */
 export function exactRequirement(query: JSONPathQuery): Requirement | undefined {
   const path: PathStep[] = [];
@@ -166,22 +190,57 @@ export function exactRequirement(query: JSONPathQuery): Requirement | undefined 
   return exists(path);
 }
 
+/** Exactly when some node at `current` passes the filter. */
 function exactFilter(expression: FilterExpression, current: PathStep[]): Requirement | undefined {
+  const terms = conjunctionTerms(expression);
+  if (terms.length > 1) {
+    const equal = terms.map(memberEquals);
+    if (equal.every((e) => e !== undefined)) return members(current, equal);
+    const onRoot = terms.map(rootCondition);
+    return onRoot.every((c) => c !== undefined) ? allOf([exists(current), ...onRoot]) : undefined;
+  }
+  const rooted = rootCondition(expression);
+  if (rooted) return allOf([exists(current), rooted]);
   if (expression instanceof expressions.RelativeQuery) {
     const member = memberPath(expression.path);
     return member && exists([...current, ...member]);
   }
+  const compared = comparedPath(expression);
+  if (!compared || !(compared.query instanceof expressions.RelativeQuery)) return undefined;
+  return comparison([...current, ...compared.steps], compared.operator, compared.literal);
+}
+
+/** A condition on the root alone, which holds for every node of a filter or for none: exactly what it requires. */
+function rootCondition(expression: FilterExpression): Requirement | undefined {
+  if (expression instanceof expressions.LogicalExpression) return rootCondition(expression.expression);
+  if (expression instanceof expressions.RootQuery) return exactRequirement(expression.path);
+  const compared = comparedPath(expression);
+  if (!compared || !(compared.query instanceof expressions.RootQuery)) return undefined;
+  return comparison(compared.steps, compared.operator, compared.literal);
+}
+
+/** `query op literal` or `literal op query`, the operator as seen from the query, its query singular. */
+function comparedPath(expression: FilterExpression) {
   if (!(expression instanceof expressions.InfixExpression) || expression.logical) return undefined;
   const { left, right, operator } = expression;
-  const queryOnLeft = left instanceof expressions.RelativeQuery;
+  const queryOnLeft = left instanceof expressions.FilterQuery;
   const query = queryOnLeft ? left : right;
   const literal = literalValue(queryOnLeft ? right : left);
-  const member = query instanceof expressions.RelativeQuery ? memberPath(query.path) : undefined;
-  if (!member || literal === undefined) return undefined;
-  const at = [...current, ...member];
+  const steps = query instanceof expressions.FilterQuery ? memberPath(query.path) : undefined;
+  if (!steps || literal === undefined) return undefined;
+  return {
+    query,
+    steps,
+    literal,
+    operator: queryOnLeft || operator === '==' || operator === '!=' ? operator : flipped(operator as Ordering),
+  };
+}
+
+/** `node op literal` at `at`, when a requirement can say it exactly. */
+function comparison(at: PathStep[], operator: string, literal: JsonValue): Requirement | undefined {
   if (operator === '==') return equals(at, literal);
-  if (operator === '!=' || typeof literal !== 'number') return undefined;
-  return compares(at, queryOnLeft ? (operator as Ordering) : flipped(operator as Ordering), literal);
+  if (operator === '!=' || typeof literal !== 'number' || at.length === 0) return undefined;
+  return compares(at, operator as Ordering, literal);
 }
 
 /** `@.a.b[0]`: the steps of a singular relative query, or undefined for anything else. */
