@@ -5,8 +5,9 @@
  * can be added to a deployment; the server seals what it finds plain when it starts with one
  * (seal-at-rest.ts). Signing secrets are sealed the same way.
  */
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv } from 'node:crypto';
 import { serviceError } from '../errors.js';
+import { pooledRandomBytes } from '../random-bytes.js';
 import type { Auth } from './input.js';
 
 /** What every sealed value starts with. */
@@ -20,7 +21,7 @@ const KEY_BYTES = 32;
 export function sealSecret(plain: string, key: Buffer | null): string {
   if (key === null) return plain;
   checkKey(key);
-  const iv = randomBytes(IV_BYTES);
+  const iv = pooledRandomBytes(IV_BYTES);
   const cipher = createCipheriv(ALGORITHM, key, iv, { authTagLength: TAG_BYTES });
   const ciphertext = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
   return SEALED_PREFIX + Buffer.concat([iv, cipher.getAuthTag(), ciphertext]).toString('base64');

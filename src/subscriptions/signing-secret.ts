@@ -2,9 +2,9 @@
  * Signing secrets as Standard Webhooks writes them: `whsec_` followed by the base64 of the
  * HMAC-SHA256 key. Made here (32 random bytes), or given by the owner on rotation.
  */
-import { randomBytes } from 'node:crypto';
 import type { SubscriptionRow } from '../db/tables.js';
 import { serviceError } from '../errors.js';
+import { pooledRandomBytes } from '../random-bytes.js';
 import { openSecret } from './secret-box.js';
 
 export const SECRET_PREFIX = 'whsec_';
@@ -15,7 +15,7 @@ export const GIVEN_KEY_MAX_BYTES = 64;
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 export function generateSigningSecret(): string {
-  return SECRET_PREFIX + randomBytes(GENERATED_KEY_BYTES).toString('base64');
+  return SECRET_PREFIX + pooledRandomBytes(GENERATED_KEY_BYTES).toString('base64');
 }
 
 /** A secret an owner sent as `field`: 400 (FIELD_TYPE, FIELD_INVALID) unless it is `whsec_` + base64 of 24–64 bytes. */
