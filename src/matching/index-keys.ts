@@ -84,9 +84,10 @@ function clauseCost(clause: Clause, cost: KeyCost): number {
  * Then, when the requirement is exact, finding every clause's key in an event is the match.
  */
 export function isConjunctionOfKeys(requirement: Requirement): boolean {
-  if (requirement.kind === 'all') return requirement.of.every((part) => part.kind !== 'all' && isConjunctionOfKeys(part));
-  return requirement.kind !== 'always' && requirement.kind !== 'any';
+  return requirement.kind === 'all' ? requirement.of.every(isKey) : isKey(requirement);
 }
+
+const isKey = (requirement: Requirement) => requirement.kind !== 'always' && requirement.kind !== 'all' && requirement.kind !== 'any';
 
 /** Whether `document` contains the key, checked directly: what finding it in the trie means. */
 export function keyHolds(key: IndexKey, document: JsonValue): boolean {

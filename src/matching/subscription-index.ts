@@ -4,7 +4,8 @@
  * Each distinct expression is filed under the keys of one clause of its requirement (see
  * index-keys.ts); an event's walk through the key trie yields the candidates, and only those
  * are evaluated in full, except those whose requirement is exact (a single condition such as
- * `$.data[?@.mimetype == 'text/plain']`), for which finding the key is the match. Expressions
+ * `$.data[?@.mimetype == 'text/plain']`, or all of several), for which finding the key (and
+ * checking the others' in the event) is the match. Expressions
  * with no usable requirement (`$`, a jsonpath2 filter on the root with `not`) have no key and
  * are evaluated for every event, exact or not. Subscriptions sharing the same expression share one evaluation.
  * The result is exactly what evaluating every subscription would give; the index only skips
@@ -19,7 +20,7 @@ import { KeyTrie } from './key-trie.js';
 /**
  * What a key costs beyond the number of expressions filed under it: an `exists` key is found
  * in most events that have the member at all, a `compares` or `endsWith` key (a file
- * extension) in many, an `equals` key rarely.
+ * extension) in many, an `equals` or `members` key rarely.
  */
 const KEY_PENALTY: Record<IndexKey['test']['kind'], number> = { members: 0, equals: 0, compares: 100, endsWith: 100, exists: 1_000 };
 /**
