@@ -19,7 +19,18 @@ const SRC = fileURLToPath(new URL('../../../src/', import.meta.url));
  */
 const LAYERS: readonly (readonly string[])[] = [
   // Shared helpers that know nothing of the service's parts.
-  ['characters.ts', 'errors.ts', 'json.ts', 'package-info.ts', 'turn-batch.ts', 'url-password.ts', 'uuid.ts', 'net', 'time'],
+  [
+    'characters.ts',
+    'errors.ts',
+    'json.ts',
+    'package-info.ts',
+    'random-bytes.ts',
+    'turn-batch.ts',
+    'url-password.ts',
+    'uuid.ts',
+    'net',
+    'time',
+  ],
   // Self-contained libraries: JSONPath, reading request bodies, the metrics interface.
   ['jsonpath', 'request-body', 'metrics'],
   // Storage, configuration, the CloudEvents format.
