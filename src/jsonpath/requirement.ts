@@ -41,7 +41,10 @@ export type Requirement =
   | { readonly kind: 'equals'; readonly path: readonly PathStep[]; readonly value: Scalar }
   /** Some node at `path` is a number that stands in `ordering` to `bound` (`node > 100`). */
   | { readonly kind: 'compares'; readonly path: readonly PathStep[]; readonly ordering: Ordering; readonly bound: number }
-  /** Some node at `path` is a string ending with `suffix` (`match(@.name, '.*\\.txt')`). */
+  /**
+   * Some node at `path` is a string ending with `suffix`, with no line feed or carriage return in
+   * it: what `match(@.name, '.*\\.txt')` asks (I-Regexp's `.` matches neither).
+   */
   | { readonly kind: 'endsWith'; readonly path: readonly PathStep[]; readonly suffix: string }
   /**
    * Some node at `path` is an object whose members equal all of these, each as `equals` has it
@@ -75,9 +78,17 @@ export function compares(path: readonly PathStep[], ordering: Ordering, bound: J
   return typeof bound === 'number' && path.length > 0 ? { kind: 'compares', path, ordering, bound } : exists(path);
 }
 
-/** `endsWith` for a non-empty suffix; any string ends with the empty one. */
+/**
+ * `endsWith` for a non-empty suffix without line breaks; any string ends with the empty one, and
+ * a suffix with a line break is left to the expression.
+ */
 export function endsWith(path: readonly PathStep[], suffix: string): Requirement {
-  return suffix === '' ? exists(path) : { kind: 'endsWith', path, suffix };
+  return suffix === '' || hasLineBreak(suffix) ? exists(path) : { kind: 'endsWith', path, suffix };
+}
+
+/** A line feed or a carriage return: what `endsWith` allows nowhere in the string. */
+export function hasLineBreak(text: string): boolean {
+  return text.includes('\n') || text.includes('\r');
 }
 
 /**
@@ -211,7 +222,7 @@ function meets(requirement: Requirement, node: JsonValue): boolean {
     case 'compares':
       return typeof node === 'number' && inOrder(node, requirement.ordering, requirement.bound);
     case 'endsWith':
-      return typeof node === 'string' && node.endsWith(requirement.suffix);
+      return typeof node === 'string' && node.endsWith(requirement.suffix) && !hasLineBreak(node);
     case 'members':
       return isJsonObject(node) && requirement.equal.every(({ name, value }) => Object.hasOwn(node, name) && node[name] === value);
     default:

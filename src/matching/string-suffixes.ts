@@ -1,3 +1,5 @@
+import { hasLineBreak } from '../jsonpath/requirement.js';
+
 /**
  * Keys of the form "a string at this path ending with `.txt`": a string in an event finds the
  * keys it satisfies with one lookup per distinct suffix length, not one test per key.
@@ -30,8 +32,9 @@ export class StringSuffixes<T> {
     return this.bySuffix.get(suffix) ?? [];
   }
 
-  /** Calls `found` for every item whose suffix `value` ends with. */
+  /** Calls `found` for every item whose suffix `value` ends with, unless `value` has a line break (see `endsWith`). */
   visit(value: string, found: (item: T) => void): void {
+    if (hasLineBreak(value)) return;
     for (const { length } of this.lengths) {
       if (length > value.length) break;
       const items = this.bySuffix.get(value.slice(value.length - length));

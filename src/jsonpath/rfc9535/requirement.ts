@@ -80,11 +80,16 @@ function matchRequirement(args: readonly FilterExpression[], current: readonly P
   const [subject, pattern] = args;
   if (!(subject instanceof expressions.FilterQuery)) return ALWAYS;
   const query = nestedQuery(subject, current);
-  if (!(pattern instanceof expressions.StringLiteral)) return query.requirement;
-  const anyPrefix = pattern.value.startsWith('.*');
-  const literal = literalPattern(anyPrefix ? pattern.value.slice(2) : pattern.value);
-  if (literal === undefined) return query.requirement;
-  return allOf([query.requirement, anyPrefix ? endsWith(query.path, literal) : equals(query.path, literal)]);
+  const text = pattern instanceof expressions.StringLiteral ? patternRequirement(query.path, pattern.value) : undefined;
+  return text ? allOf([query.requirement, text]) : query.requirement;
+}
+
+/** What a string at `path` must be to match `pattern` in full, when the pattern is a literal or `.*` and a literal. */
+function patternRequirement(path: readonly PathStep[], pattern: string): Requirement | undefined {
+  const anyPrefix = pattern.startsWith('.*');
+  const literal = literalPattern(anyPrefix ? pattern.slice(2) : pattern);
+  if (literal === undefined) return undefined;
+  return anyPrefix ? endsWith(path, literal) : equals(path, literal);
 }
 
 const REGEX_SYNTAX = new Set('\\.*+?()[]{}|^$');
@@ -171,7 +176,7 @@ function memberEquals(expression: FilterExpression): MemberEquals | undefined {
  * For simple queries, a requirement that holds exactly when the query selects something, so the
  * index needs no evaluation: a path of names, indices, wildcards and `..`, ending at most in a
  * filter that tests one member path against a literal (`@.mimetype == 'text/plain'`,
- * `@.size > 100`) or for existence, members against literals joined by `&&`, or conditions on
+ * `@.size > 100`, `match(@.name, '.*\\.txt')`) or for existence, members against literals joined by `&&`, or conditions on
  * the root alone (`$[?$.source == 'x' && $.data[?@.size > 100]]`). Anything else: undefined.
  */
 export function exactRequirement(query: JSONPathQuery): Requirement | undefined {
@@ -205,9 +210,24 @@ function exactFilter(expression: FilterExpression, current: PathStep[]): Require
     const member = memberPath(expression.path);
     return member && exists([...current, ...member]);
   }
+  if (expression instanceof expressions.FunctionExtension) return exactMatch(expression, current);
   const compared = comparedPath(expression);
   if (!compared || !(compared.query instanceof expressions.RelativeQuery)) return undefined;
   return comparison([...current, ...compared.steps], compared.operator, compared.literal);
+}
+
+/**
+ * `match(@.name, '.*\\.txt')`: exactly a string ending with `.txt` and without line breaks
+ * (`endsWith`); `match(@.name, 'a\\.txt')`: exactly the string `a.txt`. A `.*` alone, or a
+ * suffix with a line break, makes `exists`, which is not exact.
+ */
+function exactMatch(expression: jsonpath.expressions.FunctionExtension, current: PathStep[]): Requirement | undefined {
+  const [subject, pattern] = expression.args;
+  if (expression.name !== 'match' || !(subject instanceof expressions.RelativeQuery) || !(pattern instanceof expressions.StringLiteral))
+    return undefined;
+  const steps = memberPath(subject.path);
+  const requirement = steps && patternRequirement([...current, ...steps], pattern.value);
+  return requirement?.kind === 'endsWith' || requirement?.kind === 'equals' ? requirement : undefined;
 }
 
 /** A condition on the root alone, which holds for every node of a filter or for none: exactly what it requires. */
