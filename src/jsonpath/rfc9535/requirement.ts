@@ -176,8 +176,9 @@ function memberEquals(expression: FilterExpression): MemberEquals | undefined {
  * For simple queries, a requirement that holds exactly when the query selects something, so the
  * index needs no evaluation: a path of names, indices, wildcards and `..`, ending at most in a
  * filter that tests one member path against a literal (`@.mimetype == 'text/plain'`,
- * `@.size > 100`, `match(@.name, '.*\\.txt')`) or for existence, members against literals joined by `&&`, or conditions on
- * the root alone (`$[?$.source == 'x' && $.data[?@.size > 100]]`). Anything else: undefined.
+ * `@.size > 100`, `match(@.name, '.*\\.txt')`) or for existence, members against literals
+ * joined by `&&`, or conditions on the root alone (`$[?$.source == 'x' && $.data[?@.size > 100]]`).
+ * Anything else: undefined.
  */
 export function exactRequirement(query: JSONPathQuery): Requirement | undefined {
   const path: PathStep[] = [];
