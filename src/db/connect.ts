@@ -120,7 +120,7 @@ function openSqlite(path: string, options: OpenOptions): DatabaseHandle {
   // SQLite waits by sleeping in the calling thread, the server's main thread: there it waits
   // only in short slices, between which the group commit waits without blocking (see below).
   const database = new SQLite(path, { timeout: options.boundStatements ? SQLITE_BUSY_SLICE_MS : timeoutMs, fileMustExist: mustExist });
-  database.pragma('journal_mode = WAL');
+  switchToWal(database, timeoutMs);
   // COMMIT writes the log without syncing it; the group commit syncs it off the main thread
   // before answering, so a commit is on disk before /receive answers, even across a power cut.
   const walSync = inMemory ? undefined : new WalSync(`${path}-wal`);
@@ -210,6 +210,30 @@ function openPostgres(url: string, options: OpenOptions): DatabaseHandle {
 const SQLITE_BUSY_SLICE_MS = 20;
 /** The pause between two tries at the write lock, in which the event loop goes on. */
 const SQLITE_BUSY_PAUSE_MS = 20;
+
+/**
+ * Turning a new file to WAL is a write, which SQLite refuses at once, without its busy wait, to
+ * a connection that read the file while another held the write lock (waiting could deadlock):
+ * processes opening a new file together (two `dbsync`, a server and `dbsync`) would fail. It is
+ * tried again until `timeoutMs` have passed, sleeping in between: this runs as the database is
+ * opened, before anything else could be waiting on this thread.
+ */
+function switchToWal(database: SQLite.Database, timeoutMs: number): void {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    try {
+      database.pragma('journal_mode = WAL');
+      return;
+    } catch (error) {
+      if (!(error instanceof SQLite.SqliteError) || error.code !== 'SQLITE_BUSY' || performance.now() + SQLITE_BUSY_PAUSE_MS > deadline)
+        throw error;
+      Atomics.wait(SLEEPER, 0, 0, SQLITE_BUSY_PAUSE_MS);
+    }
+  }
+}
+
+/** Nothing ever notifies it: waiting on it is a synchronous sleep. */
+const SLEEPER = new Int32Array(new SharedArrayBuffer(4));
 
 /**
  * SQLite transactions that take the write lock as they begin (BEGIN IMMEDIATE), so that a lock

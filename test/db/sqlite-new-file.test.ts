@@ -1,0 +1,70 @@
+/**
+ * Processes that open a new SQLite file together: SQLite refuses the switch to WAL at once, without
+ * its busy wait, to a connection that finds another holding the write lock. Opening waits for
+ * the lock instead, up to the database time-out. The lock is held by another process, as it
+ * would be by a second `dbsync` (the waiting is a synchronous sleep).
+ */
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { performance } from 'node:perf_hooks';
+import { describe, it } from 'node:test';
+import { sql } from 'kysely';
+import { openDatabase } from '../../src/db/connect.js';
+import { createSqlite } from '../support/database.js';
+
+/** Creates the file (still in rollback-journal mode), takes its write lock, says so, and holds it `ms`. */
+const HOLD_WRITE_LOCK = `
+const SQLite = require('better-sqlite3');
+const db = new SQLite(process.argv[1]);
+db.exec('create table held (x)');
+db.exec('begin immediate');
+db.exec('insert into held values (1)');
+process.stdout.write('locked\\n');
+setTimeout(() => { db.exec('commit'); db.close(); }, Number(process.argv[2]));
+`;
+
+async function holdWriteLock(path: string, ms: number): Promise<ChildProcess> {
+  const holder = spawn(process.execPath, ['-e', HOLD_WRITE_LOCK, path, String(ms)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  await once(holder.stdout!, 'data');
+  return holder;
+}
+
+describe('opening a new SQLite file that another process is writing', () => {
+  it('waits for the write lock instead of failing at once', async () => {
+    const database = await createSqlite();
+    const path = database.url.slice('sqlite:'.length);
+    const holder = await holdWriteLock(path, 300);
+    try {
+      const start = performance.now();
+      const handle = openDatabase(database.url, { timeoutMs: 5_000 });
+      const waited = performance.now() - start;
+      try {
+        assert.ok(waited >= 200, `opened after ${waited.toFixed(0)} ms, while the lock was held for 300`);
+        const { rows } = await sql<{ journal_mode: string }>`pragma journal_mode`.execute(handle.db);
+        assert.deepEqual(rows, [{ journal_mode: 'wal' }]);
+      } finally {
+        await handle.close();
+      }
+    } finally {
+      if (holder.exitCode === null) await once(holder, 'exit');
+      await database.cleanup();
+    }
+  });
+
+  it('gives up after the database time-out', async () => {
+    const database = await createSqlite();
+    const path = database.url.slice('sqlite:'.length);
+    const holder = await holdWriteLock(path, 3_000);
+    try {
+      const start = performance.now();
+      assert.throws(() => openDatabase(database.url, { timeoutMs: 500 }), { code: 'SQLITE_BUSY' });
+      const waited = performance.now() - start;
+      assert.ok(waited >= 400 && waited < 2_000, `gave up after ${waited.toFixed(0)} ms`);
+    } finally {
+      holder.kill();
+      if (holder.exitCode === null) await once(holder, 'exit');
+      await database.cleanup();
+    }
+  });
+});
