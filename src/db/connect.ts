@@ -225,7 +225,11 @@ function switchToWal(database: SQLite.Database, timeoutMs: number): void {
       database.pragma('journal_mode = WAL');
       return;
     } catch (error) {
-      if (!(error instanceof SQLite.SqliteError) || error.code !== 'SQLITE_BUSY' || performance.now() + SQLITE_BUSY_PAUSE_MS > deadline)
+      if (
+        !(error instanceof SQLite.SqliteError) ||
+        !error.code.startsWith('SQLITE_BUSY') ||
+        performance.now() + SQLITE_BUSY_PAUSE_MS > deadline
+      )
         throw error;
       Atomics.wait(SLEEPER, 0, 0, SQLITE_BUSY_PAUSE_MS);
     }
