@@ -5,7 +5,7 @@
  * would be by a second `dbsync` (the waiting is a synchronous sleep).
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { describe, it } from 'node:test';
@@ -24,20 +24,26 @@ process.stdout.write('locked\\n');
 setTimeout(() => { db.exec('commit'); db.close(); }, Number(process.argv[2]));
 `;
 
-async function holdWriteLock(path: string, ms: number): Promise<ChildProcess> {
+/** Runs `body` on a new SQLite file whose write lock another process holds for `ms`. */
+async function whileAnotherProcessWrites(ms: number, body: (url: string) => Promise<void>): Promise<void> {
+  const database = await createSqlite();
+  const path = database.url.slice('sqlite:'.length);
   const holder = spawn(process.execPath, ['-e', HOLD_WRITE_LOCK, path, String(ms)], { stdio: ['ignore', 'pipe', 'inherit'] });
-  await once(holder.stdout!, 'data');
-  return holder;
+  try {
+    await once(holder.stdout!, 'data');
+    await body(database.url);
+  } finally {
+    holder.kill();
+    if (holder.exitCode === null) await once(holder, 'exit');
+    await database.cleanup();
+  }
 }
 
 describe('opening a new SQLite file that another process is writing', () => {
-  it('waits for the write lock instead of failing at once', async () => {
-    const database = await createSqlite();
-    const path = database.url.slice('sqlite:'.length);
-    const holder = await holdWriteLock(path, 300);
-    try {
+  it('waits for the write lock instead of failing at once', () =>
+    whileAnotherProcessWrites(300, async (url) => {
       const start = performance.now();
-      const handle = openDatabase(database.url, { timeoutMs: 5_000 });
+      const handle = openDatabase(url, { timeoutMs: 5_000 });
       const waited = performance.now() - start;
       try {
         assert.ok(waited >= 200, `opened after ${waited.toFixed(0)} ms, while the lock was held for 300`);
@@ -46,25 +52,13 @@ describe('opening a new SQLite file that another process is writing', () => {
       } finally {
         await handle.close();
       }
-    } finally {
-      if (holder.exitCode === null) await once(holder, 'exit');
-      await database.cleanup();
-    }
-  });
+    }));
 
-  it('gives up after the database time-out', async () => {
-    const database = await createSqlite();
-    const path = database.url.slice('sqlite:'.length);
-    const holder = await holdWriteLock(path, 3_000);
-    try {
+  it('gives up after the database time-out', () =>
+    whileAnotherProcessWrites(3_000, async (url) => {
       const start = performance.now();
-      assert.throws(() => openDatabase(database.url, { timeoutMs: 500 }), { code: 'SQLITE_BUSY' });
+      assert.throws(() => openDatabase(url, { timeoutMs: 500 }), { code: 'SQLITE_BUSY' });
       const waited = performance.now() - start;
       assert.ok(waited >= 400 && waited < 2_000, `gave up after ${waited.toFixed(0)} ms`);
-    } finally {
-      holder.kill();
-      if (holder.exitCode === null) await once(holder, 'exit');
-      await database.cleanup();
-    }
-  });
+    }));
 });
