@@ -18,6 +18,8 @@ export interface CountingTarget {
   settle(quietMs: number, timeoutMs: number): Promise<void>;
   /** Resolves once `count` requests were answered, or none was for `quietMs`, or `timeoutMs` passed. */
   reach(count: number, quietMs: number, timeoutMs: number): Promise<void>;
+  /** From now on, each request is answered at once (a slow target recovers). */
+  answerAtOnce(): void;
   close(): Promise<void>;
 }
 
@@ -27,7 +29,9 @@ export interface CountingTargetOptions {
   delayMs?: number;
 }
 
-export async function startCountingTarget({ timeArrivals = false, delayMs = 0 }: CountingTargetOptions = {}): Promise<CountingTarget> {
+export async function startCountingTarget(options: CountingTargetOptions = {}): Promise<CountingTarget> {
+  const { timeArrivals = false } = options;
+  let delayMs = options.delayMs ?? 0;
   let delivered = 0;
   let last = 0;
   const arrivals = new Map<string, number[]>();
@@ -71,6 +75,9 @@ export async function startCountingTarget({ timeArrivals = false, delayMs = 0 }:
     reach: async (count, quietMs, timeoutMs) => {
       const deadline = performance.now() + timeoutMs;
       while (performance.now() < deadline && delivered < count && !quietFor(quietMs)) await new Promise((r) => setTimeout(r, 100));
+    },
+    answerAtOnce: () => {
+      delayMs = 0;
     },
     close: () =>
       new Promise<void>((resolve) => {

@@ -6,6 +6,8 @@
  * its own (lanes.ts), so the policy service being slow for one user delays no one else; claims
  * leave out a user with as much again waiting. A row waits in memory only while its lease still
  * has room for a whole exchange; then it is given back to the queue untried, keeping its place.
+ * The runner asks no further ahead than delivery goes: while allowed rows overflow into the
+ * queue because the delivery runner is full, it takes in no new questions.
  */
 import type { Settled } from '../db/match-queue.js';
 import type { MatchChange } from '../db/matches.js';
@@ -50,9 +52,16 @@ export function policyRunner(options: PolicyRunnerOptions): PolicyRunner {
   const runner = new RunnerLoop(intake, settler, options);
   const { inFlight } = runner;
 
+  // Delivery caught up with what it had been given: questions may be asked again.
+  options.next?.whenDrained(() => runner.wake());
+
   async function intake(): Promise<number> {
     const now = clock();
     giveBackExpiring(now);
+    // Allowed rows already wait in the queue for a delivery runner with no room: answers asked
+    // for now would only wait behind them, growing older, while their calls take the machine's
+    // time from intake (a burst against slow targets). The questions stay in the queue.
+    if (options.next?.overflowing === true) return 0;
     const room = Math.min(options.batchSize, options.capacity - lanes.size);
     if (room <= 0) return 0;
     const lease = { holder, now, durationUs: options.leaseUs };

@@ -31,6 +31,7 @@ export class Handoff {
   private items: HandedMatch[] = [];
   private reserved = 0;
   private overflowed = false;
+  private readonly drainedListeners: Array<() => void> = [];
 
   /** `marginUs`: the lease time a row must have left to be handed out, enough to finish with it. */
   constructor(
@@ -55,7 +56,14 @@ export class Handoff {
 
   /** A claim made with the handoff empty found less than it asked for: new rows may come here again. */
   overflowDrained(): void {
+    if (!this.overflowed) return;
     this.overflowed = false;
+    for (const listener of this.drainedListeners) listener();
+  }
+
+  /** `listener` runs each time the handoff stops overflowing. */
+  whenDrained(listener: () => void): void {
+    this.drainedListeners.push(listener);
   }
 
   /** The reserved rows were not written after all (a failed write, a duplicate event). */

@@ -48,6 +48,18 @@ describe('handoff', () => {
     assert.equal(handoff.reserve(1), true);
   });
 
+  it('tells its listeners each time it stops overflowing, and only then', () => {
+    const handoff = new Handoff(1, 0);
+    let drained = 0;
+    handoff.whenDrained(() => drained++);
+    handoff.overflowDrained();
+    assert.equal(drained, 0, 'it was not overflowing');
+    handoff.reserve(2);
+    handoff.overflowDrained();
+    handoff.overflowDrained();
+    assert.equal(drained, 1);
+  });
+
   it('hands out rows in order, up to the limit, leaving out those whose lease is nearly over', () => {
     const handoff = new Handoff(10, 5_000_000);
     const now = 100_000_000;
@@ -230,6 +242,64 @@ for (const backend of testBackends()) {
       await receive(7);
       pacerNow += 60_000;
       assert.equal(await round(policy), 2, 'the handed row and the retry, a minute on');
+    });
+
+    it('asks the policy service no further ahead than delivery goes, and again as soon as delivery has caught up', async (t) => {
+      const test = await openTestDatabase(backend);
+      const policyService = await startStub();
+      const targetService = await startStub();
+      const policy = createPolicyClient({ baseUrl: policyService.url, timeoutMs: 2_000 });
+      const target = createTargetClient({ timeoutMs: 2_000, connectionsPerOrigin: 4, guard: addressGuard({ allow: [], deny: [] }) });
+      const subscription = subscriptionRow({ jsonpath: '$.n', target_url: targetService.url });
+      await insertSubscription(test.handle.db, test.handle.capabilities, subscription);
+      const matcher = new LiveMatcher();
+      matcher.load([subscription]);
+      const clock = () => Date.now() * 1000;
+      const toPolicy = new Handoff(100, LEASE_US / 2);
+      const toDelivery = new Handoff(1, LEASE_US / 2);
+      const receive = (n: number) =>
+        receiveEvent(
+          { eventLog: new EventLogBatch(test.handle), matcher, clock, handoff: { to: toPolicy, holder: 'me', leaseUs: LEASE_US } },
+          {
+            specVersion: '1.0',
+            id: `e${n}`,
+            source: '/ahead',
+            type: 't',
+            document: { specversion: '1.0', id: `e${n}`, source: '/ahead', type: 't', n },
+            text: JSON.stringify({ specversion: '1.0', id: `e${n}`, source: '/ahead', type: 't', n }),
+          },
+        );
+      // Polled once a minute: only being woken makes it ask again within the test.
+      const runner = testPolicyRunner({ handle: test.handle, clock }, { policy, inbox: toPolicy, next: toDelivery, pollMs: 60_000 });
+      const delivery = testDeliveryRunner({ handle: test.handle, clock }, { target, inbox: toDelivery });
+      t.after(async () => {
+        await runner.stop();
+        await target.close();
+        await policy.close();
+        await targetService.close();
+        await policyService.close();
+        await test.close();
+      });
+      const states = async () =>
+        (await test.handle.db.selectFrom('matches').select('state').execute()).map((r) => r.state).sort().join(' ');
+
+      for (const n of [1, 2, 3]) await receive(n);
+      assert.equal(await round(runner), 3);
+      assert.equal(policyService.requests.length, 3);
+      assert.equal(toDelivery.overflowing, true, 'one allowed row handed on, two in the queue');
+      await receive(4);
+      await receive(5);
+      assert.equal(await round(runner), 0, 'nothing asked while allowed rows wait for room in delivery');
+      assert.equal(policyService.requests.length, 3);
+      assert.equal(await states(), 'deliver deliver deliver policy policy');
+
+      runner.start();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      assert.equal(policyService.requests.length, 3, 'its loop asks nothing either');
+      assert.equal(await round(delivery), 1, 'the handed row');
+      assert.equal(await round(delivery), 2, 'the queue, claimed dry');
+      for (let i = 0; i < 100 && policyService.requests.length < 5; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+      assert.equal(policyService.requests.length, 5, 'woken by delivery catching up, not by its minute poll');
     });
   });
 }
