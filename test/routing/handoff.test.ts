@@ -281,7 +281,10 @@ for (const backend of testBackends()) {
         await test.close();
       });
       const states = async () =>
-        (await test.handle.db.selectFrom('matches').select('state').execute()).map((r) => r.state).sort().join(' ');
+        (await test.handle.db.selectFrom('matches').select('state').execute())
+          .map((r) => r.state)
+          .sort()
+          .join(' ');
 
       for (const n of [1, 2, 3]) await receive(n);
       assert.equal(await round(runner), 3);
