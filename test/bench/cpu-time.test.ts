@@ -39,7 +39,9 @@ describe('measureCpu (the benchmark CPU table)', () => {
     try {
       const { perEvent: used } = await measureCpu(child.pid, child.run, () => 1);
       assert.ok(used.main >= BUSY_MS * 0.8, `main thread ${used.main} ms`);
-      assert.ok(used.process >= used.main, `process ${used.process} ms, main ${used.main} ms`);
+      // The kernel adjusts a process's total and each thread's times apart (in 10 ms ticks): they
+      // may differ by a tick or two either way.
+      assert.ok(used.process >= used.main - 20, `process ${used.process} ms, main ${used.main} ms`);
       assert.ok(used.machine >= used.main * 0.8, `machine ${used.machine} ms`);
     } finally {
       child.stop();
