@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import type { DatabaseHandle } from '../../src/db/connect.js';
 import { insertSubscription } from '../../src/db/subscriptions.js';
 import { createTargetClient } from '../../src/delivery/target-client.js';
 import { EventLogBatch } from '../../src/events/event-log-batch.js';
@@ -13,6 +14,7 @@ import { addressGuard } from '../../src/net/address-guard.js';
 import { allowAll, createPolicyClient } from '../../src/policy/policy-client.js';
 import { ClaimPacer } from '../../src/routing/claim-pacer.js';
 import { type HandedMatch, Handoff } from '../../src/routing/handoff.js';
+import type { Clock } from '../../src/time/clock.js';
 import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
 import { startStub } from '../support/http-stub.js';
 import { round, testDeliveryRunner, testPolicyRunner } from '../support/runners.js';
@@ -24,6 +26,26 @@ const LEASE_US = 30_000_000;
 function handed(lockedUntil: number): HandedMatch {
   const row = matchRow({ event_uuid: 'e', subscription_uuid: 's', owner: 'o', locked_until: lockedUntil, locked_by: 'me' });
   return { row, event: { uuid: 'e', source: '/s', event_id: 'i', type: 't', spec_version: '1.0', body: '{}', received: 1 }, document: {} };
+}
+
+/** A subscription to `$.n` (delivering to `targetUrl`), written to the database and loaded in a matcher. */
+async function matcherOfOneSubscription(handle: DatabaseHandle, targetUrl?: string): Promise<LiveMatcher> {
+  const subscription = subscriptionRow({ jsonpath: '$.n', ...(targetUrl === undefined ? {} : { target_url: targetUrl }) });
+  await insertSubscription(handle.db, handle.capabilities, subscription);
+  const matcher = new LiveMatcher();
+  matcher.load([subscription]);
+  return matcher;
+}
+
+/** Receives event `id` from `source`, its document `{…, n}`, the rows it matches handed to `toPolicy`. */
+function receiver(handle: DatabaseHandle, matcher: LiveMatcher, clock: Clock, toPolicy: Handoff, source: string) {
+  return (n: number, id = `e${n}`) => {
+    const document = { specversion: '1.0', id, source, type: 't', n };
+    return receiveEvent(
+      { eventLog: new EventLogBatch(handle), matcher, clock, handoff: { to: toPolicy, holder: 'me', leaseUs: LEASE_US } },
+      { specVersion: '1.0', id, source, type: 't', document, text: JSON.stringify(document) },
+    );
+  };
 }
 
 describe('handoff', () => {
@@ -83,27 +105,14 @@ for (const backend of testBackends()) {
         await stub.close();
         await test.close();
       });
-      const subscription = subscriptionRow({ jsonpath: '$.n', target_url: stub.url });
-      await insertSubscription(test.handle.db, test.handle.capabilities, subscription);
-      const matcher = new LiveMatcher();
-      matcher.load([subscription]);
+      const matcher = await matcherOfOneSubscription(test.handle, stub.url);
       let now = Date.now() * 1000;
       const clock = () => now;
       const toPolicy = new Handoff(100, LEASE_US / 2);
       const toDelivery = new Handoff(100, LEASE_US / 2);
       const rows = () => test.handle.db.selectFrom('matches').select(['state', 'locked_by', 'locked_until']).execute();
 
-      const logged = await receiveEvent(
-        { eventLog: new EventLogBatch(test.handle), matcher, clock, handoff: { to: toPolicy, holder: 'me', leaseUs: LEASE_US } },
-        {
-          specVersion: '1.0',
-          id: 'handed-1',
-          source: '/handoff',
-          type: 't',
-          document: { specversion: '1.0', id: 'handed-1', source: '/handoff', type: 't', n: 1 },
-          text: JSON.stringify({ specversion: '1.0', id: 'handed-1', source: '/handoff', type: 't', n: 1 }),
-        },
-      );
+      const logged = await receiver(test.handle, matcher, clock, toPolicy, '/handoff')(1, 'handed-1');
       assert.equal(logged.matches, 1);
       assert.deepEqual(
         await rows(),
@@ -148,24 +157,11 @@ for (const backend of testBackends()) {
         await policyService.close();
         await test.close();
       });
-      const subscription = subscriptionRow({ jsonpath: '$.n', target_url: stub.url });
-      await insertSubscription(test.handle.db, test.handle.capabilities, subscription);
-      const matcher = new LiveMatcher();
-      matcher.load([subscription]);
+      const matcher = await matcherOfOneSubscription(test.handle, stub.url);
       const clock = () => Date.now() * 1000;
       const toPolicy = new Handoff(100, LEASE_US / 2);
       const toDelivery = new Handoff(100, LEASE_US / 2);
-      const logged = await receiveEvent(
-        { eventLog: new EventLogBatch(test.handle), matcher, clock, handoff: { to: toPolicy, holder: 'me', leaseUs: LEASE_US } },
-        {
-          specVersion: '1.0',
-          id: 'purged-1',
-          source: '/handoff',
-          type: 't',
-          document: { specversion: '1.0', id: 'purged-1', source: '/handoff', type: 't', n: 1 },
-          text: JSON.stringify({ specversion: '1.0', id: 'purged-1', source: '/handoff', type: 't', n: 1 }),
-        },
-      );
+      const logged = await receiver(test.handle, matcher, clock, toPolicy, '/handoff')(1, 'purged-1');
       eventUuid = logged.uuid;
 
       assert.equal(await round(testPolicyRunner({ handle: test.handle, clock }, { policy, inbox: toPolicy, next: toDelivery })), 1);
@@ -183,25 +179,11 @@ for (const backend of testBackends()) {
     it('claims the rows that overflowed into the queue before new ones, and retries while busy with new work', async (t) => {
       const test = await openTestDatabase(backend);
       t.after(() => test.close());
-      const subscription = subscriptionRow({ jsonpath: '$.n' });
-      await insertSubscription(test.handle.db, test.handle.capabilities, subscription);
-      const matcher = new LiveMatcher();
-      matcher.load([subscription]);
+      const matcher = await matcherOfOneSubscription(test.handle);
       const now = Date.now() * 1000;
       const clock = () => now;
       const toPolicy = new Handoff(2, LEASE_US / 2);
-      const receive = (n: number) =>
-        receiveEvent(
-          { eventLog: new EventLogBatch(test.handle), matcher, clock, handoff: { to: toPolicy, holder: 'me', leaseUs: LEASE_US } },
-          {
-            specVersion: '1.0',
-            id: `e${n}`,
-            source: '/overflow',
-            type: 't',
-            document: { specversion: '1.0', id: `e${n}`, source: '/overflow', type: 't', n },
-            text: JSON.stringify({ specversion: '1.0', id: `e${n}`, source: '/overflow', type: 't', n }),
-          },
-        );
+      const receive = receiver(test.handle, matcher, clock, toPolicy, '/overflow');
       const settled = async () =>
         (
           await test.handle.db
@@ -250,25 +232,11 @@ for (const backend of testBackends()) {
       const targetService = await startStub();
       const policy = createPolicyClient({ baseUrl: policyService.url, timeoutMs: 2_000 });
       const target = createTargetClient({ timeoutMs: 2_000, connectionsPerOrigin: 4, guard: addressGuard({ allow: [], deny: [] }) });
-      const subscription = subscriptionRow({ jsonpath: '$.n', target_url: targetService.url });
-      await insertSubscription(test.handle.db, test.handle.capabilities, subscription);
-      const matcher = new LiveMatcher();
-      matcher.load([subscription]);
+      const matcher = await matcherOfOneSubscription(test.handle, targetService.url);
       const clock = () => Date.now() * 1000;
       const toPolicy = new Handoff(100, LEASE_US / 2);
       const toDelivery = new Handoff(1, LEASE_US / 2);
-      const receive = (n: number) =>
-        receiveEvent(
-          { eventLog: new EventLogBatch(test.handle), matcher, clock, handoff: { to: toPolicy, holder: 'me', leaseUs: LEASE_US } },
-          {
-            specVersion: '1.0',
-            id: `e${n}`,
-            source: '/ahead',
-            type: 't',
-            document: { specversion: '1.0', id: `e${n}`, source: '/ahead', type: 't', n },
-            text: JSON.stringify({ specversion: '1.0', id: `e${n}`, source: '/ahead', type: 't', n }),
-          },
-        );
+      const receive = receiver(test.handle, matcher, clock, toPolicy, '/ahead');
       // Polled once a minute: only being woken makes it ask again within the test.
       const runner = testPolicyRunner({ handle: test.handle, clock }, { policy, inbox: toPolicy, next: toDelivery, pollMs: 60_000 });
       const delivery = testDeliveryRunner({ handle: test.handle, clock }, { target, inbox: toDelivery });
