@@ -6,19 +6,19 @@ import assert from 'node:assert/strict';
 import { statSync } from 'node:fs';
 import { it } from 'node:test';
 import { sql } from 'kysely';
-import { createSqlite, openTestDatabase } from '../support/database.js';
+import { openTestDatabase, SQLITE } from '../support/database.js';
 
 const PAGE_BYTES = 4_096;
 
 it('keeps statement journals in memory', async (t) => {
-  const test = await openTestDatabase({ name: 'sqlite', skip: false, create: createSqlite });
+  const test = await openTestDatabase(SQLITE);
   t.after(() => test.close());
   const { rows } = await sql<{ temp_store: number }>`pragma temp_store`.execute(test.handle.db);
   assert.deepEqual(rows, [{ temp_store: 2 }], '2 is MEMORY');
 });
 
 it('lets the log grow past 1,000 pages before a checkpoint', async (t) => {
-  const test = await openTestDatabase({ name: 'sqlite', skip: false, create: createSqlite });
+  const test = await openTestDatabase(SQLITE);
   t.after(() => test.close());
   const path = test.database.url.slice('sqlite:'.length);
   await test.handle.write((tx) => sql`create table filler (text text)`.execute(tx));
@@ -30,5 +30,6 @@ it('lets the log grow past 1,000 pages before a checkpoint', async (t) => {
       for (let j = 0; j < 100; j++) await sql`insert into filler values (${page})`.execute(tx);
     });
   }
-  assert.ok(statSync(`${path}-wal`).size > 2_500 * PAGE_BYTES, `the log holds ${statSync(`${path}-wal`).size} bytes`);
+  const logBytes = statSync(`${path}-wal`).size;
+  assert.ok(logBytes > 2_500 * PAGE_BYTES, `the log holds ${logBytes} bytes`);
 });

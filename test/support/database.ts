@@ -42,9 +42,12 @@ export const POSTGRES: TestBackend = {
   },
 };
 
+/** SQLite, which runs everywhere: a fresh file each time. */
+export const SQLITE: TestBackend = { name: 'sqlite', skip: false, create: () => createSqlite() };
+
 /** Every database, including those that cannot run here (see `skip`): register their suites with `describeOn`. */
 export function testBackends(): TestBackend[] {
-  return [{ name: 'sqlite', skip: false, create: createSqlite }, POSTGRES];
+  return [SQLITE, POSTGRES];
 }
 
 /**
