@@ -8,7 +8,7 @@
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { createPostgres, createSqlite } from '../test/support/database.js';
-import { facilityEvent } from '../test/support/shared.js';
+import { facilityEvent } from '../test/support/fixtures.js';
 import { benchCreates } from './creates.js';
 import { benchIsolation } from './isolation.js';
 import { goals } from './goals.js';

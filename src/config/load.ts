@@ -38,7 +38,12 @@ type Layer = Map<string, GivenValue>;
 const CONFIG_FLAG = '--config';
 const CONFIG_ENV = 'NOTIFICATIONS_CONFIG';
 // Read elsewhere (the config file path, test and benchmark databases), so not typos.
-const OTHER_ENV_VARS = new Set([CONFIG_ENV, 'NOTIFICATIONS_TEST_DATABASE_URL', 'NOTIFICATIONS_BENCH_DATABASE_URL']);
+const OTHER_ENV_VARS = new Set([
+  CONFIG_ENV,
+  'NOTIFICATIONS_TEST_DATABASE_URL',
+  'NOTIFICATIONS_TEST_JSONPATH_CTS',
+  'NOTIFICATIONS_BENCH_DATABASE_URL',
+]);
 
 const SETTINGS_BY_ENV = new Map<string, SettingInfo>(SETTING_KEYS.map((key) => [SETTINGS[key].env, SETTINGS[key]]));
 const ENV_BY_FLAG = new Map<string, string>(

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
+import { FACILITY_EVENT_FILE } from '../support/fixtures.js';
 import { BATCHED, fails, raw, structured, v1, v01, v03 } from './helpers.js';
-
-const FACILITY_EVENT = new URL('../../../../shared/fixtures/pacifica-ingest-event-v0.1.json', import.meta.url);
 
 describe('batched mode', () => {
   it('parses every event of a batch, in order, each kept as sent', () => {
@@ -43,7 +42,7 @@ describe('batched mode', () => {
       structured([v03, { ...v03, id: 'x' }], BATCHED).events.map((event) => event.specVersion),
       ['0.3', '0.3'],
     );
-    const facility = JSON.parse(readFileSync(FACILITY_EVENT, 'utf8')) as object;
+    const facility = JSON.parse(readFileSync(FACILITY_EVENT_FILE, 'utf8')) as object;
     assert.deepEqual(
       structured([facility, v01], BATCHED).events.map((event) => event.id),
       ['C234-1234-1234', v01.eventID],

@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
+import { FACILITY_EVENT_FILE } from '../support/fixtures.js';
 import { BATCHED, fails, raw, STRUCTURED, structured, v1, v03 } from './helpers.js';
 
-const FACILITY_EVENT = new URL('../../../../shared/fixtures/pacifica-ingest-event-v0.1.json', import.meta.url);
 const HOW = /: send a structured, binary or batched CloudEvent/;
 
 describe('structured mode', () => {
   it('accepts the facility event as its metadata service sends it, and keeps it exactly', () => {
-    const body = readFileSync(FACILITY_EVENT);
+    const body = readFileSync(FACILITY_EVENT_FILE);
     const { batch, events } = raw('application/cloudevents+json; charset=utf-8', body);
     assert.equal(batch, false);
     assert.equal(events.length, 1);
@@ -88,7 +88,7 @@ describe('structured mode', () => {
   });
 
   it('takes an application/json body holding a 0.1 event (cloudEventsVersion) as structured', () => {
-    const body = readFileSync(FACILITY_EVENT);
+    const body = readFileSync(FACILITY_EVENT_FILE);
     assert.equal(raw('application/json', body).events[0]?.specVersion, '0.1');
   });
 

@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
+import { FACILITY_EVENT_FILE } from '../support/fixtures.js';
 import { type ExtensionValues, parseReceived, type ReceivedEvent, withExtensions } from '../../src/cloudevents/index.js';
 import { raw, STRUCTURED, structured, v1, v01, v03 } from './helpers.js';
-
-const FACILITY_EVENT = new URL('../../../../shared/fixtures/pacifica-ingest-event-v0.1.json', import.meta.url);
 
 function received(document: object): ReceivedEvent {
   const [event] = structured(document).events;
@@ -40,7 +39,7 @@ describe('withExtensions', () => {
     const [event] = parseReceived({
       contentType: 'application/cloudevents+json; charset=utf-8',
       headers: {},
-      body: readFileSync(FACILITY_EVENT),
+      body: readFileSync(FACILITY_EVENT_FILE),
     }).events;
     assert.ok(event);
     const document = delivered(event, { tenant: 'lab1' }) as Record<string, unknown>;

@@ -12,15 +12,15 @@ import { join } from 'node:path';
 import { after, before, it } from 'node:test';
 import { SCREENSHOTS } from '../support/browser.js';
 import { createSqlite, describeOn, type TestDatabase, testBackends } from '../support/database.js';
-import { type Firefox, launchFirefox } from '../support/firefox.js';
+import { type Firefox, FIREFOX_SKIP, launchFirefox } from '../support/firefox.js';
 import { eventually, type HttpStub, reply, startStub } from '../support/http-stub.js';
 import { type RunningServer, runCli, startServer } from '../support/processes.js';
-import { facilityEventText } from '../support/shared.js';
+import { facilityEventText } from '../support/fixtures.js';
 
 const NAME = 'Text files (Firefox)';
 const sqlite = testBackends().find((backend) => backend.name === 'sqlite')!;
 
-describeOn(sqlite, 'the web console in Firefox', () => {
+describeOn({ skip: sqlite.skip || FIREFOX_SKIP }, 'the web console in Firefox', () => {
   let database: TestDatabase;
   let server: RunningServer;
   let target: HttpStub;

@@ -3,14 +3,14 @@
  * targets as real HTTP servers on 127.0.0.1, on every database.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { after, before, it } from 'node:test';
 import { type DatabaseHandle, openDatabase } from '../../src/db/connect.js';
+import { facilityEventText } from '../support/fixtures.js';
 import { describeOn, type TestDatabase, testBackends } from '../support/database.js';
 import { eventually, type HttpStub, reply, startStub } from '../support/http-stub.js';
 import { type RunningServer, runCli, startServer } from '../support/processes.js';
 
-const FIXTURE = readFileSync(new URL('../../../../shared/fixtures/pacifica-ingest-event-v0.1.json', import.meta.url), 'utf8');
+const FIXTURE = facilityEventText();
 const FACILITY_TYPE = 'application/cloudevents+json; charset=utf-8';
 /** States a match does not leave: nothing more is sent for it. */
 const FINISHED = new Set(['delivered', 'denied', 'failed', 'cancelled']);

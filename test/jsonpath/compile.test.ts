@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { JsonValue } from '../../src/json.js';
 import { compileJsonPath, type DialectMode, JsonPathSyntaxError } from '../../src/jsonpath/index.js';
-import { facilityEvent } from '../support/shared.js';
+import { facilityEvent } from '../support/fixtures.js';
 
 const event = facilityEvent();
 // Valid in both dialects, with different meanings: RFC 9535 filters the items' members,

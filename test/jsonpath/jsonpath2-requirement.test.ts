@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
+import { facilityEvent } from '../support/fixtures.js';
 import type { JsonValue } from '../../src/json.js';
 import { compileJsonPath2 } from '../../src/jsonpath/jsonpath2/index.js';
 import { ALWAYS, compares, exists, holds, type PathStep, type Requirement, step } from '../../src/jsonpath/requirement.js';
 
-const FIXTURE_URL = new URL('../../../../shared/fixtures/pacifica-ingest-event-v0.1.json', import.meta.url);
-const EVENT = JSON.parse(readFileSync(FIXTURE_URL, 'utf8')) as JsonValue;
+const EVENT = facilityEvent();
 
 /** `p('data', '*', '..', 0)`: names, `*` for any, `..` for descend, numbers for indices. */
 const p = (...parts: (string | number)[]): PathStep[] =>

@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
+import { facilityEvent } from '../support/fixtures.js';
 import type { JsonValue } from '../../src/json.js';
 import { compileJsonPath2 } from '../../src/jsonpath/jsonpath2/index.js';
 import { holds } from '../../src/jsonpath/requirement.js';
 
 // Read from the compiled test in dist/test/jsonpath/.
-const FIXTURE_URL = new URL('../../../../shared/fixtures/pacifica-ingest-event-v0.1.json', import.meta.url);
-const EVENT = JSON.parse(readFileSync(FIXTURE_URL, 'utf8')) as JsonValue;
+const EVENT = facilityEvent();
 const XLS_NAME = 'パソコン資産管理台帳（S&T HK）_現地調達PC.xls';
 
 const MISC = JSON.parse(

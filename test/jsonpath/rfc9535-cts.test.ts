@@ -1,27 +1,15 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { it } from 'node:test';
 import { isDeepStrictEqual } from 'node:util';
-import type { JsonValue } from '../../src/json.js';
 import { compileJsonPath, JsonPathSyntaxError } from '../../src/jsonpath/index.js';
-import { readShared } from '../support/shared.js';
+import { describeOn } from '../support/database.js';
+import { JSONPATH_CTS_SKIP, jsonpathCts } from '../support/fixtures.js';
 
-interface CtsCase {
-  name: string;
-  selector: string;
-  invalid_selector?: boolean;
-  document?: JsonValue;
-  result?: JsonValue[];
-  results?: JsonValue[][];
-  result_paths?: string[];
-  results_paths?: string[][];
-}
+describeOn({ skip: JSONPATH_CTS_SKIP }, 'RFC 9535 compliance test suite, in rfc9535 mode', () => {
+  const cases = jsonpathCts();
+  it('has the whole suite to run', () => assert.ok(cases.length >= 700, `only ${cases.length} cases`));
 
-const cts = readShared<{ tests: CtsCase[] }>('jsonpath-cts/cts.json');
-
-describe('RFC 9535 compliance test suite, in rfc9535 mode', () => {
-  it('has the whole suite to run', () => assert.ok(cts.tests.length >= 700, `only ${cts.tests.length} cases`));
-
-  for (const t of cts.tests) {
+  for (const t of cases) {
     it(t.name, () => {
       if (t.invalid_selector) {
         assert.throws(() => compileJsonPath(t.selector, 'rfc9535'), JsonPathSyntaxError);
@@ -39,13 +27,14 @@ describe('RFC 9535 compliance test suite, in rfc9535 mode', () => {
   }
 });
 
-describe('RFC 9535 matches, against select', () => {
+describeOn({ skip: JSONPATH_CTS_SKIP }, 'RFC 9535 matches, against select', () => {
+  const cases = jsonpathCts();
   // `matches` walks values on its own (first-node.ts): every valid selector of the suite, over
   // every document of the suite, must match exactly where `select` finds something.
   const documents = [
-    ...new Map(cts.tests.filter((t) => t.document !== undefined).map((t) => [JSON.stringify(t.document), t.document!])).values(),
+    ...new Map(cases.filter((t) => t.document !== undefined).map((t) => [JSON.stringify(t.document), t.document!])).values(),
   ];
-  const selectors = [...new Set(cts.tests.filter((t) => !t.invalid_selector).map((t) => t.selector))];
+  const selectors = [...new Set(cases.filter((t) => !t.invalid_selector).map((t) => t.selector))];
 
   it('agrees on every document of the suite for every selector', () => {
     const disagreements: string[] = [];

@@ -9,7 +9,7 @@ import { type CompiledJsonPath, compileJsonPath, JsonPathSyntaxError } from '../
 import { holds } from '../../src/jsonpath/requirement.js';
 import { SubscriptionIndex } from '../../src/matching/subscription-index.js';
 import { Random } from '../support/random.js';
-import { facilityEvent } from '../support/shared.js';
+import { facilityEvent } from '../support/fixtures.js';
 
 const TABLES = ['Files', 'Transactions.project', 'TransactionKeyValue', 'Transactions._id'];
 const KEYS = ['Tag', 'Taggy', 'size'];

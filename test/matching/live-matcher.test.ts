@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { SubscriptionRow } from '../../src/db/tables.js';
 import { LiveMatcher } from '../../src/matching/live-matcher.js';
-import { facilityEvent } from '../support/shared.js';
+import { facilityEvent } from '../support/fixtures.js';
 import { subscriptionRow } from '../support/subscription-row.js';
 
 /** One subscription, 'sub-1', whose expression matches the facility event; `changes` says what differs. */

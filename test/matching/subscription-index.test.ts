@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { compileJsonPath, type DialectMode } from '../../src/jsonpath/index.js';
 import { SubscriptionIndex } from '../../src/matching/subscription-index.js';
-import { facilityEvent } from '../support/shared.js';
+import { facilityEvent } from '../support/fixtures.js';
 
 function evaluationsFor(
   index: SubscriptionIndex<string>,

@@ -5,12 +5,17 @@
  * use: open a page, run a script in it, take a screenshot, and collect what the page logs.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WebSocket } from 'undici';
 
 export const FIREFOX = '/usr/bin/firefox-esr';
+
+/** Why the Firefox suite cannot run here; false when it can. */
+export const FIREFOX_SKIP: string | false = existsSync(FIREFOX)
+  ? false
+  : `${FIREFOX} is missing: apt-get install firefox-esr (.ci/run does)`;
 
 export interface LogEntry {
   level: string;
