@@ -42,6 +42,7 @@ import { Settler } from './routing/settler.js';
 import { sealStoredSecrets } from './subscriptions/seal-at-rest.js';
 import { targetConsent } from './subscriptions/target-consent.js';
 import { systemClock } from './time/clock.js';
+import { within } from './time/within.js';
 
 const PROGRAM = 'svc-notifications';
 /** Other instances' work (PostgreSQL) and retries coming due are found by polling this often. */
@@ -65,6 +66,11 @@ const BUSY_CLAIM_MS = POLL_MS;
 /** Other instances' subscription writes are polled for this often, or this seldom while NOTIFY works. */
 const SUBSCRIPTION_REFRESH_MS = 500;
 const SUBSCRIPTION_REFRESH_LISTENING_MS = 5_000;
+/**
+ * How long an exit past the shutdown grace waits for the database to take the leases back: the
+ * grace is what a supervisor (docker stop, systemd) is told, and it stops waiting soon after.
+ */
+const RELEASE_AT_EXIT_MS = 1_000;
 /** Ten seconds of clock skew between instances is tolerated. */
 const SUBSCRIPTION_REFRESH_WINDOW_US = 10_000_000;
 
@@ -277,7 +283,16 @@ async function serve(config: Config): Promise<number> {
     await outbound.close();
     await database.close();
   };
-  const stopped = stopOnSignals(log, config.shutdownGraceMs, shutdown);
+  // Past the grace, what is still in flight is given back to the queue, to be made again.
+  const abandon = async () => {
+    const released = await within(
+      releaseLeasesOf(database.db, holder),
+      RELEASE_AT_EXIT_MS,
+      () => new Error(`the database did not answer within ${RELEASE_AT_EXIT_MS} ms`),
+    );
+    log.warn({ released }, 'released the rows still in flight: they will be delivered again');
+  };
+  const stopped = stopOnSignals(log, config.shutdownGraceMs, shutdown, abandon);
   try {
     await app.listen({ host: config.address, port: config.port });
   } catch (error) {
@@ -371,10 +386,16 @@ function followSubscriptionWrites(matcher: LiveMatcher, deliveries: DeliveryRunn
 }
 
 /**
- * Resolves with the exit code once SIGTERM or SIGINT has been handled: `shutdown` run, or given
- * up on after `graceMs`.
+ * Resolves with the exit code once SIGTERM or SIGINT has been handled: 0 once `shutdown` has
+ * run, or once `abandon` has run when `shutdown` is still going after `graceMs` (a target or the
+ * policy service holding a call); 1 when either fails.
  */
-function stopOnSignals(log: FastifyBaseLogger, graceMs: number, shutdown: () => Promise<void>): Promise<number> {
+function stopOnSignals(
+  log: FastifyBaseLogger,
+  graceMs: number,
+  shutdown: () => Promise<void>,
+  abandon: () => Promise<void>,
+): Promise<number> {
   let stopping = false;
   return new Promise<number>((resolve) => {
     const stop = (signal: string) => {
@@ -382,8 +403,14 @@ function stopOnSignals(log: FastifyBaseLogger, graceMs: number, shutdown: () => 
       stopping = true;
       log.info({ signal }, 'shutting down: no new requests, finishing those in flight');
       const force = setTimeout(() => {
-        log.error(`shutdown took longer than ${graceMs} ms; exiting anyway`);
-        resolve(1);
+        log.warn(`shutdown is taking longer than its grace of ${graceMs} ms: exiting without the calls still in flight`);
+        abandon().then(
+          () => resolve(0),
+          (error: unknown) => {
+            log.error({ err: error }, 'could not release the rows in flight; their leases run out instead');
+            resolve(1);
+          },
+        );
       }, graceMs);
       force.unref();
       shutdown().then(

@@ -1,7 +1,8 @@
 /**
  * SIGTERM with work in flight and more waiting in memory (routing/handoff.ts): the deliveries
  * in flight finish, the rows still waiting go back to the queue at once (not when their lease
- * runs out), and the next instance delivers the rest, each match exactly once.
+ * runs out), and the next instance delivers the rest, each match exactly once. A delivery still
+ * held by its target when the grace is over goes back too, and the exit is still 0.
  */
 import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
@@ -97,6 +98,48 @@ for (const backend of testBackends()) {
           [],
           'none twice',
         );
+      } finally {
+        await db.close();
+        await stub.close();
+        await database.cleanup();
+      }
+    });
+
+    it('exits 0 at the end of its grace when a target holds a delivery, and gives that delivery back to the queue', async () => {
+      const database = await backend.create();
+      const held: ServerResponse[] = [];
+      const stub = await startStub((_request, response) => void held.push(response));
+      const env = {
+        NOTIFICATIONS_DATABASE_URL: database.url,
+        NOTIFICATIONS_TARGET_TIMEOUT: '60s',
+        NOTIFICATIONS_LEASE: '120s',
+        NOTIFICATIONS_SHUTDOWN_GRACE: '1s',
+        NOTIFICATIONS_LOG_LEVEL: 'warn',
+      };
+      const db = openDatabase(database.url);
+      try {
+        assert.equal((await runCli(['--database-url', database.url, 'dbsync'])).code, 0);
+        const server = await startServer(env);
+        const created = await fetch(`${server.url}/eventmatch`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'http-remote-user': 'alice' },
+          body: JSON.stringify({ name: 'held', jsonpath: '$', target_url: stub.url }),
+        });
+        assert.equal(created.status, 200, await created.text());
+        const received = await fetch(`${server.url}/receive`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/cloudevents+json' },
+          body: JSON.stringify({ specversion: '1.0', id: 'held-1', source: '/shutdown', type: 'org.example' }),
+        });
+        assert.equal(received.status, 200, await received.text());
+        await eventually(() => held.length === 1, 'the delivery is in flight at the target');
+
+        // The target never answers within the test: only the grace can end the shutdown.
+        assert.equal(await server.stop('SIGTERM'), 0, `exit 0 past the grace:\n${server.logs()}`);
+        assert.match(server.logs(), /longer than its grace of 1000 ms/);
+        const rows = await db.db.selectFrom('matches').select(['state', 'locked_by']).execute();
+        assert.deepEqual(rows, [{ state: 'deliver', locked_by: null }], 'the row is back in the queue, not leased for 120 s');
+        for (const response of held.splice(0)) response.destroy();
       } finally {
         await db.close();
         await stub.close();
