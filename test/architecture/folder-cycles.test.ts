@@ -43,8 +43,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ['events', 'delivery'],
   // The entry points' own parts: the HTTP API, the CLI, the web console's files.
   ['api', 'cli', 'console'],
-  // The composition root.
-  ['main.ts'],
+  // The composition root, and the container image's readiness probe.
+  ['main.ts', 'readiness-probe.ts'],
 ];
 
 /** The storage layer sits at the bottom: it never reaches up into configuration or the stages. */
