@@ -27,16 +27,30 @@ export function runCli(args: string[], env: Record<string, string> = {}): Promis
   return run(CLI_BIN, args, env);
 }
 
+/** A built program of the project, run by this Node.js from the project root. */
 export function run(bin: string, args: string[], env: Record<string, string> = {}, timeoutMs = 30_000): Promise<Finished> {
+  return runCommand(process.execPath, [bin, ...args], { cwd: ROOT, env: cleanEnv(env), timeoutMs });
+}
+
+export interface CommandOptions {
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+  /** Killed, and the promise rejected, after this long. */
+  timeoutMs?: number;
+}
+
+/** Any command, to its end, with what it printed. */
+export function runCommand(command: string, args: string[], options: CommandOptions = {}): Promise<Finished> {
+  const { cwd, env, timeoutMs = 30_000 } = options;
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], { cwd: ROOT, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`${bin} ${args.join(' ')} did not finish in ${timeoutMs} ms`));
+      reject(new Error(`${command} ${args.join(' ')} did not finish in ${timeoutMs} ms`));
     }, timeoutMs);
     child.on('error', reject);
     child.on('exit', (code) => {

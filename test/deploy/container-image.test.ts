@@ -1,0 +1,225 @@
+/**
+ * The container image, built from a clean clone by the Dockerfile at the root and run by the
+ * real Docker engine, with the host's network (the targets and PostgreSQL are on 127.0.0.1):
+ * on SQLite in a volume it migrates, serves, delivers, turns healthy, stops with 0 on
+ * `docker stop`, and a new container finds the data; on PostgreSQL the schema is migrated by
+ * the image's `svc-notifications-cmd dbsync`, and two containers share one database.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { after, before, it } from 'node:test';
+import { describeOn, POSTGRES, type TestDatabase } from '../support/database.js';
+import { buildImageFromClone, DOCKER_SKIP, docker, dockerOk } from '../support/docker.js';
+import { facilityEventText } from '../support/fixtures.js';
+import { eventually, type HttpStub, reply, startStub } from '../support/http-stub.js';
+import { freePort } from '../support/processes.js';
+
+const IMAGE = 'svc-notifications:test';
+const PACKAGE = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
+  version: string;
+  devDependencies: Record<string, string>;
+};
+const AS_ALICE = { 'http-remote-user': 'alice' };
+
+interface ContainerState {
+  Status: string;
+  ExitCode: number;
+  OOMKilled: boolean;
+  Health?: { Status: string };
+}
+
+describeOn({ skip: DOCKER_SKIP }, 'the container image', () => {
+  const containers: string[] = [];
+  const volumes: string[] = [];
+
+  let built = '';
+  before(
+    async () => {
+      const seconds = await buildImageFromClone(IMAGE);
+      const bytes = Number(await dockerOk(['image', 'inspect', '--format', '{{.Size}}', IMAGE]));
+      built = `built in ${seconds.toFixed(0)} s; ${(bytes / 1e6).toFixed(0)} MB`;
+    },
+    { timeout: 20 * 60_000 },
+  );
+  after(async () => {
+    if (containers.length > 0) await docker(['rm', '--force', '--volumes', ...containers]);
+    if (volumes.length > 0) await docker(['volume', 'rm', '--force', ...volumes]);
+  });
+
+  /** Starts a container of the image in the background, probed for health every second; its name. */
+  async function start(env: Record<string, string>, options: string[] = []): Promise<string> {
+    const name = `notifications-test-${randomBytes(4).toString('hex')}`;
+    containers.push(name);
+    const settings = Object.entries(env).flatMap(([key, value]) => ['--env', `${key}=${value}`]);
+    await dockerOk(['run', '--detach', '--name', name, '--network', 'host', '--health-interval', '1s', ...settings, ...options, IMAGE]);
+    return name;
+  }
+
+  async function state(name: string): Promise<ContainerState> {
+    return JSON.parse(await dockerOk(['inspect', '--format', '{{json .State}}', name])) as ContainerState;
+  }
+
+  /** Waits until the container's server answers /readyz; fails with its logs when it exits first. */
+  async function ready(name: string, url: string): Promise<void> {
+    await eventually(
+      async () => {
+        const now = await state(name);
+        if (now.Status !== 'running') throw new Error(`${name} is ${now.Status} (exit ${now.ExitCode}):\n${await logs(name)}`);
+        return (await fetch(`${url}/readyz`).catch(() => undefined))?.status === 200;
+      },
+      `${name} ready at ${url}`,
+      60_000,
+    );
+  }
+
+  async function logs(name: string): Promise<string> {
+    const { stdout, stderr } = await docker(['logs', name]);
+    return stdout + stderr;
+  }
+
+  /** `docker stop` with Docker's own default time-out (10 s); the container's exit code. */
+  async function stop(name: string): Promise<number> {
+    await dockerOk(['stop', name], 60_000);
+    const stopped = await state(name);
+    assert.equal(stopped.OOMKilled, false);
+    return stopped.ExitCode;
+  }
+
+  async function post(url: string, path: string, body: string, headers: Record<string, string>) {
+    const response = await fetch(`${url}${path}`, { method: 'POST', headers, body });
+    assert.equal(response.status, 200, await response.clone().text());
+    return (await response.json()) as Record<string, unknown>;
+  }
+
+  async function subscribe(url: string, target: HttpStub): Promise<string> {
+    const body = JSON.stringify({ name: 'Text files', jsonpath: '$.data[?@.mimetype == "text/plain"]', target_url: `${target.url}/hook` });
+    return (await post(url, '/eventmatch', body, { ...AS_ALICE, 'content-type': 'application/json' })).uuid as string;
+  }
+
+  /** The facility's event (under another id when given one). */
+  const receive = (url: string, id?: string) =>
+    post(url, '/receive', id === undefined ? facilityEventText() : facilityEventText().replace('"C234-1234-1234"', JSON.stringify(id)), {
+      'content-type': 'application/cloudevents+json; charset=utf-8',
+    });
+
+  async function deliveries(url: string, uuid: string): Promise<Array<{ state: string }>> {
+    return (await (await fetch(`${url}/eventmatch/${uuid}/deliveries`, { headers: AS_ALICE })).json()) as Array<{ state: string }>;
+  }
+
+  it('runs as a user of its own, with both programs on PATH, no development dependency, and its defaults', async (t) => {
+    t.diagnostic(built);
+    const config = JSON.parse(await dockerOk(['image', 'inspect', '--format', '{{json .Config}}', IMAGE])) as {
+      User: string;
+      Env: string[];
+      WorkingDir: string;
+      Volumes: Record<string, unknown>;
+      ExposedPorts: Record<string, unknown>;
+      Healthcheck: { Test: string[] };
+    };
+    assert.equal(config.WorkingDir, '/app');
+    assert.deepEqual(Object.keys(config.Volumes), ['/data']);
+    assert.deepEqual(Object.keys(config.ExposedPorts), ['8070/tcp']);
+    assert.ok(config.Env.includes('NOTIFICATIONS_DATABASE_URL=sqlite:/data/notifications.sqlite3'), config.Env.join(' '));
+    assert.ok(config.Env.includes('NOTIFICATIONS_ADDRESS=0.0.0.0'), config.Env.join(' '));
+    assert.match(config.Healthcheck.Test.join(' '), /readiness-probe/);
+
+    const script =
+      'id -u; svc-notifications --version; svc-notifications-cmd --version; ls node_modules node_modules/@*; command -v curl wget || true';
+    const [uid, serverVersion, cliVersion, ...rest] = (
+      await dockerOk(['run', '--rm', '--network', 'host', IMAGE, 'sh', '-c', script])
+    ).split('\n');
+    assert.notEqual(uid, '0', 'not root');
+    assert.deepEqual([serverVersion, cliVersion], [PACKAGE.version, PACKAGE.version]);
+    assert.ok(rest.includes('fastify') && rest.includes('better-sqlite3'), rest.join(' '));
+    const installed = new Set(rest.map((line) => line.trim()));
+    const dev = Object.keys(PACKAGE.devDependencies).filter((name) => installed.has(name.split('/').pop()!) && !name.startsWith('@types/'));
+    assert.deepEqual(dev, [], 'development dependencies in the image');
+    assert.ok(!rest.some((line) => /\/(curl|wget)$/.test(line)), 'the health check needs neither curl nor wget');
+  });
+
+  it('on SQLite in a volume: migrates, serves, delivers, turns healthy, stops with 0, and a new container finds the data', async () => {
+    const target = await startStub(reply(204));
+    const volume = `notifications-test-${randomBytes(4).toString('hex')}`;
+    volumes.push(volume);
+    try {
+      const port = await freePort();
+      const url = `http://127.0.0.1:${port}`;
+      const first = await start({ NOTIFICATIONS_PORT: String(port) }, ['--volume', `${volume}:/data`]);
+      await ready(first, url);
+      const uuid = await subscribe(url, target);
+      assert.equal((await receive(url)).matches, 1);
+      await eventually(async () => (await deliveries(url, uuid))[0]?.state === 'delivered', 'the event delivered');
+      assert.equal(target.requests.length, 1);
+      assert.equal(target.requests[0]!.body, facilityEventText().trim(), "the producer's bytes (whitespace around the object is not kept)");
+      await eventually(async () => (await state(first)).Health?.Status === 'healthy', `${first} healthy`, 60_000);
+
+      assert.equal(await stop(first), 0, `docker stop: exit 0\n${await logs(first)}`);
+      assert.match(await logs(first), /shutting down/);
+
+      const second = await start({ NOTIFICATIONS_PORT: String(port) }, ['--volume', `${volume}:/data`]);
+      await ready(second, url);
+      const listed = (await (await fetch(`${url}/eventmatch`, { headers: AS_ALICE })).json()) as Array<{ uuid: string }>;
+      assert.deepEqual(
+        listed.map((s) => s.uuid),
+        [uuid],
+      );
+      assert.equal((await deliveries(url, uuid))[0]?.state, 'delivered');
+      assert.equal((await receive(url)).duplicate, true, 'the event log kept the event');
+      assert.equal(await stop(second), 0);
+    } finally {
+      await target.close();
+    }
+  });
+
+  describeOn(POSTGRES, 'on PostgreSQL', () => {
+    let database: TestDatabase;
+    before(async () => (database = await POSTGRES.create()));
+    after(() => database.cleanup());
+
+    it('refuses a database not migrated; after the image migrates it, two containers share it', async () => {
+      const target = await startStub(reply(204));
+      try {
+        const env = ['--env', `NOTIFICATIONS_DATABASE_URL=${database.url}`];
+        const unmigrated = await docker([
+          'run',
+          '--rm',
+          '--network',
+          'host',
+          ...env,
+          '--env',
+          `NOTIFICATIONS_PORT=${await freePort()}`,
+          IMAGE,
+        ]);
+        assert.equal(unmigrated.code, 1, unmigrated.stdout + unmigrated.stderr);
+        assert.match(unmigrated.stderr, /svc-notifications-cmd dbsync/);
+
+        const dbsync = await docker(['run', '--rm', '--network', 'host', ...env, IMAGE, 'svc-notifications-cmd', 'dbsync']);
+        assert.equal(dbsync.code, 0, dbsync.stdout + dbsync.stderr);
+
+        const [a, b] = [`http://127.0.0.1:${await freePort()}`, `http://127.0.0.1:${await freePort()}`];
+        const first = await start({ NOTIFICATIONS_DATABASE_URL: database.url, NOTIFICATIONS_PORT: new URL(a).port });
+        const second = await start({ NOTIFICATIONS_DATABASE_URL: database.url, NOTIFICATIONS_PORT: new URL(b).port });
+        await Promise.all([ready(first, a), ready(second, b)]);
+
+        const uuid = await subscribe(a, target);
+        await eventually(
+          async () => ((await (await fetch(`${b}/eventmatch/${uuid}`, { headers: AS_ALICE })).json()) as { uuid?: string }).uuid === uuid,
+          'the subscription made through one container read through the other',
+        );
+        // The other container's matcher takes it up within a second: an event it receives then is delivered.
+        let sent = 0;
+        await eventually(
+          async () => (await receive(b, `shared-${++sent}`)).matches === 1,
+          "the subscription in the second container's matcher",
+        );
+        await eventually(async () => (await deliveries(a, uuid))[0]?.state === 'delivered', 'delivered, read through the first');
+        assert.equal(await stop(first), 0);
+        assert.equal(await stop(second), 0);
+        assert.equal(target.requests.length, 1, 'delivered once between the two');
+      } finally {
+        await target.close();
+      }
+    });
+  });
+});
