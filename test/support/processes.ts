@@ -101,12 +101,18 @@ export interface ServerOptions {
   timeoutMs?: number;
   /** Options for node itself, e.g. --cpu-prof (which NODE_OPTIONS refuses). */
   nodeArgs?: string[];
+  /** An installed server program to run instead of the built one, found through `env.PATH`. */
+  program?: string;
 }
 
-async function startServerOnce(env: Record<string, string>, { timeoutMs = 20_000, nodeArgs = [] }: ServerOptions): Promise<RunningServer> {
+async function startServerOnce(
+  env: Record<string, string>,
+  { timeoutMs = 20_000, nodeArgs = [], program }: ServerOptions,
+): Promise<RunningServer> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, [...nodeArgs, SERVER_BIN], {
+  const [command, args] = program === undefined ? [process.execPath, [...nodeArgs, SERVER_BIN]] : [program, []];
+  const child = spawn(command, args, {
     cwd: ROOT,
     env: cleanEnv({ NOTIFICATIONS_PORT: String(port), ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
