@@ -37,13 +37,8 @@ type Layer = Map<string, GivenValue>;
 
 const CONFIG_FLAG = '--config';
 const CONFIG_ENV = 'NOTIFICATIONS_CONFIG';
-// Read elsewhere (the config file path, test and benchmark databases), so not typos.
-const OTHER_ENV_VARS = new Set([
-  CONFIG_ENV,
-  'NOTIFICATIONS_TEST_DATABASE_URL',
-  'NOTIFICATIONS_TEST_JSONPATH_CTS',
-  'NOTIFICATIONS_BENCH_DATABASE_URL',
-]);
+/** Read elsewhere (the config file path; the tests' and the benchmark's own settings), so not typos. */
+const readElsewhere = (name: string) => name === CONFIG_ENV || /^NOTIFICATIONS_(TEST|BENCH)_/.test(name);
 
 const SETTINGS_BY_ENV = new Map<string, SettingInfo>(SETTING_KEYS.map((key) => [SETTINGS[key].env, SETTINGS[key]]));
 const ENV_BY_FLAG = new Map<string, string>(
@@ -127,7 +122,7 @@ function readFlags(argv: readonly string[]): { values: Layer; configPath: string
 function readEnv(env: Record<string, string | undefined>): Layer {
   const values: Layer = new Map();
   for (const [name, raw] of Object.entries(env)) {
-    if (!name.startsWith('NOTIFICATIONS_') || raw === undefined || raw === '' || OTHER_ENV_VARS.has(name)) continue;
+    if (!name.startsWith('NOTIFICATIONS_') || raw === undefined || raw === '' || readElsewhere(name)) continue;
     if (!SETTINGS_BY_ENV.has(name)) throw unknownSetting(name, 'environment variable');
     values.set(name, { raw, source: '' });
   }
