@@ -23,7 +23,7 @@ const PACKAGE = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as 
 const GIT_SKIP: string | false =
   spawnSync('git', ['-C', ROOT, 'rev-parse', 'HEAD']).status === 0
     ? false
-    : 'the package is packed from a clone: this is not a git checkout';
+    : 'the package is packed from a clone: git is missing, or this is not a git checkout';
 
 describeOn({ skip: GIT_SKIP }, 'the npm package', () => {
   let dir = '';

@@ -24,7 +24,7 @@ function dockerSkip(): string | false {
   if (info.status !== 0)
     return `no Docker engine answers: start dockerd --bridge=none --iptables=false (.ci/run does): ${info.stderr.trim()}`;
   if (spawnSync('git', ['-C', ROOT, 'rev-parse', 'HEAD']).status !== 0)
-    return 'the image is built from a clone: this is not a git checkout';
+    return 'the image is built from a clone: git is missing, or this is not a git checkout';
   const base = spawnSync('docker', ['image', 'inspect', BASE_IMAGE], { timeout: 30_000 });
   if (base.status === 0) return false;
   const pull = spawnSync('docker', ['pull', BASE_IMAGE], { timeout: 120_000 });
