@@ -75,14 +75,16 @@ const RELEASE_AT_EXIT_MS = 1_000;
 const SUBSCRIPTION_REFRESH_WINDOW_US = 10_000_000;
 
 function usage(): string {
+  const settings = describeSettings();
+  const flags = settings.flatMap((s) => (s.flag === undefined ? [] : [`[${s.flag} ${s.name.replace('NOTIFICATIONS_', '')}]`]));
   const lines = [
-    `usage: ${PROGRAM} [--address ADDR] [--port N] [--database-url URL] [--config FILE]`,
+    `usage: ${PROGRAM} ${[...flags, '[--config FILE]'].join(' ')}`,
     '',
     'Runs the event notification router. Settings come from flags, then NOTIFICATIONS_* environment',
     'variables, then the JSON file named by --config, then these defaults:',
     '',
   ];
-  for (const s of describeSettings()) lines.push(`  ${s.name.padEnd(32)} ${s.default.padEnd(28)} ${s.description}`);
+  for (const s of settings) lines.push(`  ${s.name.padEnd(32)} ${(s.flag ?? '').padEnd(16)} ${s.default.padEnd(28)} ${s.description}`);
   lines.push(
     '',
     `The schema must be current: run \`svc-notifications-cmd dbsync\` first (sqlite::memory: needs none: the server creates it).`,

@@ -1,16 +1,23 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { describeSettings } from '../../src/config/settings.js';
 import { describeOn, type TestDatabase, testBackends } from '../support/database.js';
 import { eventually, reply, startStub } from '../support/http-stub.js';
 import { type RunningServer, run, runCli, SERVER_BIN, startServer } from '../support/processes.js';
 
 describe('svc-notifications start-up', () => {
-  it('--help lists every setting; --version prints the version', async () => {
+  it('--help lists every setting and every flag; --version prints the version', async () => {
     const help = await run(SERVER_BIN, ['--help']);
     assert.equal(help.code, 0);
-    for (const name of ['NOTIFICATIONS_DATABASE_URL', 'NOTIFICATIONS_PORT', 'NOTIFICATIONS_POLICY_URL', 'NOTIFICATIONS_JSONPATH_DIALECT']) {
-      assert.match(help.stdout, new RegExp(name));
+    const [usageLine] = help.stdout.split('\n');
+    for (const setting of describeSettings()) {
+      assert.match(help.stdout, new RegExp(`^  ${setting.name} `, 'm'));
+      if (setting.flag !== undefined) {
+        assert.ok(usageLine!.includes(`[${setting.flag} `), `${setting.flag} in ${usageLine}`);
+        assert.match(help.stdout, new RegExp(`^  ${setting.name} +${setting.flag} `, 'm'));
+      }
     }
+    assert.ok(usageLine!.includes('[--default-user DEFAULT_USER]'), usageLine);
     const version = await run(SERVER_BIN, ['--version']);
     assert.equal(version.code, 0);
     assert.match(version.stdout.trim(), /^\d+\.\d+\.\d+$/);
