@@ -1,15 +1,18 @@
 /**
  * The benchmark's delivery target: a keep-alive HTTP server that answers 204 (at once, or after
  * `delayMs`) and counts what it answered, with each delivery's arrival time by CloudEvent id
- * when asked to.
+ * when asked to. Told to (`failFirst`), it answers each delivery 500 a number of times first,
+ * telling deliveries apart by their `webhook-id` (the same on every try).
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export interface CountingTarget {
   readonly url: string;
-  /** Requests answered so far. */
+  /** Requests answered so far (with 204: the 500s of `failFirst` are not counted). */
   delivered(): number;
+  /** Requests answered 500 so far (see `failFirst`). */
+  failed(): number;
   /** When the last answer went out (performance.now()). */
   lastDeliveryAt(): number;
   /** Arrival times (performance.now()) of each delivery, by event id; only with `timeArrivals`. */
@@ -20,6 +23,8 @@ export interface CountingTarget {
   reach(count: number, quietMs: number, timeoutMs: number): Promise<void>;
   /** From now on, each request is answered at once (a slow target recovers). */
   answerAtOnce(): void;
+  /** From now on, each delivery not seen yet is answered 500 `times` times before it is answered 204. */
+  failFirst(times: number): void;
   close(): Promise<void>;
 }
 
@@ -33,6 +38,10 @@ export async function startCountingTarget(options: CountingTargetOptions = {}): 
   const { timeArrivals = false } = options;
   let delayMs = options.delayMs ?? 0;
   let delivered = 0;
+  let failed = 0;
+  let failures = 0;
+  /** The 500s still owed to each delivery seen, by webhook-id. */
+  const failuresLeft = new Map<string, number>();
   let last = 0;
   const arrivals = new Map<string, number[]>();
   const pending = new Set<NodeJS.Timeout>();
@@ -45,6 +54,17 @@ export async function startCountingTarget(options: CountingTargetOptions = {}): 
         const times = arrivals.get(id);
         if (times) times.push(performance.now());
         else arrivals.set(id, [performance.now()]);
+      }
+      const webhookId = request.headers['webhook-id'];
+      if (failures > 0 && typeof webhookId === 'string') {
+        const left = failuresLeft.get(webhookId) ?? failures;
+        if (left > 0) {
+          failuresLeft.set(webhookId, left - 1);
+          failed++;
+          last = performance.now();
+          return response.writeHead(500).end();
+        }
+        failuresLeft.delete(webhookId);
       }
       const answer = () => {
         delivered++;
@@ -66,6 +86,7 @@ export async function startCountingTarget(options: CountingTargetOptions = {}): 
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
     delivered: () => delivered,
+    failed: () => failed,
     lastDeliveryAt: () => last,
     arrivals,
     settle: async (quietMs, timeoutMs) => {
@@ -78,6 +99,9 @@ export async function startCountingTarget(options: CountingTargetOptions = {}): 
     },
     answerAtOnce: () => {
       delayMs = 0;
+    },
+    failFirst: (times) => {
+      failures = times;
     },
     close: () =>
       new Promise<void>((resolve) => {

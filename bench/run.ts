@@ -1,7 +1,7 @@
 /**
  * `npm run bench [-- section…]`: prints the benchmark tables and writes bench/results.json.
- * Sections: jsonpath, matching, memory, creates, receive, burst, latency, sustained, isolation (all
- * by default). The services run on SQLite, and on PostgreSQL too when NOTIFICATIONS_BENCH_DATABASE_URL
+ * Sections: jsonpath, matching, memory, creates, receive, burst, latency, sustained, isolation, disk
+ * (all by default). The services run on SQLite, and on PostgreSQL too when NOTIFICATIONS_BENCH_DATABASE_URL
  * names a database. Run with --expose-gc (the npm script does) so heap figures are settled.
  * Last, the goals of issue 15 with the figures of this run (bench/goals.ts).
  */
@@ -10,6 +10,7 @@ import os from 'node:os';
 import { createPostgres, createSqlite } from '../test/support/database.js';
 import { facilityEvent } from '../test/support/fixtures.js';
 import { benchCreates } from './creates.js';
+import { benchDisk, DISK_EVENTS, DISK_MATCHES_PER_EVENT, DISK_RETRIED_EVENTS, FAILURES_BEFORE_DELIVERY } from './disk-usage.js';
 import { benchIsolation } from './isolation.js';
 import { goals } from './goals.js';
 import { benchEvaluation } from './jsonpath-evaluation.js';
@@ -18,7 +19,7 @@ import { benchBurst, benchCeiling, benchLatency, benchReceive, benchSustained } 
 import { benchMatching } from './subscription-matching.js';
 import { printTable, type Row } from './table.js';
 
-const SECTIONS = ['jsonpath', 'matching', 'memory', 'creates', 'receive', 'burst', 'latency', 'sustained', 'isolation'];
+const SECTIONS = ['jsonpath', 'matching', 'memory', 'creates', 'receive', 'burst', 'latency', 'sustained', 'isolation', 'disk'];
 
 async function main(): Promise<void> {
   const only = process.argv.slice(2);
@@ -78,6 +79,13 @@ async function main(): Promise<void> {
     'Isolation: receive to delivered at a healthy target, 500 events/s for 10 s, alone and beside a target that never answers',
     () => forEachBenchDatabase(benchIsolation),
   );
+  await section(
+    'disk',
+    `Disk: bytes the database keeps per event (the facility's example event, ${DISK_MATCHES_PER_EVENT} matches each, delivered at the first try: ` +
+      `${DISK_EVENTS.toLocaleString('en-US')} events), per match (with its attempt), per extra attempt ` +
+      `(${DISK_RETRIED_EVENTS.toLocaleString('en-US')} more events, each delivery answered 500 ${FAILURES_BEFORE_DELIVERY} times first)`,
+    () => forEachBenchDatabase(benchDisk),
+  );
   results.goals = goals(results, Boolean(process.env.NOTIFICATIONS_BENCH_DATABASE_URL));
   printTable('Goals, with the figures of this run', results.goals);
   writeFileSync(
@@ -87,11 +95,11 @@ async function main(): Promise<void> {
 }
 
 /** A fresh SQLite database, and a fresh PostgreSQL schema when NOTIFICATIONS_BENCH_DATABASE_URL names a database. */
-async function forEachBenchDatabase(bench: (label: string, url: string) => Promise<Row>): Promise<Row[]> {
+async function forEachBenchDatabase(bench: (label: string, url: string) => Promise<Row | Row[]>): Promise<Row[]> {
   const rows: Row[] = [];
   const sqlite = await createSqlite();
   try {
-    rows.push(await bench('sqlite', sqlite.url));
+    rows.push(...[await bench('sqlite', sqlite.url)].flat());
   } finally {
     await sqlite.cleanup();
   }
@@ -99,7 +107,7 @@ async function forEachBenchDatabase(bench: (label: string, url: string) => Promi
   if (base) {
     const postgres = await createPostgres(base);
     try {
-      rows.push(await bench('postgres', postgres.url));
+      rows.push(...[await bench('postgres', postgres.url)].flat());
     } finally {
       await postgres.cleanup();
     }
