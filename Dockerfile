@@ -1,11 +1,13 @@
 # svc-notifications: the server and its admin CLI, on embedded SQLite in /data by default.
-#   docker build --network host -t svc-notifications .
-#   docker run --network host -v notifications:/data svc-notifications
-# With no registry, deploy/docker/build-node-base.sh builds the base image locally first.
+#   docker build -t svc-notifications .
+#   docker run -p 8070:8070 -v notifications:/data svc-notifications
+# Without a registry, deploy/docker/build-node-base.sh builds the base image here first.
 # docs/deployment.md has the rest: PostgreSQL, compose, settings, upgrades.
 ARG NODE_IMAGE=node:20-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build
+# A site without the public npm registry names its own: --build-arg npm_config_registry=URL.
+ARG npm_config_registry
 # better-sqlite3 compiles from source when no prebuilt binary can be fetched.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
