@@ -79,7 +79,8 @@ one dialect only. The dialect is stored with each subscription, so changing the 
 changes what an existing subscription means. See [JSONPath](jsonpath.md).
 
 **Retention.** \`NOTIFICATIONS_RETENTION\` (\`30d\` by default, \`off\` to keep every event) is how
-long the event log keeps an event once its deliveries are finished. See
+long the event log keeps an event, counted from when it was received; an event whose policy
+checks or deliveries are still going on past that is kept until they finish. See
 [Retention](operations.md#retention).
 
 **Identity.** The user header is set by a trusted front proxy; see
