@@ -14,6 +14,16 @@ import { runCli, startServer } from '../support/processes.js';
 
 const EVENTS = 1_500;
 
+/** A subscription of alice's, made through `server`, sending what `jsonpath` matches to `target`. */
+async function subscribe(server: string, target: string, jsonpath: string): Promise<void> {
+  const created = await fetch(`${server}/eventmatch`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'http-remote-user': 'alice' },
+    body: JSON.stringify({ name: 'all', jsonpath, target_url: target }),
+  });
+  assert.equal(created.status, 200, await created.text());
+}
+
 for (const backend of testBackends()) {
   describeOn(backend, `graceful shutdown (${backend.name})`, () => {
     it('finishes the deliveries in flight and releases the leases of the rows waiting in memory', async (t) => {
@@ -32,12 +42,7 @@ for (const backend of testBackends()) {
       try {
         assert.equal((await runCli(['--database-url', database.url, 'dbsync'])).code, 0);
         const first = await startServer(env);
-        const created = await fetch(`${first.url}/eventmatch`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', 'http-remote-user': 'alice' },
-          body: JSON.stringify({ name: 'all', jsonpath: "$[?$.source == '/shutdown']", target_url: stub.url }),
-        });
-        assert.equal(created.status, 200, await created.text());
+        await subscribe(first.url, stub.url, "$[?$.source == '/shutdown']");
         const batch = Array.from({ length: EVENTS }, (_, i) => ({
           specversion: '1.0',
           id: `shutdown-${i}`,
@@ -120,12 +125,7 @@ for (const backend of testBackends()) {
       try {
         assert.equal((await runCli(['--database-url', database.url, 'dbsync'])).code, 0);
         const server = await startServer(env);
-        const created = await fetch(`${server.url}/eventmatch`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', 'http-remote-user': 'alice' },
-          body: JSON.stringify({ name: 'held', jsonpath: '$', target_url: stub.url }),
-        });
-        assert.equal(created.status, 200, await created.text());
+        await subscribe(server.url, stub.url, '$');
         const received = await fetch(`${server.url}/receive`, {
           method: 'POST',
           headers: { 'content-type': 'application/cloudevents+json' },
