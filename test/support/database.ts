@@ -51,8 +51,9 @@ export function testBackends(): TestBackend[] {
 }
 
 /**
- * `describe(name, body)` on `backend`; where it cannot run, a test reported as skipped with the
- * reason instead (node's test runner counts a skipped `describe` as no test at all).
+ * `describe(name, body)` on `backend`, or on anything else a suite needs (a browser, Docker: any
+ * `{ skip }`); where it cannot run, a test reported as skipped with the reason instead (node's
+ * test runner counts a skipped `describe` as no test at all).
  */
 export function describeOn(backend: Pick<TestBackend, 'skip'>, name: string, body: () => void): void {
   if (backend.skip) test(name, { skip: backend.skip }, () => undefined);
