@@ -29,7 +29,7 @@ import { statSync } from 'node:fs';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { Pool } from 'undici';
-import { facilityEventText } from '../test/support/fixtures.js';
+import { facilityEventTextWithId } from '../test/support/fixtures.js';
 import type { RunningServer } from '../test/support/processes.js';
 import { type CountingTarget, startCountingTarget } from './counting-target.js';
 import { MB } from './measure.js';
@@ -216,17 +216,13 @@ async function sendAndDeliver(
 
 /** Sends `count` copies of the facility's event, each with its own id; resolves with the mean size of one, in bytes. */
 async function sendEvents(serverUrl: string, count: number): Promise<number> {
-  const text = facilityEventText();
-  const { eventID } = JSON.parse(text) as { eventID: string };
-  const member = `"eventID": ${JSON.stringify(eventID)}`;
-  if (!text.includes(member)) throw new Error(`the example event has no ${member}`);
   const pool = new Pool(new URL(serverUrl).origin, { connections: CONNECTIONS });
   let sent = 0;
   let bytes = 0;
   const sender = async () => {
     while (sent < count) {
       sent++;
-      const body = text.replace(member, `"eventID": "${randomUUID()}"`);
+      const body = facilityEventTextWithId(randomUUID());
       bytes += Buffer.byteLength(body);
       const response = await pool.request({
         method: 'POST',

@@ -19,13 +19,11 @@ import { describeOn, type TestDatabase, testBackends } from '../support/database
 import { CHROMIUM_SKIP, keepFailure, launchChromium, lookAt, tabTo, watchPage, WIDE } from '../support/browser.js';
 import { eventually, type HttpStub, type StubAnswer, startStub } from '../support/http-stub.js';
 import { type RunningServer, runCli, startServer } from '../support/processes.js';
-import { facilityEventText } from '../support/fixtures.js';
+import { facilityEventText, facilityEventTextWithId } from '../support/fixtures.js';
 
 const USER = 'alice';
 const BUILT = fileURLToPath(new URL('../../console/main.js', import.meta.url));
-/** The facility's event, and the same event under other ids (the log takes each (source, id) once). */
 const FACILITY_EVENT = facilityEventText();
-const facilityEventWithId = (id: string) => FACILITY_EVENT.replace('"C234-1234-1234"', JSON.stringify(id));
 
 /** A target that answers 204 on /hook, and 400 with a reason on /broken. */
 const target: StubAnswer = (request, response) => {
@@ -239,7 +237,7 @@ for (const backend of testBackends()) {
       await page.getByRole('button', { name: 'Save changes' }).click();
       await page.getByText(`Subscription “${name}” saved.`).waitFor();
 
-      await receive(facilityEventWithId('C234-1234-1235'));
+      await receive(facilityEventTextWithId('C234-1234-1235'));
       const failed = delivery('C234-1234-1235');
       await failed.getByText('Failed', { exact: true }).waitFor();
       await failed.getByRole('cell', { name: 'HTTP 400' }).waitFor();
@@ -386,7 +384,7 @@ for (const backend of testBackends()) {
         await page.goto(`${server.url}/console/#/subscriptions/${broken.uuid}`);
         await page.getByRole('heading', { name: `Broken (${backend.name})`, level: 1 }).waitFor();
         await eventually(() => held.length > 0, 'the view asks for its deliveries');
-        await receive(facilityEventWithId('C234-1234-1240'));
+        await receive(facilityEventTextWithId('C234-1234-1240'));
         await eventually(
           async () => (await api<{ disabled: string | null }>('GET', `/eventmatch/${broken.uuid}`)).disabled !== null,
           'the failure disables the subscription',

@@ -9,11 +9,9 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { describeOn } from '../support/database.js';
 import { cleanEnv, runCommand } from '../support/processes.js';
-
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+import { ROOT } from '../support/project.js';
 /** Debian's docker-compose, else the Compose plugin of the docker command. */
 const COMPOSE: string[] | undefined = [['docker-compose'], ['docker', 'compose']].find(
   ([command, ...args]) => spawnSync(command!, [...args, 'version']).status === 0,

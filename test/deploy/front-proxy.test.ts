@@ -5,7 +5,7 @@
  * service's token; the metrics and probes are not served through the front door.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,10 +14,10 @@ import { fileURLToPath } from 'node:url';
 import { describeOn, SQLITE, type TestDatabase } from '../support/database.js';
 import { eventually } from '../support/http-stub.js';
 import { freePort, type RunningServer, runCli, startServer } from '../support/processes.js';
+import { skipUnless } from '../support/project.js';
 
 const LOCATIONS = fileURLToPath(new URL('../../../deploy/nginx/svc-notifications.conf', import.meta.url));
-const NGINX_SKIP: string | false =
-  spawnSync('nginx', ['-v']).error === undefined ? false : 'nginx is missing: apt-get install nginx (.ci/run does)';
+const NGINX_SKIP = skipUnless('nginx', ['-v'], 'nginx is missing: apt-get install nginx (.ci/run does)');
 const TOKEN = 'metadata-service-token';
 const ALICE = `Basic ${Buffer.from('alice:wonderland').toString('base64')}`;
 

@@ -6,26 +6,15 @@
  * database and serve the API and the console.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { describeOn } from '../support/database.js';
 import { cleanEnv, type RunningServer, runCommand, startServer } from '../support/processes.js';
+import { CLONE_SKIP, cloneHead, DEV_DEPENDENCIES, PACKAGE, ROOT } from '../support/project.js';
 
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const PACKAGE = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
-  version: string;
-  devDependencies: Record<string, string>;
-};
-const GIT_SKIP: string | false =
-  spawnSync('git', ['-C', ROOT, 'rev-parse', 'HEAD']).status === 0
-    ? false
-    : 'the package is packed from a clone: git is missing, or this is not a git checkout';
-
-describeOn({ skip: GIT_SKIP }, 'the npm package', () => {
+describeOn({ skip: CLONE_SKIP }, 'the npm package', () => {
   let dir = '';
   let tarball = '';
   let prefix = '';
@@ -36,8 +25,7 @@ describeOn({ skip: GIT_SKIP }, 'the npm package', () => {
     async () => {
       dir = mkdtempSync(join(tmpdir(), 'notifications-package-'));
       const clone = join(dir, 'clone');
-      const cloned = spawnSync('git', ['clone', '--quiet', '--depth', '1', `file://${ROOT}`, clone], { encoding: 'utf8' });
-      assert.equal(cloned.status, 0, cloned.stderr);
+      cloneHead(clone);
       symlinkSync(join(ROOT, 'node_modules'), join(clone, 'node_modules'));
       const packed = await runCommand('npm', ['pack', '--pack-destination', dir], { cwd: clone, env: cleanEnv(), timeoutMs: 5 * 60_000 });
       assert.equal(packed.code, 0, packed.stderr);
@@ -87,7 +75,7 @@ describeOn({ skip: GIT_SKIP }, 'the npm package', () => {
       assert.equal(version.stdout.trim(), PACKAGE.version, `${program} --version: ${version.stderr}`);
     }
     const dependencies = join(prefix, 'lib/node_modules/svc-notifications/node_modules');
-    const dev = Object.keys(PACKAGE.devDependencies).filter((name) => existsSync(join(dependencies, name)));
+    const dev = DEV_DEPENDENCIES.filter((name) => existsSync(join(dependencies, name)));
     assert.deepEqual(dev, [], 'development dependencies installed');
   });
 

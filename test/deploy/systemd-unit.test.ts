@@ -4,7 +4,6 @@
  * `systemd-analyze security` rates its exposure low. Skipped, with why, without systemd-analyze.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,10 +11,10 @@ import { after, before, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { describeOn } from '../support/database.js';
 import { CLI_BIN, runCommand, SERVER_BIN } from '../support/processes.js';
+import { skipUnless } from '../support/project.js';
 
 const UNIT = fileURLToPath(new URL('../../../deploy/systemd/svc-notifications.service', import.meta.url));
-const SYSTEMD_ANALYZE_SKIP: string | false =
-  spawnSync('systemd-analyze', ['--version']).status === 0 ? false : 'systemd-analyze is missing: apt-get install systemd';
+const SYSTEMD_ANALYZE_SKIP = skipUnless('systemd-analyze', ['--version'], 'systemd-analyze is missing: apt-get install systemd');
 /** The most `systemd-analyze security` may rate the unit: 0 is sealed, 10 is unprotected; 2 is "OK". */
 const MOST_EXPOSURE = 2;
 

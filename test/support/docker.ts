@@ -7,10 +7,8 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { type Finished, runCommand } from './processes.js';
-
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+import { cloneHead } from './project.js';
 
 /** The base image the Dockerfile names by default. */
 export const BASE_IMAGE = 'node:20-bookworm-slim';
@@ -23,8 +21,6 @@ function dockerSkip(): string | false {
   if (info.error) return 'docker is not installed: apt-get install docker.io (.ci/run does)';
   if (info.status !== 0)
     return `no Docker engine answers: start dockerd --bridge=none --iptables=false (.ci/run does): ${info.stderr.trim()}`;
-  if (spawnSync('git', ['-C', ROOT, 'rev-parse', 'HEAD']).status !== 0)
-    return 'the image is built from a clone: git is missing, or this is not a git checkout';
   const base = spawnSync('docker', ['image', 'inspect', BASE_IMAGE], { timeout: 30_000 });
   if (base.status === 0) return false;
   const pull = spawnSync('docker', ['pull', BASE_IMAGE], { timeout: 120_000 });
@@ -51,10 +47,9 @@ export async function dockerOk(args: string[], timeoutMs?: number): Promise<stri
 export async function buildImageFromClone(tag: string): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), 'notifications-image-'));
   try {
-    const clone = spawnSync('git', ['clone', '--quiet', '--depth', '1', `file://${ROOT}`, dir], { encoding: 'utf8' });
-    if (clone.status !== 0) throw new Error(`git clone failed: ${clone.stderr}`);
+    cloneHead(join(dir, 'clone'));
     const started = performance.now();
-    await dockerOk(['build', '--network', 'host', '--tag', tag, dir], 20 * 60_000);
+    await dockerOk(['build', '--network', 'host', '--tag', tag, join(dir, 'clone')], 20 * 60_000);
     return (performance.now() - started) / 1000;
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -6,11 +6,8 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { JsonValue } from '../../src/json.js';
-
-/** The project root; tests run from dist/test/support/. */
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+import { ROOT } from './project.js';
 
 export const FACILITY_EVENT_FILE = resolve(ROOT, 'docs/examples/pacifica-ingest-event-v0.1.json');
 
@@ -18,6 +15,14 @@ export const FACILITY_EVENT_FILE = resolve(ROOT, 'docs/examples/pacifica-ingest-
 export const facilityEventText = (): string => readFileSync(FACILITY_EVENT_FILE, 'utf8');
 
 export const facilityEvent = (): JsonValue => JSON.parse(facilityEventText()) as JsonValue;
+
+/** The same event under another id, byte for byte otherwise (the log takes each (source, id) once). */
+export function facilityEventTextWithId(id: string): string {
+  const text = facilityEventText();
+  const own = '"C234-1234-1234"';
+  if (!text.includes(own)) throw new Error(`${FACILITY_EVENT_FILE} no longer has the id ${own}`);
+  return text.replace(own, JSON.stringify(id));
+}
 
 const CTS_VARIABLE = 'NOTIFICATIONS_TEST_JSONPATH_CTS';
 const CTS_PATH = process.env[CTS_VARIABLE] ? resolve(ROOT, process.env[CTS_VARIABLE]) : undefined;

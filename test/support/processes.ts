@@ -5,8 +5,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { type AddressInfo, createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { ROOT } from './project.js';
 
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 export const SERVER_BIN = fileURLToPath(new URL('../../src/main.js', import.meta.url));
 export const CLI_BIN = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 
