@@ -231,7 +231,13 @@ async function serve(config: Config): Promise<number> {
     : undefined;
   const identity = { header: config.userHeader, defaultUser: config.defaultUser };
   const app = await buildApp(
-    { maxBodyBytes: config.maxBodyBytes, logger: log, version: packageInfo().version, databaseTimeoutMs: config.databaseTimeoutMs },
+    {
+      maxBodyBytes: config.maxBodyBytes,
+      logger: log,
+      version: packageInfo().version,
+      databaseTimeoutMs: config.databaseTimeoutMs,
+      metrics,
+    },
     [
       healthRoutes({ database, policyMode }),
       metricsRoutes({ registry: metrics.registry }),

@@ -8,6 +8,7 @@ import swagger from '@fastify/swagger';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { DEFAULT_DATABASE_TIMEOUT_MS } from '../db/connect.js';
 import { databaseUnavailable, errorBody, serviceError } from '../errors.js';
+import type { Metrics } from '../metrics/metrics.js';
 import { within } from '../time/within.js';
 import { refuseCrossSiteWrites } from './cross-site.js';
 import { answerClientError, errorHandler } from './error-handler.js';
@@ -34,6 +35,8 @@ export interface AppOptions {
    * (a target's consent) that much longer. Default: DEFAULT_DATABASE_TIMEOUT_MS.
    */
   databaseTimeoutMs?: number;
+  /** Told of every answered request; none: requests are not counted. */
+  metrics?: Pick<Metrics, 'requestAnswered'>;
 }
 
 /**
@@ -81,6 +84,7 @@ export async function buildApp(
   app.addHook('onSend', async (request, reply) => {
     void reply.header('x-request-id', request.id);
   });
+  if (options.metrics) countAnswers(app, options.metrics);
   refuseWhileClosing(app);
   refuseCrossSiteWrites(app);
   app.addHook('onRoute', (route) => {
@@ -122,6 +126,18 @@ export async function buildApp(
   for (const register of routes) await register(app);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   return app;
+}
+
+/** The route label of a request no route serves: one series for them all, whatever the path. */
+export const UNMATCHED_ROUTE = '(unmatched)';
+
+/** Labelled by the route's pattern, so that a path's ids and a client's inventions add no series. */
+function countAnswers(app: FastifyInstance, metrics: Pick<Metrics, 'requestAnswered'>): void {
+  app.addHook('onResponse', (request, reply, done) => {
+    const route = request.is404 ? UNMATCHED_ROUTE : (request.routeOptions.url ?? UNMATCHED_ROUTE);
+    metrics.requestAnswered(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
+    done();
+  });
 }
 
 /**

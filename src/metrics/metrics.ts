@@ -22,4 +22,6 @@ export interface Metrics {
   eventsPurged(events: number, matches: number): void;
   /** An expression threw while matching an event, for these many subscriptions sharing it: no match for them. */
   matchEvaluationFailed(subscriptions: number): void;
+  /** The HTTP API answered a request: `route` is the route's pattern (`/eventmatch/:uuid`), never the path asked for. */
+  requestAnswered(method: string, route: string, status: number, seconds: number): void;
 }

@@ -23,6 +23,8 @@ const DELIVERY_OUTCOMES: readonly DeliveryOutcome[] = ['delivered', 'retry', 'fa
 /** One HTTP exchange: a millisecond up to the longest sensible NOTIFICATIONS_TARGET_TIMEOUT. */
 const ATTEMPT_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 /** Creation to delivery: milliseconds when all goes well, up to a day through the retry schedule. */
+/** One request to the API: the same range as an attempt, a database wait being what it mostly spends. */
+const REQUEST_BUCKETS = ATTEMPT_BUCKETS;
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 14400, 86400];
 
 export function createMetrics(options: MetricsOptions = {}): ServiceMetrics {
@@ -78,6 +80,19 @@ export function createMetrics(options: MetricsOptions = {}): ServiceMetrics {
     help: 'Subscriptions whose expression threw while matching an event, one per subscription and event: taken as no match (the log names each subscription once).',
     registers,
   });
+  const requests = new Counter({
+    name: 'notifications_http_requests_total',
+    help: 'Requests the HTTP API answered, by method, route pattern (/eventmatch/:uuid; (unmatched) for a path no route serves) and status.',
+    labelNames: ['method', 'route', 'status'],
+    registers,
+  });
+  const requestDuration = new Histogram({
+    name: 'notifications_http_request_duration_seconds',
+    help: 'From the arrival of a request to the end of its answer, by method and route pattern.',
+    labelNames: ['method', 'route'],
+    buckets: REQUEST_BUCKETS,
+    registers,
+  });
   // Every known series starts at 0, so a rate over it exists before its first event.
   for (const outcome of ['logged', 'duplicate']) received.inc({ outcome }, 0);
   for (const outcome of Object.values(POLICY_LABELS)) policyAnswers.inc({ outcome }, 0);
@@ -102,6 +117,10 @@ export function createMetrics(options: MetricsOptions = {}): ServiceMetrics {
       purgedMatches.inc(matches);
     },
     matchEvaluationFailed: (subscriptions) => evaluationErrors.inc(subscriptions),
+    requestAnswered: (method, route, status, seconds) => {
+      requests.inc({ method, route, status });
+      requestDuration.observe({ method, route }, seconds);
+    },
     trackDownOrigins: (count) => {
       new Gauge({
         name: 'notifications_target_origins_down',

@@ -72,6 +72,9 @@ for (const backend of testBackends()) {
         assert.equal(sample(samples, 'notifications_queue_oldest_pending_age_seconds', { state }), 0);
       }
       assert.ok(sample(samples, 'process_start_time_seconds')! > 0);
+      assert.equal(sample(samples, 'notifications_http_requests_total', { method: 'POST', route: '/eventmatch', status: '200' }), 1);
+      assert.equal(sample(samples, 'notifications_http_requests_total', { method: 'POST', route: '/receive', status: '200' }), 2);
+      assert.equal(sample(samples, 'notifications_http_request_duration_seconds_count', { method: 'POST', route: '/receive' }), 2);
     });
   });
 }
