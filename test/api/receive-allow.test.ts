@@ -75,6 +75,17 @@ for (const backend of testBackends()) {
       assert.deepEqual(await eventIds(), ['allowed-1', 'allowed-2']);
     });
 
+    it('documents the 403 in /openapi.json, beside the cross-site one', async () => {
+      const document = (await (await fetch(`${await serve(null)}/openapi.json`)).json()) as {
+        paths: Record<
+          string,
+          { post: { responses: Record<string, { content: Record<string, { schema: { properties: { code: { enum: string[] } } } }> }> } }
+        >;
+      };
+      const forbidden = document.paths['/receive']!.post.responses['403']!;
+      assert.deepEqual(forbidden.content['application/json']!.schema.properties.code.enum, ['RECEIVE_FORBIDDEN', 'CROSS_SITE_REQUEST']);
+    });
+
     it('writes no log line for a forbidden request, while others are logged as ever', async () => {
       const { logger, lines } = recordingLogger();
       const base = await serve(peerList(['10.0.0.0/8']), logger);
