@@ -54,6 +54,12 @@ export const ERRORS = {
 
   /** `missing`: what is missing or wrong ("missing identity"); `requirement`: what the route needs. */
   UNAUTHENTICATED: define(401, (missing: string, requirement: string) => `${missing}: ${requirement}`),
+  /** The identity header came from a peer outside NOTIFICATIONS_TRUSTED_PROXIES: anyone could have written it. */
+  IDENTITY_UNTRUSTED: define(
+    401,
+    (header: string, peer: string) =>
+      `${header}: not honoured from ${peer}, which is not a trusted proxy (NOTIFICATIONS_TRUSTED_PROXIES); send the request through the front proxy`,
+  ),
 
   /** `site`: the Sec-Fetch-Site the browser sent (cross-site, same-site). */
   CROSS_SITE_REQUEST: define(
@@ -61,6 +67,9 @@ export const ERRORS = {
     (site: string) =>
       `sec-fetch-site: "${site}": the service does not act on a request a page of another site made the browser send; use the console at /console/, or a client that is not a browser`,
   ),
+
+  /** A POST /receive from a peer outside NOTIFICATIONS_RECEIVE_ALLOW; nothing of it is logged. */
+  RECEIVE_FORBIDDEN: define(403, (peer: string) => `/receive: not accepted from ${peer}, which is not in NOTIFICATIONS_RECEIVE_ALLOW`),
 
   /** Missing, deleted, malformed or someone else's: the same answer, so nothing is revealed. */
   SUBSCRIPTION_NOT_FOUND: define(404, (uuid: string) => `subscription ${uuid} not found`),

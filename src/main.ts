@@ -33,6 +33,7 @@ import { LiveMatcher } from './matching/live-matcher.js';
 import { startSubscriptionSync } from './matching/subscription-sync.js';
 import { createMetrics } from './metrics/registry.js';
 import { addressGuard } from './net/address-guard.js';
+import { listensOnLoopbackOnly, peerList } from './net/peer-list.js';
 import { packageInfo } from './package-info.js';
 import { allowAll } from './policy/policy-client.js';
 import { policyRunner } from './policy/runner.js';
@@ -229,7 +230,8 @@ async function serve(config: Config): Promise<number> {
         log,
       })
     : undefined;
-  const identity = { header: config.userHeader, defaultUser: config.defaultUser };
+  const trustedProxies = peerList(config.trustedProxies);
+  const identity = { header: config.userHeader, defaultUser: config.defaultUser, trustedProxies };
   const app = await buildApp(
     {
       maxBodyBytes: config.maxBodyBytes,
@@ -237,6 +239,7 @@ async function serve(config: Config): Promise<number> {
       version: packageInfo().version,
       databaseTimeoutMs: config.databaseTimeoutMs,
       metrics,
+      trustedProxies,
     },
     [
       healthRoutes({ database, policyMode }),
@@ -261,6 +264,7 @@ async function serve(config: Config): Promise<number> {
         clock,
         handoff: { to: toPolicy, holder, leaseUs },
         receiveToken: config.receiveToken,
+        receiveAllow: config.receiveAllow === null ? null : peerList(config.receiveAllow),
         onReceived: policy.wake,
         metrics,
       }),
@@ -280,6 +284,11 @@ async function serve(config: Config): Promise<number> {
   log.info({ config: redactedConfig(config) }, 'configuration');
   if (policyMode === 'allow-all') {
     log.warn('allow-all mode: NOTIFICATIONS_POLICY_URL is not set, so every subscriber receives every event its subscriptions match');
+  }
+  if (!listensOnLoopbackOnly(config.address) && config.receiveToken === null && config.receiveAllow === null) {
+    log.warn(
+      `open /receive: listening on ${config.address}, beyond loopback, with neither NOTIFICATIONS_RECEIVE_TOKEN nor NOTIFICATIONS_RECEIVE_ALLOW set, so any peer that reaches this port can post events`,
+    );
   }
 
   // In the reverse order of the start: no new requests, then no new work, then what is left recorded.

@@ -4,11 +4,13 @@
  * generated from the route schemas, and the routes given to it.
  */
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { DEFAULT_DATABASE_TIMEOUT_MS } from '../db/connect.js';
 import { databaseUnavailable, errorBody, serviceError } from '../errors.js';
 import type { Metrics } from '../metrics/metrics.js';
+import { LOOPBACK_CIDRS, type PeerList, peerList } from '../net/peer-list.js';
 import { within } from '../time/within.js';
 import { refuseCrossSiteWrites } from './cross-site.js';
 import { answerClientError, errorHandler } from './error-handler.js';
@@ -37,6 +39,8 @@ export interface AppOptions {
   databaseTimeoutMs?: number;
   /** Told of every answered request; none: requests are not counted. */
   metrics?: Pick<Metrics, 'requestAnswered'>;
+  /** NOTIFICATIONS_TRUSTED_PROXIES: whose X-Request-Id is kept (default: loopback only). */
+  trustedProxies?: PeerList;
 }
 
 /**
@@ -62,11 +66,13 @@ export async function buildApp(
   const requestTimeout = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
   const databaseTimeoutMs = options.databaseTimeoutMs ?? DEFAULT_DATABASE_TIMEOUT_MS;
   const handleError = errorHandler(databaseTimeoutMs);
+  const trustedProxies = options.trustedProxies ?? peerList(LOOPBACK_CIDRS);
   const app: FastifyInstance = Fastify({
     loggerInstance: typeof options.logger === 'string' ? createLogger(options.logger) : options.logger,
     bodyLimit: options.maxBodyBytes,
-    requestIdHeader: 'x-request-id',
-    genReqId: () => randomUUID(),
+    // A client's X-Request-Id is taken from a trusted proxy only; anyone else's is replaced.
+    requestIdHeader: false,
+    genReqId: (raw) => proxiedRequestId(raw, trustedProxies) ?? randomUUID(),
     // Unknown fields are errors, not silently dropped; numbers are not coerced from strings.
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
     // Fastify's own 503 while closing has no code: the closing hook below answers instead.
@@ -196,4 +202,10 @@ function numbersFromDigits(query: Record<string, unknown>, names: string[]): voi
     const value = query[name];
     if (typeof value === 'string' && /^\d{1,16}$/.test(value) && Number.isSafeInteger(Number(value))) query[name] = Number(value);
   }
+}
+
+/** The X-Request-Id a trusted proxy sent, or undefined (none, or not from one). */
+function proxiedRequestId(raw: IncomingMessage, trustedProxies: PeerList): string | undefined {
+  const id = raw.headers['x-request-id'];
+  return typeof id === 'string' && id !== '' && trustedProxies.includes(raw.socket.remoteAddress) ? id : undefined;
 }

@@ -26,7 +26,9 @@ const TAGS = ['subscriptions'];
 /** What each error status means here; the codes each route can answer are added to it. */
 const ERROR_STATUSES: Record<number, string> = {
   400: 'Invalid request: the message names the field, query parameter or header at fault (the identity header given twice, too)',
-  401: 'No identity: the identity header (NOTIFICATIONS_USER_HEADER) is missing or empty and no NOTIFICATIONS_DEFAULT_USER is set',
+  401:
+    'No identity: the identity header (NOTIFICATIONS_USER_HEADER) is missing or empty and no NOTIFICATIONS_DEFAULT_USER is set, ' +
+    'or the request comes from a peer outside NOTIFICATIONS_TRUSTED_PROXIES (IDENTITY_UNTRUSTED when it carries the header)',
   404: "No such subscription of the caller: missing, deleted, not a uuid, or someone else's (the same answer in every case)",
   409: 'The subscription is disabled, or the delivery is being worked on right now',
   413: 'The body is larger than NOTIFICATIONS_MAX_BODY',
@@ -39,7 +41,13 @@ const ERROR_STATUSES: Record<number, string> = {
 export const eventmatchErrors = (...codes: ErrorCode[]) => errorResponses(codes, (status) => ERROR_STATUSES[status] ?? String(status));
 
 /** Every /eventmatch route: who is asking, and what the server itself may fail at. */
-export const EVERY_ROUTE: readonly ErrorCode[] = ['IDENTITY_HEADER_REPEATED', 'UNAUTHENTICATED', 'INTERNAL', 'DATABASE_UNAVAILABLE'];
+export const EVERY_ROUTE: readonly ErrorCode[] = [
+  'IDENTITY_HEADER_REPEATED',
+  'UNAUTHENTICATED',
+  'IDENTITY_UNTRUSTED',
+  'INTERNAL',
+  'DATABASE_UNAVAILABLE',
+];
 /** A route that answers with subscription records opens their stored credentials. */
 const RECORDS: readonly ErrorCode[] = ['CREDENTIALS_UNREADABLE'];
 /** A route that reads a JSON body (requireJsonBody and parseJsonBody in eventmatch-routes.ts). */

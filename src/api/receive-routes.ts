@@ -4,17 +4,21 @@
  * events and their matches are committed.
  */
 import { timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { parseReceived } from '../cloudevents/index.js';
 import { serviceError } from '../errors.js';
 import { type ReceiveDependencies, receiveEvent } from '../events/receive.js';
 import type { Metrics } from '../metrics/metrics.js';
+import type { PeerList } from '../net/peer-list.js';
 import { refuseContentCoding } from './content-coding.js';
 import { errorResponses } from './error-responses.js';
 
 export interface ReceiveRouteDependencies extends ReceiveDependencies {
   /** `NOTIFICATIONS_RECEIVE_TOKEN`: when set, `Authorization: Bearer <token>` is required. */
   receiveToken: string | null;
+  /** `NOTIFICATIONS_RECEIVE_ALLOW`: the peers that may post; null: any. */
+  receiveAllow?: PeerList | null;
   /** Events were logged with matches: the policy stage has work. */
   onReceived: () => void;
   metrics?: Metrics;
@@ -23,6 +27,7 @@ export interface ReceiveRouteDependencies extends ReceiveDependencies {
 const RECEIVE_STATUSES: Record<number, string> = {
   400: 'Not a valid CloudEvent, or not valid JSON; the message names the attribute (ce-* header, [index] in a batch) at fault. Nothing was logged',
   401: 'NOTIFICATIONS_RECEIVE_TOKEN is set and the request lacks Authorization: Bearer <that token>',
+  403: 'NOTIFICATIONS_RECEIVE_ALLOW is set and the peer is outside it; nothing of the request is logged',
   413: 'The body is larger than NOTIFICATIONS_MAX_BODY',
   415: 'Neither structured, binary nor batched mode, a JSON charset other than UTF-8, or a Content-Encoding',
   500: 'Server error',
@@ -36,6 +41,7 @@ const RECEIVE_ERRORS = errorResponses(
     'BODY_TOO_DEEP',
     'BODY_INCOMPLETE',
     'UNAUTHENTICATED',
+    'RECEIVE_FORBIDDEN',
     'BODY_TOO_LARGE',
     'MEDIA_TYPE_UNSUPPORTED',
     'CONTENT_ENCODING_UNSUPPORTED',
@@ -47,6 +53,8 @@ const RECEIVE_ERRORS = errorResponses(
 
 export function receiveRoutes(deps: ReceiveRouteDependencies) {
   const expectedToken = deps.receiveToken === null ? null : Buffer.from(deps.receiveToken);
+  const allowed = deps.receiveAllow ?? null;
+  const forbidden = (raw: IncomingMessage) => allowed !== null && !allowed.includes(raw.socket.remoteAddress);
   return async (app: FastifyInstance) => {
     await app.register(async (scope) => {
       scope.removeAllContentTypeParsers();
@@ -55,7 +63,12 @@ export function receiveRoutes(deps: ReceiveRouteDependencies) {
         '/receive',
         {
           schema: { tags: ['receiving'], summary: 'Receive a CloudEvent (structured, binary or batched mode)', response: RECEIVE_ERRORS },
+          // The request log of a forbidden peer is silent (no line as it comes in or is answered):
+          // a flood from outside the list cannot fill the log.
+          childLoggerFactory: (logger, bindings, options, raw) =>
+            logger.child(bindings, forbidden(raw as IncomingMessage) ? { ...options, level: 'silent' } : options),
           onRequest: async (request, reply) => {
+            if (forbidden(request.raw)) throw serviceError('RECEIVE_FORBIDDEN', request.socket.remoteAddress ?? 'a closed connection');
             checkToken(request, expectedToken);
             refuseContentCoding(request, reply);
           },

@@ -83,13 +83,20 @@ long the event log keeps an event, counted from when it was received; an event w
 checks or deliveries are still going on past that is kept until they finish. See
 [Retention](operations.md#retention).
 
-**Identity.** The user header is set by a trusted front proxy; see
-[Identity](api.md#identity). \`npm start\` runs the service for one person on their own machine:
-it listens on \`127.0.0.1\` only (\`--address 127.0.0.1\`, whatever \`NOTIFICATIONS_ADDRESS\` says)
-and takes requests without the header as the user \`local\` (\`--default-user local\`), so that the
-[console](console.md) works without a proxy. Anyone who can reach a service with a default user
-acts as that user: give one only where nothing but the trusted proxy, or this machine, can
-connect.
+**Identity.** The user header is set by the front proxy, and believed only on connections from
+\`NOTIFICATIONS_TRUSTED_PROXIES\` (loopback by default: a proxy on the same host); list the
+proxy's address there when it runs elsewhere. See [Identity](api.md#identity) and the
+[security model](operations.md#security-model). \`npm start\` runs the service for one person on
+their own machine: it listens on \`127.0.0.1\` only (\`--address 127.0.0.1\`, whatever
+\`NOTIFICATIONS_ADDRESS\` says) and takes requests without the header as the user \`local\`
+(\`--default-user local\`), so that the [console](console.md) works without a proxy. The default
+user, too, is given only to connections from \`NOTIFICATIONS_TRUSTED_PROXIES\`: every program
+there that omits the header acts as that user.
+
+**Receiving.** A server that listens beyond loopback with neither \`NOTIFICATIONS_RECEIVE_TOKEN\`
+nor \`NOTIFICATIONS_RECEIVE_ALLOW\` warns at start-up: anyone who reaches its port can post
+events. Set either or both (the metadata service's address in the list, its token in the
+header).
 
 **Other variables.** \`NOTIFICATIONS_CONFIG\` names the JSON file.
 \`NOTIFICATIONS_TEST_DATABASE_URL\` (PostgreSQL for \`npm test\`) and

@@ -1,6 +1,7 @@
 // Every setting of the service in one table: environment variable, optional
 // flag, default (as text, parsed like any given value), parser, description.
 import { DIALECT_MODES, type DialectMode } from '../jsonpath/index.js';
+import { LOOPBACK_CIDRS } from '../net/peer-list.js';
 import { maskUrlPassword } from '../url-password.js';
 import {
   durationMs,
@@ -41,6 +42,10 @@ export interface Config {
   readonly defaultUser: string | null;
   /** null: /receive needs no token. */
   readonly receiveToken: string | null;
+  /** Normalized CIDR blocks of the peers whose identity header, default user and X-Request-Id are believed. */
+  readonly trustedProxies: readonly string[];
+  /** Normalized CIDR blocks of the peers that may POST /receive; null: any peer. */
+  readonly receiveAllow: readonly string[] | null;
   /** One delay per retry; after the last one the delivery fails. */
   readonly retryDelaysMs: readonly number[];
   readonly targetTimeoutMs: number;
@@ -143,6 +148,20 @@ export const SETTINGS: { readonly [K in keyof Config]: Setting<Config[K]> } = {
     parse: parseBearerToken,
     sensitive: 'secret',
     description: 'bearer token required on /receive',
+  },
+  trustedProxies: {
+    env: 'NOTIFICATIONS_TRUSTED_PROXIES',
+    default: LOOPBACK_CIDRS.join(','),
+    parse: listOf(parseCidr),
+    description:
+      'comma-separated CIDR blocks of the front proxies: only on connections from them are the user header, the default user and X-Request-Id believed',
+  },
+  receiveAllow: {
+    env: 'NOTIFICATIONS_RECEIVE_ALLOW',
+    default: null,
+    whenUnset: 'any peer',
+    parse: listOf(parseCidr),
+    description: 'comma-separated CIDR blocks of the peers that may POST /receive; others are answered 403 and not logged',
   },
   retryDelaysMs: {
     env: 'NOTIFICATIONS_RETRY_DELAYS',

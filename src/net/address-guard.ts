@@ -142,7 +142,8 @@ export function addressGuard(rules: AddressRules, resolveAll: ResolveAll = dnsLo
   return { permits: (address, family) => refusal(address, family) === null, refusal, lookup, hostRefusal };
 }
 
-function blockListOf(cidrs: readonly string[]): BlockList {
+/** CIDR blocks (`10.0.0.0/8`; no prefix: one address) as one BlockList. */
+export function blockListOf(cidrs: readonly string[]): BlockList {
   const list = new BlockList();
   for (const cidr of cidrs) {
     const [network = '', prefix] = cidr.split('/');

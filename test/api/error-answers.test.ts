@@ -15,6 +15,7 @@ import { eventmatchRoutes } from '../../src/api/eventmatch-routes.js';
 import { openDatabase } from '../../src/db/connect.js';
 import { logEvent } from '../../src/db/events.js';
 import { ERROR_CODES, type ErrorCode } from '../../src/errors.js';
+import { peerList } from '../../src/net/peer-list.js';
 import { targetConsent } from '../../src/subscriptions/target-consent.js';
 import { systemClock } from '../../src/time/clock.js';
 import { startApiApp } from '../support/app.js';
@@ -54,6 +55,9 @@ for (const backend of testBackends()) {
     let disabled = '';
     let leased = '';
     let target: HttpStub;
+    /** The same routes, believing no identity from loopback and taking no event from it. */
+    let guarded: FastifyInstance;
+    let guardedPort = 0;
 
     before(async () => {
       test = await openTestDatabase(backend);
@@ -70,6 +74,14 @@ for (const backend of testBackends()) {
       });
       await app.listen({ port: 0, host: '127.0.0.1' });
       port = (app.server.address() as { port: number }).port;
+      const elsewhere = peerList(['10.0.0.0/8']);
+      guarded = await startApiApp(test.handle, {
+        app: { trustedProxies: elsewhere },
+        identity: { trustedProxies: elsewhere },
+        receiveAllow: elsewhere,
+      });
+      await guarded.listen({ port: 0, host: '127.0.0.1' });
+      guardedPort = (guarded.server.address() as { port: number }).port;
       const create = async () =>
         (await app.inject({ method: 'POST', url: '/eventmatch', headers: USER, payload: valid })).json<{ uuid: string }>().uuid;
       [unknownDialect, sealed] = [await create(), await create()];
@@ -105,6 +117,7 @@ for (const backend of testBackends()) {
     });
     after(async () => {
       await app?.close();
+      await guarded?.close();
       await target?.close();
       await test?.close();
     });
@@ -195,6 +208,12 @@ for (const backend of testBackends()) {
         send: send('GET', `/eventmatch/${sealed}/deliveries`, {}),
       },
       {
+        label: 'an identity from a peer that is not a trusted proxy',
+        status: 401,
+        code: 'IDENTITY_UNTRUSTED',
+        send: () => exchangeOne(guardedPort, request('GET', '/eventmatch', USER)),
+      },
+      {
         label: 'no receive token',
         status: 401,
         code: 'UNAUTHENTICATED',
@@ -236,6 +255,12 @@ for (const backend of testBackends()) {
         status: 409,
         code: 'DELIVERY_IN_PROGRESS',
         send: send('POST', `/eventmatch/${unknownDialect}/deliveries/${leased}/retry`, USER),
+      },
+      {
+        label: 'an event from a peer outside the receive allow-list',
+        status: 403,
+        code: 'RECEIVE_FORBIDDEN',
+        send: () => exchangeOne(guardedPort, request('POST', '/receive', EVENT_TYPE, JSON.stringify(event))),
       },
       {
         label: "a secret rotation a browser sends for another site's page",

@@ -194,7 +194,7 @@ for (const backend of testBackends()) {
         const [method, path] = route.split(' ') as [string, string];
         const operation = paths[path]![method.toLowerCase()]!;
         assert.deepEqual([...codesOf(operation, '400')].sort(), ['IDENTITY_HEADER_REPEATED', ...expected].sort(), route);
-        assert.deepEqual(codesOf(operation, '401'), ['UNAUTHENTICATED'], route);
+        assert.deepEqual(codesOf(operation, '401'), ['UNAUTHENTICATED', 'IDENTITY_UNTRUSTED'], route);
         assert.deepEqual(codesOf(operation, '503'), ['DATABASE_UNAVAILABLE'], route);
         if (path.includes('{uuid}')) assert.deepEqual(codesOf(operation, '404'), ['SUBSCRIPTION_NOT_FOUND'], route);
         for (const [status, response] of Object.entries(operation.responses)) {

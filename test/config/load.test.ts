@@ -46,6 +46,8 @@ describe('loadConfig: defaults', () => {
         userHeader: 'http-remote-user',
         defaultUser: null,
         receiveToken: null,
+        trustedProxies: ['127.0.0.0/8', '::1/128'],
+        receiveAllow: null,
         retryDelaysMs: [1_000, 5_000, 30_000, 120_000, 600_000, 1_800_000, HOUR_MS, 2 * HOUR_MS, 4 * HOUR_MS, 8 * HOUR_MS, 9 * HOUR_MS],
         targetTimeoutMs: 10_000,
         targetConcurrency: 16,

@@ -55,10 +55,12 @@ describeOn({ skip: COMPOSE_SKIP }, 'compose.yaml', () => {
       assert.match(block, /NOTIFICATIONS_DATABASE_URL: postgres:\/\/notifications:db-password@postgres:5432\//, instance);
       assert.match(block, /NOTIFICATIONS_RECEIVE_TOKEN: a-token/, instance);
       assert.match(block, /NOTIFICATIONS_SECRET_KEY: a-key/, instance);
+      assert.match(block, /NOTIFICATIONS_TRUSTED_PROXIES: 172\.30\.25\.10\/32/, `${instance} believes the proxy alone`);
       assert.doesNotMatch(block, /ports:/, `${instance} is reached through the proxy only`);
     }
     const proxy = services.get('proxy')!;
     assert.match(proxy, /published: 8070/);
+    assert.match(proxy, /ipv4_address: 172\.30\.25\.10/, 'the proxy has the address the instances trust');
     for (const file of ['deploy/compose/nginx.conf', 'deploy/nginx/svc-notifications.conf']) {
       assert.ok(proxy.includes(join(ROOT, file)), `the proxy mounts ${file}`);
       assert.ok(existsSync(join(ROOT, file)), `${file} exists`);

@@ -114,6 +114,20 @@ http {
     assert.deepEqual(mallorys, [], 'nothing was made as mallory');
   });
 
+  it("gives the service nginx's request id, not the client's", async () => {
+    for (const [path, headers] of [
+      ['/eventmatch', { authorization: ALICE }],
+      ['/receive', {}],
+    ] as const) {
+      const answer = await fetch(`${front}${path}`, {
+        method: path === '/receive' ? 'POST' : 'GET',
+        headers: { ...headers, 'x-request-id': 'chosen-by-the-client' },
+      });
+      await answer.arrayBuffer();
+      assert.match(answer.headers.get('x-request-id') ?? '', /^[0-9a-f]{32}$/, path);
+    }
+  });
+
   it('passes /receive with no sign-in, where the service checks its token', async () => {
     const event = JSON.stringify({ specversion: '1.0', id: 'proxied-1', source: '/proxy', type: 'org.example' });
     const headers = { 'content-type': 'application/cloudevents+json' };

@@ -3,10 +3,12 @@ import type { FastifyInstance } from 'fastify';
 import { type AppOptions, buildApp } from '../../src/api/app.js';
 import { deliveriesRoutes } from '../../src/api/deliveries-routes.js';
 import { type EventmatchDependencies, eventmatchRoutes } from '../../src/api/eventmatch-routes.js';
+import type { IdentityOptions } from '../../src/api/identity.js';
 import { receiveRoutes } from '../../src/api/receive-routes.js';
 import type { DatabaseHandle } from '../../src/db/connect.js';
 import { EventLogBatch } from '../../src/events/event-log-batch.js';
 import { LiveMatcher } from '../../src/matching/live-matcher.js';
+import type { PeerList } from '../../src/net/peer-list.js';
 import { systemClock } from '../../src/time/clock.js';
 import { openTestDatabase, type TestBackend } from './database.js';
 import { defaultTargetGuard } from './target-guard.js';
@@ -39,6 +41,10 @@ export interface ApiAppOptions {
   eventmatch?: Partial<EventmatchDependencies>;
   /** NOTIFICATIONS_RECEIVE_TOKEN; none by default. */
   receiveToken?: string | null;
+  /** NOTIFICATIONS_RECEIVE_ALLOW; any peer by default. */
+  receiveAllow?: PeerList | null;
+  /** For the subscription and the delivery routes alike. */
+  identity?: Partial<IdentityOptions>;
 }
 
 /**
@@ -48,14 +54,18 @@ export interface ApiAppOptions {
 export function startApiApp(database: DatabaseHandle, options: ApiAppOptions = {}): Promise<FastifyInstance> {
   const clock = systemClock();
   const matcher = new LiveMatcher();
+  const identity = { ...IDENTITY, ...options.identity };
   return buildApp({ maxBodyBytes: 1024 * 1024, logger: 'silent', version: 'test', ...options.app }, [
-    eventmatchRoutes(eventmatchDependencies(database, { clock, onChange: (change) => matcher.apply(change), ...options.eventmatch })),
-    deliveriesRoutes({ database, clock, identity: IDENTITY }),
+    eventmatchRoutes(
+      eventmatchDependencies(database, { clock, identity, onChange: (change) => matcher.apply(change), ...options.eventmatch }),
+    ),
+    deliveriesRoutes({ database, clock, identity }),
     receiveRoutes({
       eventLog: new EventLogBatch(database),
       matcher,
       clock,
       receiveToken: options.receiveToken ?? null,
+      receiveAllow: options.receiveAllow ?? null,
       onReceived: () => undefined,
     }),
   ]);
