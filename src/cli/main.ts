@@ -34,7 +34,7 @@ function help(): string {
     ...COMMANDS.map((c) => `  ${c.usage.padEnd(24)} ${c.summary}`),
     '',
     'The database comes from --database-url, NOTIFICATIONS_DATABASE_URL or the --config file',
-    `(default ${SETTINGS.databaseUrl.default}). Exit status: 0 success, 1 failure (database`,
+    `(default ${SETTINGS.databaseUrl.default}); reseal's keys from NOTIFICATIONS_SECRET_KEY or the file. Exit status: 0 success, 1 failure (database`,
     'unreachable), 2 bad arguments, 255 schema out of date (dbchk).',
   ].join('\n');
 }
