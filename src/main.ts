@@ -14,6 +14,7 @@ import { healthRoutes } from './api/health.js';
 import { createLogger } from './api/logger.js';
 import { metricsRoutes } from './api/metrics-routes.js';
 import { receiveRoutes } from './api/receive-routes.js';
+import type { Keyring } from './config/keyring.js';
 import { ConfigError, loadConfig } from './config/load.js';
 import { type Config, describeSettings, redactedConfig } from './config/settings.js';
 import { loadConsoleAssets } from './console/assets.js';
@@ -323,9 +324,9 @@ async function serve(config: Config): Promise<number> {
 }
 
 /** Seals what is stored plain (see seal-at-rest.ts); a failure is logged and left for the next start. */
-async function sealPlainSecrets(database: DatabaseHandle, key: Buffer, log: FastifyBaseLogger): Promise<void> {
+async function sealPlainSecrets(database: DatabaseHandle, keyring: Keyring, log: FastifyBaseLogger): Promise<void> {
   try {
-    const count = await sealStoredSecrets(database, key);
+    const count = await sealStoredSecrets(database, keyring);
     if (count > 0) log.info({ subscriptions: count }, 'sealed stored secrets with NOTIFICATIONS_SECRET_KEY');
   } catch (error) {
     log.warn({ err: error }, 'could not seal stored secrets; they stay readable, and sealing is tried again at the next start');

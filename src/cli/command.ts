@@ -1,8 +1,10 @@
+import type { Config } from '../config/settings.js';
 import type { DatabaseHandle } from '../db/connect.js';
 
-/** What a subcommand gets: its own arguments, the database, and where to write. */
+/** What a subcommand gets: its own arguments, the configuration, the database, and where to write. */
 export interface CommandContext {
   readonly args: string[];
+  readonly config: Config;
   readonly database: DatabaseHandle;
   readonly out: (line: string) => void;
   readonly err: (line: string) => void;
@@ -16,6 +18,8 @@ export interface Command {
   readonly createsDatabase?: boolean;
   /** Exit status when the SQLite file does not exist (default: failure). */
   readonly exitWhenMissing?: number;
+  /** What to say when the SQLite file does not exist (default: the schema is out of date, run dbsync). */
+  readonly missingMessage?: (path: string) => string;
   /** Checks the arguments before the database is opened; returns a message when they are wrong. */
   check(args: string[]): string | undefined;
   run(context: CommandContext): Promise<number>;

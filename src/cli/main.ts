@@ -5,19 +5,21 @@
  */
 import { readFileSync } from 'node:fs';
 import { ConfigError, loadConfig } from '../config/load.js';
-import { SETTINGS } from '../config/settings.js';
+import { type Config, SETTINGS } from '../config/settings.js';
 import { type DatabaseHandle, DatabaseMissing, openDatabase } from '../db/connect.js';
 import { packageInfo } from '../package-info.js';
 import { maskUrlPassword } from '../url-password.js';
 import { type Command, EXIT } from './command.js';
+import { backup } from './backup.js';
 import { dbchk } from './dbchk.js';
 import { dbsync } from './dbsync.js';
 import { eventget } from './eventget.js';
 import { eventpurge } from './eventpurge.js';
 import { eventretry } from './eventretry.js';
+import { reseal } from './reseal.js';
 
 const PROGRAM = 'svc-notifications-cmd';
-const COMMANDS: readonly Command[] = [dbchk, dbsync, eventget, eventpurge, eventretry];
+const COMMANDS: readonly Command[] = [dbchk, dbsync, eventget, eventpurge, eventretry, backup, reseal];
 const GLOBAL_WITH_VALUE = new Set(['--config', '--database-url']);
 const IN_MEMORY = 'sqlite::memory:';
 
@@ -32,7 +34,7 @@ function help(): string {
     ...COMMANDS.map((c) => `  ${c.usage.padEnd(24)} ${c.summary}`),
     '',
     'The database comes from --database-url, NOTIFICATIONS_DATABASE_URL or the --config file',
-    `(default ${SETTINGS.databaseUrl.default}). Exit status: 0 success, 1 failure (database`,
+    `(default ${SETTINGS.databaseUrl.default}); reseal's keys from NOTIFICATIONS_SECRET_KEY or the file. Exit status: 0 success, 1 failure (database`,
     'unreachable), 2 bad arguments, 255 schema out of date (dbchk).',
   ].join('\n');
 }
@@ -103,15 +105,15 @@ async function main(argv: string[]): Promise<number> {
     console.error(`usage: ${PROGRAM} ${command.usage}`);
     return EXIT.usage;
   }
-  let databaseUrl: string;
-  let databaseTimeoutMs: number;
+  let config: Config;
   try {
-    ({ databaseUrl, databaseTimeoutMs } = loadConfig({ argv: global, env: process.env, readFile: (path) => readFileSync(path, 'utf8') }));
+    config = loadConfig({ argv: global, env: process.env, readFile: (path) => readFileSync(path, 'utf8') });
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     console.error(`${PROGRAM}: ${error.message}`);
     return EXIT.usage;
   }
+  const { databaseUrl, databaseTimeoutMs } = config;
   if (databaseUrl === IN_MEMORY) {
     console.error(
       `${PROGRAM}: ${IN_MEMORY} lives inside the one process that opens it: the CLI cannot reach a server's in-memory database`,
@@ -121,10 +123,14 @@ async function main(argv: string[]): Promise<number> {
   let database: DatabaseHandle | undefined;
   try {
     database = openDatabase(databaseUrl, { create: command.createsDatabase === true, timeoutMs: databaseTimeoutMs });
-    return await command.run({ args, database, out: (line) => console.log(line), err: (line) => console.error(line) });
+    return await command.run({ args, config, database, out: (line) => console.log(line), err: (line) => console.error(line) });
   } catch (error) {
     if (error instanceof DatabaseMissing) {
-      console.error(`${PROGRAM} ${command.name}: the schema is out of date (${error.message}): run \`${PROGRAM} dbsync\` to create it`);
+      console.error(
+        `${PROGRAM} ${command.name}: ${
+          command.missingMessage?.(error.path) ?? `the schema is out of date (${error.message}): run \`${PROGRAM} dbsync\` to create it`
+        }`,
+      );
       return command.exitWhenMissing ?? EXIT.failure;
     }
     console.error(

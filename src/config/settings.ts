@@ -3,6 +3,7 @@
 import { DIALECT_MODES, type DialectMode } from '../jsonpath/index.js';
 import { LOOPBACK_CIDRS } from '../net/peer-list.js';
 import { maskUrlPassword } from '../url-password.js';
+import { Keyring } from './keyring.js';
 import {
   durationMs,
   integerFrom,
@@ -19,7 +20,7 @@ import {
   parseOriginName,
   parsePort,
   parseRetention,
-  parseSecretKey,
+  parseKeyring,
   parseSizeBytes,
 } from './values.js';
 
@@ -57,8 +58,8 @@ export interface Config {
   /** Normalized CIDR blocks, `address/prefix`. */
   readonly targetAllow: readonly string[];
   readonly targetDeny: readonly string[];
-  /** 32 bytes; null: target credentials are stored as given. Not frozen: Node cannot freeze a Buffer. */
-  readonly secretKey: Buffer | null;
+  /** null: target credentials are stored as given. Its keys are not frozen: Node cannot freeze a Buffer. */
+  readonly secretKey: Keyring | null;
   /** After a rotation, deliveries are signed with the previous signing secret too for this long. */
   readonly secretOverlapMs: number;
   /** `handshake`: a target must consent (CloudEvents webhook validation) before it is stored. */
@@ -213,9 +214,11 @@ export const SETTINGS: { readonly [K in keyof Config]: Setting<Config[K]> } = {
     env: 'NOTIFICATIONS_SECRET_KEY',
     default: null,
     whenUnset: 'credentials stored as given',
-    parse: parseSecretKey,
+    parse: parseKeyring,
     sensitive: 'secret',
-    description: 'key encrypting stored target credentials: 32 bytes in hex or base64 (openssl rand -base64 32)',
+    description:
+      'key encrypting stored target credentials and signing secrets: 32 bytes in hex or base64 (openssl rand -base64 32); ' +
+      'several keys separated by commas rotate: the first seals, any of them opens (svc-notifications-cmd reseal seals everything under the first)',
   },
   secretOverlapMs: {
     env: 'NOTIFICATIONS_SECRET_OVERLAP',
@@ -292,7 +295,7 @@ export function redactedConfig(config: Config): Record<keyof Config, LoggableVal
     const value = config[key];
     const sensitive = SETTINGS[key].sensitive;
     if (value === null) return [key, null];
-    if (sensitive === 'secret' || Buffer.isBuffer(value)) return [key, '(set)'];
+    if (sensitive === 'secret' || value instanceof Keyring) return [key, '(set)'];
     if (sensitive === 'url' && typeof value === 'string') return [key, maskUrlPassword(value)];
     return [key, Array.isArray(value) ? [...value] : value];
   });

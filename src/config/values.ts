@@ -2,6 +2,7 @@
 // returns the typed value, or throws InvalidValue whose reason completes the
 // sentence `<setting>: "<value>" <reason>`.
 import { BlockList, isIP } from 'node:net';
+import { Keyring } from './keyring.js';
 
 export class InvalidValue extends Error {
   constructor(readonly reason: string) {
@@ -178,6 +179,25 @@ export function parseSecretKey(raw: string): Buffer {
   if (/^[0-9a-f]{64}$/i.test(text)) return Buffer.from(text, 'hex');
   if (/^[A-Za-z0-9+/]{43}=$/.test(text)) return Buffer.from(text, 'base64');
   throw new InvalidValue(`is not 32 bytes written as 64 hex characters or 44 base64 characters; ${HOW_TO_MAKE_A_KEY}`);
+}
+
+/**
+ * NOTIFICATIONS_SECRET_KEY: one key, or several separated by commas (the first seals, any
+ * opens). A wrong one is named by its place, never quoted: it is a secret.
+ */
+export function parseKeyring(raw: string): Keyring {
+  const entries = raw.split(',');
+  return new Keyring(
+    entries.map((entry, index) => {
+      if (entry.trim() === '') throw new InvalidValue('has an empty key (write keys separated by single commas)');
+      try {
+        return parseSecretKey(entry);
+      } catch (error) {
+        if (!(error instanceof InvalidValue) || entries.length === 1) throw error;
+        throw new InvalidValue(`has a key (number ${index + 1} of ${entries.length}) that ${error.reason}`);
+      }
+    }),
+  );
 }
 
 export function oneOf<T extends string>(choices: readonly T[]): ParseValue<T> {

@@ -58,6 +58,12 @@ export interface DatabaseHandle {
    * commit); settles after the commit.
    */
   write<T>(work: (tx: Kysely<Database>) => Promise<T>, options?: WriteOptions): Promise<T>;
+  /**
+   * SQLite only: copies the database into the new file `file` with SQLite's online backup, as
+   * it stood at one moment, while other connections (a running server) go on writing. None on
+   * PostgreSQL, whose own tool (pg_dump) does it.
+   */
+  readonly backup?: (file: string) => Promise<void>;
   close(): Promise<void>;
 }
 
@@ -152,6 +158,12 @@ function openSqlite(path: string, options: OpenOptions): DatabaseHandle {
     inMemory,
     schema: undefined,
     description: `sqlite:${path}`,
+    // Every page in one step: a step holds one read transaction, so the copy is of one moment
+    // (WAL lets the server write meanwhile); in smaller steps, each write of the server's
+    // between two steps would start the copy over, and a busy server would keep it from ending.
+    backup: async (file) => {
+      await database.backup(file, { progress: () => ALL_PAGES });
+    },
     close: async () => {
       await walSync?.close();
       await db.destroy();
@@ -214,6 +226,8 @@ function openPostgres(url: string, options: OpenOptions): DatabaseHandle {
   };
 }
 
+/** The most pages better-sqlite3 lets one backup step copy: every page of any database of ours. */
+const ALL_PAGES = 0x7fffffff;
 /** SQLite's automatic checkpoint runs when the log holds this many pages (its default: 1,000). */
 const WAL_CHECKPOINT_PAGES = 10_000;
 /** How long SQLite itself waits for a lock, in the thread that asked, before saying SQLITE_BUSY. */

@@ -137,6 +137,26 @@ export async function unsealedSecrets(db: Kysely<Database>, sealedPrefix: string
     .execute();
 }
 
+/** Every subscription's secrets (deleted ones too), a page at a time in uuid order after `after`. */
+export async function storedSecrets(db: Kysely<Database>, after: string, limit: number): Promise<StoredSecrets[]> {
+  return db
+    .selectFrom('subscriptions')
+    .select(['uuid', 'auth', 'signing_secret', 'previous_signing_secret'])
+    .where('uuid', '>', after)
+    .orderBy('uuid')
+    .limit(limit)
+    .execute();
+}
+
+/** One subscription's secrets, as stored now; undefined once it is gone. */
+export async function storedSecretsOf(db: Kysely<Database>, uuid: string): Promise<StoredSecrets | undefined> {
+  return db
+    .selectFrom('subscriptions')
+    .select(['uuid', 'auth', 'signing_secret', 'previous_signing_secret'])
+    .where('uuid', '=', uuid)
+    .executeTakeFirst();
+}
+
 /**
  * Stores `sealed` in place of `stored` only if the row still holds `stored` (another instance,
  * or a write, may have replaced it meanwhile). The secrets are the same, so `updated` stays and

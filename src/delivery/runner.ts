@@ -18,6 +18,7 @@
  *   (claims leave out the rest), so that it holds back neither its origin nor the runner;
  * Rows of subscriptions deleted or disabled meanwhile are cancelled instead of sent.
  */
+import type { Keyring } from '../config/keyring.js';
 import type { EventRow } from '../db/events.js';
 import type { SubscriptionChange } from '../db/subscriptions.js';
 import type { MatchesTable, SubscriptionRow } from '../db/tables.js';
@@ -39,7 +40,7 @@ export interface DeliveryRunnerOptions extends RunnerOptions {
   targetTimeoutMs: number;
   /** NOTIFICATIONS_TARGET_CONCURRENCY: the sender's connections per origin. */
   connectionsPerOrigin: number;
-  secretKey: Buffer | null;
+  secretKey: Keyring | null;
   /** NOTIFICATIONS_SECRET_OVERLAP (µs): how long after a rotation the previous signing secret still signs. */
   secretOverlapUs: number;
   /** A subscription was disabled by a failure: whoever keeps copies must hear of it. */

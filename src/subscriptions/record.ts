@@ -2,6 +2,7 @@
  * A subscription as the API shows it to its owner: exactly the fields of the specification, in
  * its order, timestamps formatted, and `auth` opened and echoed as supplied.
  */
+import type { Keyring } from '../config/keyring.js';
 import type { SubscriptionRow } from '../db/tables.js';
 import { formatTimestamp } from '../time/clock.js';
 import type { Auth, Extensions } from './input.js';
@@ -44,7 +45,7 @@ export const RECORD_FIELDS: ReadonlyArray<keyof SubscriptionRecord> = [
   'rate_limit',
 ];
 
-export function toRecord(row: SubscriptionRow, secretKey: Buffer | null): SubscriptionRecord {
+export function toRecord(row: SubscriptionRow, secretKey: Keyring | null): SubscriptionRecord {
   return {
     user: row.owner,
     uuid: row.uuid,

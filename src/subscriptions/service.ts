@@ -3,6 +3,7 @@
  * subscription that is missing, deleted, or someone else's is "not found", whichever it is.
  */
 import { randomUUID } from 'node:crypto';
+import type { Keyring } from '../config/keyring.js';
 import { batchedWrite } from '../db/batched-write.js';
 import type { DatabaseHandle } from '../db/connect.js';
 import { cancelPendingMatches } from '../db/matches.js';
@@ -43,7 +44,7 @@ export type { SubscriptionChange };
 export interface SubscriptionServiceDependencies {
   database: DatabaseHandle;
   clock: Clock;
-  secretKey: Buffer | null;
+  secretKey: Keyring | null;
   dialectMode: DialectMode;
   /** NOTIFICATIONS_TARGET_ALLOW and _DENY, as delivery applies them: a target it would refuse is not stored. */
   targetGuard: AddressGuard;
@@ -256,7 +257,7 @@ export function subscriptionService(deps: SubscriptionServiceDependencies): Subs
   };
 }
 
-function changesFrom(input: SubscriptionChangeInput, now: number, secretKey: Buffer | null): SubscriptionChanges {
+function changesFrom(input: SubscriptionChangeInput, now: number, secretKey: Keyring | null): SubscriptionChanges {
   const changes: SubscriptionChanges = {};
   if (input.name !== undefined) changes.name = input.name;
   if (input.compiled !== undefined) {

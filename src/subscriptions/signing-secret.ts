@@ -2,6 +2,7 @@
  * Signing secrets as Standard Webhooks writes them: `whsec_` followed by the base64 of the
  * HMAC-SHA256 key. Made here (32 random bytes), or given by the owner on rotation.
  */
+import type { Keyring } from '../config/keyring.js';
 import type { SubscriptionRow } from '../db/tables.js';
 import { serviceError } from '../errors.js';
 import { pooledRandomBytes } from '../random-bytes.js';
@@ -38,11 +39,11 @@ export function validateGivenSecret(value: unknown, field: string): string {
 /**
  * The secrets that sign a delivery of `row` at `now` (µs), newest first: the current one, and
  * the one it replaced while the rotation is less than `overlapUs` old. Throws the ServiceError
- * of openSecret when one does not open with `key`.
+ * of openSecret when one does not open with `keyring`.
  */
-export function signingSecretsAt(row: SubscriptionRow, now: number, key: Buffer | null, overlapUs: number): string[] {
-  const secrets = [openSecret(row.signing_secret, key)];
+export function signingSecretsAt(row: SubscriptionRow, now: number, keyring: Keyring | null, overlapUs: number): string[] {
+  const secrets = [openSecret(row.signing_secret, keyring)];
   if (row.previous_signing_secret !== null && row.secret_rotated !== null && now < row.secret_rotated + overlapUs)
-    secrets.push(openSecret(row.previous_signing_secret, key));
+    secrets.push(openSecret(row.previous_signing_secret, keyring));
   return secrets;
 }

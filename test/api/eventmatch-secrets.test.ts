@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { after, before, it } from 'node:test';
+import { Keyring } from '../../src/config/keyring.js';
 import type { DatabaseHandle } from '../../src/db/connect.js';
 import type { SubscriptionChange } from '../../src/subscriptions/service.js';
 import { startEventmatchApp } from '../support/app.js';
@@ -8,7 +9,8 @@ import { describeOn, openTestDatabase, testBackends } from '../support/database.
 import { startServer } from '../support/processes.js';
 import { matchRow } from '../support/match-row.js';
 
-const startApp = (database: DatabaseHandle, secretKey: Buffer | null) => startEventmatchApp(database, { secretKey });
+const startApp = (database: DatabaseHandle, key: Buffer | null) => startEventmatchApp(database, { secretKey: keyringOf(key) });
+const keyringOf = (key: Buffer | null) => (key === null ? null : new Keyring([key]));
 
 const USER = { 'http-remote-user': 'alice' };
 const PASSWORD = 'correct-horse-battery-staple';
@@ -148,7 +150,7 @@ for (const backend of testBackends()) {
         ['damaged', null, damaged, DAMAGED],
       ] as const) {
         const changes: SubscriptionChange[] = [];
-        const app = await startEventmatchApp(test.handle, { secretKey: key, onChange: (change) => changes.push(change) });
+        const app = await startEventmatchApp(test.handle, { secretKey: keyringOf(key), onChange: (change) => changes.push(change) });
         try {
           const [row, pending] = [await rowOf(id), await storedMatch()];
           for (const [method, payload] of requests) {

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { after, before, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
+import { Keyring } from '../../src/config/keyring.js';
 import { startEventmatchApp } from '../support/app.js';
 import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
 
@@ -19,7 +20,7 @@ for (const backend of testBackends()) {
   describeOn(backend, `/eventmatch signing secrets (${backend.name})`, () => {
     let test: Awaited<ReturnType<typeof openTestDatabase>>;
     let app: FastifyInstance;
-    const key = randomBytes(32);
+    const key = new Keyring([randomBytes(32)]);
     before(async () => {
       test = await openTestDatabase(backend);
       app = await startEventmatchApp(test.handle, { secretKey: key });

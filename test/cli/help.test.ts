@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { runCli } from '../support/processes.js';
 
-const COMMANDS = ['dbchk', 'dbsync', 'eventget', 'eventpurge', 'eventretry'];
+const COMMANDS = ['dbchk', 'dbsync', 'eventget', 'eventpurge', 'eventretry', 'backup', 'reseal'];
 // Nothing listens on port 1: were the database opened, the command would exit 1.
 const UNREACHABLE = ['--database-url', 'postgres://postgres@127.0.0.1:1/nowhere'];
 const usageOf = (command: string) => new RegExp(`^usage: svc-notifications-cmd \\[--database-url URL\\] \\[--config FILE\\] ${command}\\b`);
@@ -68,6 +68,10 @@ describe('svc-notifications-cmd bad arguments', () => {
     [['eventpurge', '--limit'], /--limit needs a value/],
     [['eventretry'], /no event uuid given/],
     [['eventretry', '--force', '6f1c1d0e-0d3a-4d7e-9f3e-2a1b0c9d8e7f'], /unknown option --force/],
+    [['backup'], /backup: no file given/],
+    [['backup', 'a.sqlite3', 'b.sqlite3'], /backup: one file only/],
+    [['backup', 'a.sqlite3', '--overwrite'], /backup: unknown option --overwrite/],
+    [['reseal', '--all'], /reseal: unknown argument --all/],
   ];
   for (const [args, why] of cases) {
     it(`${args.join(' ')}: exit 2, why, and the usage line of ${args[0]}`, async () => {

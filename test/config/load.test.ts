@@ -231,7 +231,7 @@ describe('redactedConfig', () => {
   it('hides the secret key, the token and URL passwords, and copies the rest', () => {
     const config = load({
       env: {
-        NOTIFICATIONS_SECRET_KEY: Buffer.alloc(32, 7).toString('base64'),
+        NOTIFICATIONS_SECRET_KEY: `${Buffer.alloc(32, 7).toString('base64')},${Buffer.alloc(32, 8).toString('hex')}`,
         NOTIFICATIONS_RECEIVE_TOKEN: 'hunter2',
         NOTIFICATIONS_DATABASE_URL: 'postgres://app:hunter2@db:5432/n?sslpassword=hunter2',
         NOTIFICATIONS_POLICY_URL: 'https://svc:hunter2@policy.example/v1',

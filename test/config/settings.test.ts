@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { Keyring } from '../../src/config/keyring.js';
 import { ConfigError, loadConfig } from '../../src/config/load.js';
 import { type Config, SETTINGS } from '../../src/config/settings.js';
 
@@ -9,6 +10,8 @@ function loadEnv(env: Record<string, string>): Config {
 
 const KEY_HEX = '00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff';
 const KEY_BASE64 = Buffer.from(KEY_HEX, 'hex').toString('base64');
+const OTHER_KEY = Buffer.alloc(32, 9);
+const keyring = (...keys: Buffer[]) => new Keyring(keys);
 
 // [variable, given text, field, parsed value]
 const VALID: Array<[string, string, keyof Config, unknown]> = [
@@ -45,10 +48,12 @@ const VALID: Array<[string, string, keyof Config, unknown]> = [
   ['NOTIFICATIONS_TARGET_ALLOW', '192.168.1.7', 'targetAllow', ['192.168.1.7/32']],
   ['NOTIFICATIONS_TARGET_DENY', '::1', 'targetDeny', ['::1/128']],
   ['NOTIFICATIONS_TARGET_DENY', '0.0.0.0/0', 'targetDeny', ['0.0.0.0/0']],
-  ['NOTIFICATIONS_SECRET_KEY', KEY_HEX, 'secretKey', Buffer.from(KEY_HEX, 'hex')],
-  ['NOTIFICATIONS_SECRET_KEY', KEY_HEX.toUpperCase(), 'secretKey', Buffer.from(KEY_HEX, 'hex')],
-  ['NOTIFICATIONS_SECRET_KEY', KEY_BASE64, 'secretKey', Buffer.from(KEY_HEX, 'hex')],
-  ['NOTIFICATIONS_SECRET_KEY', `${KEY_BASE64}\n`, 'secretKey', Buffer.from(KEY_HEX, 'hex')],
+  ['NOTIFICATIONS_SECRET_KEY', KEY_HEX, 'secretKey', keyring(Buffer.from(KEY_HEX, 'hex'))],
+  ['NOTIFICATIONS_SECRET_KEY', KEY_HEX.toUpperCase(), 'secretKey', keyring(Buffer.from(KEY_HEX, 'hex'))],
+  ['NOTIFICATIONS_SECRET_KEY', KEY_BASE64, 'secretKey', keyring(Buffer.from(KEY_HEX, 'hex'))],
+  ['NOTIFICATIONS_SECRET_KEY', `${KEY_BASE64}\n`, 'secretKey', keyring(Buffer.from(KEY_HEX, 'hex'))],
+  ['NOTIFICATIONS_SECRET_KEY', `${OTHER_KEY.toString('base64')},${KEY_HEX}`, 'secretKey', keyring(OTHER_KEY, Buffer.from(KEY_HEX, 'hex'))],
+  ['NOTIFICATIONS_SECRET_KEY', `${KEY_HEX} , ${OTHER_KEY.toString('hex')}\n`, 'secretKey', keyring(Buffer.from(KEY_HEX, 'hex'), OTHER_KEY)],
   ['NOTIFICATIONS_JSONPATH_DIALECT', 'rfc9535', 'jsonpathDialect', 'rfc9535'],
   ['NOTIFICATIONS_JSONPATH_DIALECT', 'jsonpath2-first', 'jsonpathDialect', 'jsonpath2-first'],
   ['NOTIFICATIONS_LOG_LEVEL', 'silent', 'logLevel', 'silent'],
@@ -185,6 +190,8 @@ describe('settings: secrets in error messages', () => {
   const secrets: Array<[string, string]> = [
     ['NOTIFICATIONS_SECRET_KEY', 'hunter2-is-not-a-key'],
     ['NOTIFICATIONS_SECRET_KEY', `${KEY_HEX}ff`],
+    ['NOTIFICATIONS_SECRET_KEY', `${KEY_BASE64},hunter2-is-not-a-key`],
+    ['NOTIFICATIONS_SECRET_KEY', `${KEY_HEX},,${KEY_BASE64}`],
     ['NOTIFICATIONS_RECEIVE_TOKEN', 'hunter2 with a space'],
   ];
   for (const [variable, secret] of secrets) {
@@ -200,6 +207,14 @@ describe('settings: secrets in error messages', () => {
       );
     });
   }
+
+  it('NOTIFICATIONS_SECRET_KEY names a wrong key by its place among several', () => {
+    assert.throws(
+      () => loadEnv({ NOTIFICATIONS_SECRET_KEY: `${KEY_BASE64},hunter2-is-not-a-key` }),
+      /has a key \(number 2 of 2\) that is not 32 bytes/,
+    );
+    assert.throws(() => loadEnv({ NOTIFICATIONS_SECRET_KEY: `${KEY_HEX},` }), /has an empty key/);
+  });
 
   it('masks the password of a refused database URL', () => {
     assert.throws(

@@ -9,6 +9,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import { it, type TestContext } from 'node:test';
 import { Webhook } from 'standardwebhooks';
+import { Keyring } from '../../src/config/keyring.js';
 import { type DatabaseHandle, openDatabase } from '../../src/db/connect.js';
 import { logEvent, pendingMatch } from '../../src/db/events.js';
 import { syncSchema } from '../../src/db/migrate.js';
@@ -163,12 +164,14 @@ for (const backend of testBackends()) {
       const s = await scene(t, backend);
       const stub = await s.stub();
       const sealed = await s.subscribe(stub.url, {
-        auth: sealSecret('{"type":"header","header":{"type":"Bearer","credentials":"x"}}', randomBytes(32)),
+        auth: sealSecret('{"type":"header","header":{"type":"Bearer","credentials":"x"}}', new Keyring([randomBytes(32)])),
       });
       const plain = await s.subscribe(stub.url);
       const rows = [await s.queue(sealed), await s.queue(plain)];
       assert.equal(
-        await round(testDeliveryRunner({ handle: s.handle, clock: s.clock }, { target: s.target, secretKey: randomBytes(32) })),
+        await round(
+          testDeliveryRunner({ handle: s.handle, clock: s.clock }, { target: s.target, secretKey: new Keyring([randomBytes(32)]) }),
+        ),
         2,
       );
       assert.equal((await s.read(rows[0]!.uuid)).state, 'failed');

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
+import { Keyring } from '../../src/config/keyring.js';
 import type { SubscriptionRow } from '../../src/db/tables.js';
 import { RECORD_FIELDS, RECORD_VERSION, toRecord } from '../../src/subscriptions/record.js';
 import { EXPECTED_RECORD_FIELDS } from '../support/record-fields.js';
@@ -43,7 +44,7 @@ describe('subscription record', () => {
   });
 
   it('opens auth and parses extensions', () => {
-    const key = randomBytes(32);
+    const key = new Keyring([randomBytes(32)]);
     assert.deepEqual(toRecord(row({ auth: sealSecret(JSON.stringify(auth), key) }), key).auth, auth);
     assert.deepEqual(toRecord(row(), key).auth, auth);
     assert.deepEqual(toRecord(row(), null).extensions, { project: '1234', n: 5, flag: false });

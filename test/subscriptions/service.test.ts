@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { after, before, it } from 'node:test';
+import { Keyring } from '../../src/config/keyring.js';
 import type { MatchState, SubscriptionRow } from '../../src/db/tables.js';
 import { ServiceError } from '../../src/errors.js';
 import { addressGuard } from '../../src/net/address-guard.js';
@@ -205,7 +206,7 @@ for (const backend of testBackends()) {
     });
 
     it('seals auth with the key and writes it only when sent', async () => {
-      const key = randomBytes(32);
+      const key = new Keyring([randomBytes(32)]);
       const subscriptions = service({ secretKey: key });
       const auth = { type: 'basic', basic: { username: 'u', password: 'secret-password' } };
       const created = await subscriptions.create('alice', { ...valid, auth });
