@@ -62,6 +62,13 @@ export const ERRORS = {
       `sec-fetch-site: "${site}": the service does not act on a request a page of another site made the browser send; use the console at /console/, or a client that is not a browser`,
   ),
 
+  /** The user holds `limit` live subscriptions (disabled ones count) already: NOTIFICATIONS_USER_SUBSCRIPTIONS. */
+  SUBSCRIPTION_LIMIT: define(
+    403,
+    (limit: number) =>
+      `subscriptions: this user already holds ${limit} live subscriptions, the most NOTIFICATIONS_USER_SUBSCRIPTIONS allows (disabled ones count); delete one to create another`,
+  ),
+
   /** Missing, deleted, malformed or someone else's: the same answer, so nothing is revealed. */
   SUBSCRIPTION_NOT_FOUND: define(404, (uuid: string) => `subscription ${uuid} not found`),
   /** Missing, malformed, or a match of another subscription: the same answer. */

@@ -8,7 +8,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { serviceError } from '../errors.js';
-import { errorResponses } from './error-responses.js';
+import { type ErrorResponse, errorResponses, withErrorResponses } from './error-responses.js';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 const OWN_SITES = new Set(['same-origin', 'none']);
@@ -18,7 +18,8 @@ const FORBIDDEN = errorResponses(['CROSS_SITE_REQUEST'], () => "Sent by a browse
 export function refuseCrossSiteWrites(app: FastifyInstance): void {
   app.addHook('onRoute', (route) => {
     if ([route.method].flat().every((method) => SAFE_METHODS.has(method))) return;
-    route.schema = { ...route.schema, response: { ...(route.schema?.response as object | undefined), ...FORBIDDEN } };
+    const response = route.schema?.response as Record<number, ErrorResponse> | undefined;
+    route.schema = { ...route.schema, response: withErrorResponses(response, FORBIDDEN) };
   });
   app.addHook('onRequest', async (request) => {
     if (SAFE_METHODS.has(request.method)) return;

@@ -27,6 +27,7 @@ const TAGS = ['subscriptions'];
 const ERROR_STATUSES: Record<number, string> = {
   400: 'Invalid request: the message names the field, query parameter or header at fault (the identity header given twice, too)',
   401: 'No identity: the identity header (NOTIFICATIONS_USER_HEADER) is missing or empty and no NOTIFICATIONS_DEFAULT_USER is set',
+  403: 'The user holds as many live subscriptions as NOTIFICATIONS_USER_SUBSCRIPTIONS allows; nothing was stored',
   404: "No such subscription of the caller: missing, deleted, not a uuid, or someone else's (the same answer in every case)",
   409: 'The subscription is disabled, or the delivery is being worked on right now',
   413: 'The body is larger than NOTIFICATIONS_MAX_BODY',
@@ -226,7 +227,7 @@ export function eventmatchSchemas(userHeader: string) {
           description: 'The new subscription',
           headers: { Location: { type: 'string', description: 'its path: /eventmatch/{uuid}' } },
         },
-        ...eventmatchErrors(...EVERY_ROUTE, ...JSON_BODY, ...SUBSCRIPTION_FIELDS),
+        ...eventmatchErrors(...EVERY_ROUTE, ...JSON_BODY, ...SUBSCRIPTION_FIELDS, 'SUBSCRIPTION_LIMIT'),
       },
     },
     list: {

@@ -333,6 +333,7 @@ describe('an error answer while the database cannot be reached', () => {
         clock: systemClock(),
         secretKey: null,
         dialectMode: 'auto',
+        userSubscriptions: 1000,
         targetGuard: defaultTargetGuard(),
         identity,
       }),

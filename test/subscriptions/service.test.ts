@@ -28,6 +28,7 @@ for (const backend of testBackends()) {
         clock: () => ++now,
         secretKey: null,
         dialectMode: 'auto',
+        userSubscriptions: 1000,
         targetGuard: defaultTargetGuard(),
         ...overrides,
       });
@@ -164,6 +165,7 @@ for (const backend of testBackends()) {
         clock: () => 1_700_000_000_000_000,
         secretKey: null,
         dialectMode: 'auto',
+        userSubscriptions: 1000,
         targetGuard: defaultTargetGuard(),
       });
       const created = await frozen.create('alice', valid);
