@@ -9,10 +9,16 @@ import type { Row } from './table.js';
 
 const DURATION_S = 10;
 const CONNECTIONS = 32;
+/**
+ * The creates are spread over this many users, each well under NOTIFICATIONS_USER_SUBSCRIPTIONS
+ * (1,000) for the run: every create is counted against its user's limit, none is refused.
+ */
+const USERS = 1_000;
 
 /** `cpu` takes what each create cost in CPU while the load ran (see cpu-time.ts). */
 export async function benchCreates(label: string, url: string, ceiling: number, cpu: Row[]): Promise<Row> {
   const server = await startBenchServer(url);
+  let sequence = 0;
   try {
     const body = JSON.stringify({
       name: 'text files of project 1234',
@@ -26,10 +32,18 @@ export async function benchCreates(label: string, url: string, ceiling: number, 
         autocannon({
           url: `${server.url}/eventmatch`,
           method: 'POST',
-          headers: { 'content-type': 'application/json', 'http-remote-user': 'bench' },
+          headers: { 'content-type': 'application/json' },
           body,
           connections: CONNECTIONS,
           duration: DURATION_S,
+          requests: [
+            {
+              setupRequest: (request) => ({
+                ...request,
+                headers: { ...request.headers, 'http-remote-user': `bench-${sequence++ % USERS}` },
+              }),
+            },
+          ],
         }),
       (done) => done['2xx'],
     );

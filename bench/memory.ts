@@ -26,6 +26,7 @@ export async function benchMemory(label: string, databaseUrl: string): Promise<R
       clock: systemClock(),
       secretKey: null,
       dialectMode: 'auto',
+      userSubscriptions: 1000,
       targetGuard: defaultTargetGuard(),
     });
     const r = new Random(SUBSCRIPTIONS);

@@ -70,6 +70,12 @@ export const ERRORS = {
 
   /** A POST /receive from a peer outside NOTIFICATIONS_RECEIVE_ALLOW; nothing of it is logged. */
   RECEIVE_FORBIDDEN: define(403, (peer: string) => `/receive: not accepted from ${peer}, which is not in NOTIFICATIONS_RECEIVE_ALLOW`),
+  /** The user holds `limit` live subscriptions (disabled ones count) already: NOTIFICATIONS_USER_SUBSCRIPTIONS. */
+  SUBSCRIPTION_LIMIT: define(
+    403,
+    (limit: number) =>
+      `subscriptions: this user already holds ${limit} live subscriptions, the most NOTIFICATIONS_USER_SUBSCRIPTIONS allows (disabled ones count); delete one to create another`,
+  ),
 
   /** Missing, deleted, malformed or someone else's: the same answer, so nothing is revealed. */
   SUBSCRIPTION_NOT_FOUND: define(404, (uuid: string) => `subscription ${uuid} not found`),

@@ -250,6 +250,7 @@ async function serve(config: Config): Promise<number> {
         clock,
         secretKey: config.secretKey,
         dialectMode: config.jsonpathDialect,
+        userSubscriptions: config.userSubscriptions,
         targetGuard,
         ...(config.targetValidation === 'handshake'
           ? { targetConsent: targetConsent({ origin, timeoutMs: config.targetTimeoutMs, guard: targetGuard }) }

@@ -24,6 +24,9 @@ const FIRST_CONTROL: Record<Field, string> = {
   rate_limit: 'field-rate',
 };
 
+/** The error of the whole form, not of one field. */
+const FORM_ERROR = 'form-error';
+
 type AuthType = 'none' | 'basic' | 'header';
 type ExtensionType = 'string' | 'integer' | 'boolean';
 interface ExtensionRow {
@@ -103,7 +106,8 @@ export function SubscriptionForm(props: ViewProps & { uuid?: string; jsonpath?: 
   const [general, setGeneral] = useState<ApiError | undefined>(undefined);
   const [liveError, setLiveError] = useState<ApiError | undefined>(undefined);
   const [saving, setSaving] = useState(false);
-  const [focusField, setFocusField] = useState<Field | undefined>(undefined);
+  /** Where focus goes after a refused save: the first field in error, or the form's own error ('form'). */
+  const [focusField, setFocusField] = useState<Field | 'form' | undefined>(undefined);
   useTitle(editing ? `Edit ${record?.name ?? 'subscription'}` : 'New subscription');
 
   useEffect(() => {
@@ -117,11 +121,13 @@ export function SubscriptionForm(props: ViewProps & { uuid?: string; jsonpath?: 
     );
   }, []);
 
-  // After a refused save, the first field in error takes focus, so its message is read. In the
-  // render that shows the message: an effect would wait for the next frame.
+  // After a refused save, the first field in error takes focus, so its message is read; a refusal
+  // of no one field (the subscription limit) is shown above the form, out of view from the button
+  // that was pressed, and takes focus itself. In the render that shows the message: an effect
+  // would wait for the next frame.
   useLayoutEffect(() => {
     if (focusField === undefined) return;
-    document.getElementById(FIRST_CONTROL[focusField])?.focus();
+    document.getElementById(focusField === 'form' ? FORM_ERROR : FIRST_CONTROL[focusField])?.focus();
     setFocusField(undefined);
   }, [focusField]);
 
@@ -154,6 +160,7 @@ export function SubscriptionForm(props: ViewProps & { uuid?: string; jsonpath?: 
       if (field === undefined) {
         setErrors({});
         setGeneral(failure);
+        setFocusField('form');
       } else {
         setErrors({ [field]: failure.problem });
         setFocusField(field);
@@ -177,7 +184,7 @@ export function SubscriptionForm(props: ViewProps & { uuid?: string; jsonpath?: 
   return html`
     <${Heading}>${editing ? `Edit “${record?.name}”` : 'New subscription'}</${Heading}>
     <form class="subscription-form" novalidate onSubmit=${save}>
-      ${general === undefined ? null : html`<${ErrorMessage} error=${general} />`}
+      ${general === undefined ? null : html`<${ErrorMessage} error=${general} id=${FORM_ERROR} focusable />`}
       <${TextField}
         id="field-name"
         label="Name"

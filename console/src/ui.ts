@@ -34,10 +34,13 @@ function hint(error: ApiError): string | null {
   return null;
 }
 
-/** An error announced when it appears (role=alert), with what to do about it when that is known. */
-export function ErrorMessage({ error, id }: { error: ApiError; id?: string }): VNode {
+/**
+ * An error announced when it appears (role=alert), with what to do about it when that is known.
+ * `focusable`: it can be given focus (not tabbed to), which brings it into view.
+ */
+export function ErrorMessage({ error, id, focusable }: { error: ApiError; id?: string; focusable?: boolean }): VNode {
   const advice = hint(error);
-  return html`<div class="error-box" role="alert" id=${id}>
+  return html`<div class="error-box" role="alert" id=${id} tabindex=${focusable === true ? '-1' : undefined}>
     <p>${error.message}</p>
     ${advice === null ? null : html`<p>${advice}</p>`}
   </div>`;

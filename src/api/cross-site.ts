@@ -8,7 +8,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { serviceError } from '../errors.js';
-import { type ErrorResponse, errorResponses } from './error-responses.js';
+import { type ErrorResponse, errorResponses, withErrorResponses } from './error-responses.js';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 const OWN_SITES = new Set(['same-origin', 'none']);
@@ -16,19 +16,11 @@ const OWN_SITES = new Set(['same-origin', 'none']);
 const CROSS_SITE = "Sent by a browser for another site's page (Sec-Fetch-Site)";
 const FORBIDDEN = errorResponses(['CROSS_SITE_REQUEST'], () => CROSS_SITE);
 
-/** A route's documented answers with CROSS_SITE_REQUEST among its 403s, beside any 403 of its own. */
-function withCrossSite(responses: Record<number, ErrorResponse> | undefined): Record<number, ErrorResponse> {
-  const own = responses?.[403];
-  if (own === undefined) return { ...responses, ...FORBIDDEN };
-  const codes = [...own.properties.code.enum, 'CROSS_SITE_REQUEST' as const];
-  const description = `${own.description.replace(/\. code: .*$/, '')}; or sent by a browser for another site's page. code: ${codes.join(', ')}`;
-  return { ...responses, 403: { ...own, description, properties: { ...own.properties, code: { ...own.properties.code, enum: codes } } } };
-}
-
 export function refuseCrossSiteWrites(app: FastifyInstance): void {
   app.addHook('onRoute', (route) => {
     if ([route.method].flat().every((method) => SAFE_METHODS.has(method))) return;
-    route.schema = { ...route.schema, response: withCrossSite(route.schema?.response as Record<number, ErrorResponse> | undefined) };
+    const response = route.schema?.response as Record<number, ErrorResponse> | undefined;
+    route.schema = { ...route.schema, response: withErrorResponses(response, FORBIDDEN) };
   });
   app.addHook('onRequest', async (request) => {
     if (SAFE_METHODS.has(request.method)) return;

@@ -50,3 +50,30 @@ export function errorResponses(codes: readonly ErrorCode[], describe: (status: n
     ]),
   );
 }
+
+/**
+ * `added` joined to a route's `existing` error answers: where both have a status, one answer
+ * whose `code` takes the codes of both (a route's own 403 beside the cross-site one).
+ */
+export function withErrorResponses(
+  existing: Record<number, ErrorResponse> | undefined,
+  added: Record<number, ErrorResponse>,
+): Record<number, ErrorResponse> {
+  const joined = { ...existing };
+  for (const [status, response] of Object.entries(added)) {
+    const mine = joined[Number(status)];
+    if (mine === undefined) {
+      joined[Number(status)] = response;
+      continue;
+    }
+    const codes = [...mine.properties.code.enum, ...response.properties.code.enum];
+    joined[Number(status)] = {
+      ...mine,
+      description: `${withoutCodes(mine.description)}; or: ${withoutCodes(response.description)}. code: ${codes.join(', ')}`,
+      properties: { ...mine.properties, code: { ...mine.properties.code, enum: codes } },
+    };
+  }
+  return joined;
+}
+
+const withoutCodes = (description: string) => description.replace(/\. code: [A-Z_, ]+$/, '');

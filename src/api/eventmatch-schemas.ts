@@ -29,6 +29,7 @@ const ERROR_STATUSES: Record<number, string> = {
   401:
     'No identity: the identity header (NOTIFICATIONS_USER_HEADER) is missing or empty and no NOTIFICATIONS_DEFAULT_USER is set, ' +
     'or the request comes from a peer outside NOTIFICATIONS_TRUSTED_PROXIES (IDENTITY_UNTRUSTED when it carries the header)',
+  403: 'The user holds as many live subscriptions as NOTIFICATIONS_USER_SUBSCRIPTIONS allows; nothing was stored',
   404: "No such subscription of the caller: missing, deleted, not a uuid, or someone else's (the same answer in every case)",
   409: 'The subscription is disabled, or the delivery is being worked on right now',
   413: 'The body is larger than NOTIFICATIONS_MAX_BODY',
@@ -234,7 +235,7 @@ export function eventmatchSchemas(userHeader: string) {
           description: 'The new subscription',
           headers: { Location: { type: 'string', description: 'its path: /eventmatch/{uuid}' } },
         },
-        ...eventmatchErrors(...EVERY_ROUTE, ...JSON_BODY, ...SUBSCRIPTION_FIELDS),
+        ...eventmatchErrors(...EVERY_ROUTE, ...JSON_BODY, ...SUBSCRIPTION_FIELDS, 'SUBSCRIPTION_LIMIT'),
       },
     },
     list: {

@@ -22,6 +22,7 @@ import {
   parseRetention,
   parseKeyring,
   parseSizeBytes,
+  parseSubscriptionLimit,
 } from './values.js';
 
 export const TARGET_VALIDATIONS = ['off', 'handshake'] as const;
@@ -72,6 +73,8 @@ export interface Config {
   readonly shutdownGraceMs: number;
   /** Finished events received longer ago than this are purged; `off`: every event is kept. */
   readonly retentionMs: number | 'off';
+  /** Live subscriptions (deleted ones are not; disabled ones are) one user may hold; `off`: no limit. */
+  readonly userSubscriptions: number | 'off';
 }
 
 /** What is known of a setting regardless of its type. */
@@ -270,6 +273,13 @@ export const SETTINGS: { readonly [K in keyof Config]: Setting<Config[K]> } = {
     default: '30d',
     parse: parseRetention,
     description: 'finished events received longer ago than this are purged, with their matches and attempts (off: keep every event)',
+  },
+  userSubscriptions: {
+    env: 'NOTIFICATIONS_USER_SUBSCRIPTIONS',
+    default: '1000',
+    parse: parseSubscriptionLimit,
+    description:
+      'live subscriptions one user may hold, disabled ones included (deleted ones are not); a create beyond it is answered 403 SUBSCRIPTION_LIMIT (off: no limit)',
   },
 };
 

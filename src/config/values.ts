@@ -54,6 +54,14 @@ export function parseRetention(raw: string): number | 'off' {
   }
 }
 
+/** The most live subscriptions one user may hold: an integer of at least 1, or `off` (no limit). */
+export function parseSubscriptionLimit(raw: string): number | 'off' {
+  if (raw === 'off') return 'off';
+  const limit = /^\d{1,9}$/.test(raw) ? Number(raw) : NaN;
+  if (!(limit >= 1)) throw new InvalidValue('is not an integer from 1 to 999999999; write "off" for no limit');
+  return limit;
+}
+
 const BYTES_PER_UNIT = { b: 1, kb: 1024, mb: 1024 * 1024 } as const;
 
 /** Sizes use binary multiples: 1kb = 1024 bytes, 1mb = 1,048,576 bytes. */

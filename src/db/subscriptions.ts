@@ -89,6 +89,44 @@ export async function listLiveSubscriptions(
     .execute();
 }
 
+/**
+ * Keeps advisory locks on owners apart from any other use of them: PostgreSQL's two-key advisory
+ * locks never conflict with its one-key ones (Kysely's migration lock), and this first key is
+ * ours alone.
+ */
+const OWNER_LOCK_CLASS = 0x6f776e72; // "ownr"
+
+/**
+ * How many live subscriptions (deleted ones are not; disabled ones are) each of `owners` holds,
+ * as no other writer can change it until this transaction ends: on PostgreSQL each owner is
+ * locked first (a transaction-scoped advisory lock on a hash of the schema and the owner, taken
+ * in one order so that two transactions cannot wait on each other), and counted by a later
+ * statement, whose snapshot sees what the lock's last holder committed. SQLite's write
+ * transaction holds the whole database already. Only in a write transaction.
+ */
+export async function lockedLiveCounts(
+  tx: Kysely<Database>,
+  capabilities: Capabilities,
+  owners: readonly string[],
+): Promise<Map<string, number>> {
+  const distinct = [...new Set(owners)];
+  if (distinct.length === 0) return new Map();
+  if (!capabilities.oneWriter) {
+    await sql`
+      select pg_advisory_xact_lock(${OWNER_LOCK_CLASS}, key)
+      from (select distinct hashtext(current_schema() || '/' || owner) as key from unnest(${distinct}::text[]) as owner order by key) as keys
+    `.execute(tx);
+  }
+  const counted = await tx
+    .selectFrom('subscriptions')
+    .select((eb) => ['owner', eb.fn.countAll<number | bigint>().as('live')])
+    .where('owner', 'in', distinct)
+    .where('deleted', 'is', null)
+    .groupBy('owner')
+    .execute();
+  return new Map(counted.map((row) => [row.owner, Number(row.live)]));
+}
+
 export type MatchableRow = Pick<SubscriptionRow, 'uuid' | 'owner' | 'jsonpath' | 'dialect' | 'deleted' | 'disabled'>;
 
 /**

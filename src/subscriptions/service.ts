@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Keyring } from '../config/keyring.js';
+import type { Kysely } from 'kysely';
 import { batchedWrite } from '../db/batched-write.js';
 import type { DatabaseHandle } from '../db/connect.js';
 import { cancelPendingMatches } from '../db/matches.js';
@@ -11,6 +12,7 @@ import {
   deleteSubscription,
   findLiveSubscription,
   insertSubscriptions,
+  lockedLiveCounts,
   SUBSCRIPTION_ROWS_PER_STATEMENT,
   listLiveSubscriptions,
   rotateSigningSecret,
@@ -18,7 +20,7 @@ import {
   type SubscriptionChanges,
   updateSubscription,
 } from '../db/subscriptions.js';
-import type { SubscriptionRow } from '../db/tables.js';
+import type { Database, SubscriptionRow } from '../db/tables.js';
 import { serviceError, subscriptionNotFound } from '../errors.js';
 import type { JsonValue } from '../json.js';
 import { compileJsonPath, type Dialect, type DialectMode, type Selection } from '../jsonpath/index.js';
@@ -46,6 +48,8 @@ export interface SubscriptionServiceDependencies {
   clock: Clock;
   secretKey: Keyring | null;
   dialectMode: DialectMode;
+  /** NOTIFICATIONS_USER_SUBSCRIPTIONS: live subscriptions (disabled ones too) one owner may hold. */
+  userSubscriptions: number | 'off';
   /** NOTIFICATIONS_TARGET_ALLOW and _DENY, as delivery applies them: a target it would refuse is not stored. */
   targetGuard: AddressGuard;
   /** NOTIFICATIONS_TARGET_VALIDATION=handshake: a new target is stored only with its consent. Absent: not asked. */
@@ -91,16 +95,38 @@ export function subscriptionService(deps: SubscriptionServiceDependencies): Subs
   const { db } = deps.database;
   const notify = (change: SubscriptionChange) => deps.onChange?.(change);
   const lookupTimeoutMs = deps.targetLookupTimeoutMs ?? TARGET_LOOKUP_TIMEOUT_MS;
-  // Creates of the same moment share one insert statement: bounded to what one statement holds,
-  // it commits by itself on PostgreSQL when nothing else commits with it (no BEGIN and COMMIT).
+  // Creates of the same moment share one insert statement: bounded to what one statement holds.
+  // With no limit to count against, it commits by itself on PostgreSQL when nothing else commits
+  // with it (no BEGIN and COMMIT).
+  const limit = deps.userSubscriptions;
   const insertRow = batchedWrite(
     deps.database,
     async (tx, rows: readonly SubscriptionRow[]) => {
-      await insertSubscriptions(tx, deps.database.capabilities, rows);
-      return rows.map(() => undefined);
+      const admitted = limit === 'off' ? rows.map(() => true) : await withinLimit(tx, rows, limit);
+      await insertSubscriptions(
+        tx,
+        deps.database.capabilities,
+        rows.filter((_, i) => admitted[i]),
+      );
+      return admitted;
     },
-    { oneStatement: true, maxBatch: SUBSCRIPTION_ROWS_PER_STATEMENT },
+    { oneStatement: limit === 'off', maxBatch: SUBSCRIPTION_ROWS_PER_STATEMENT },
   );
+
+  /** Which of `rows` fit their owner's limit, in order: counted in the database, under its lock. */
+  async function withinLimit(tx: Kysely<Database>, rows: readonly SubscriptionRow[], most: number): Promise<boolean[]> {
+    const held = await lockedLiveCounts(
+      tx,
+      deps.database.capabilities,
+      rows.map((row) => row.owner),
+    );
+    return rows.map((row) => {
+      const count = held.get(row.owner) ?? 0;
+      if (count >= most) return false;
+      held.set(row.owner, count + 1);
+      return true;
+    });
+  }
 
   /** 400 when delivery would refuse the target's address (every address of its host name). */
   async function checkTarget(targetUrl: string): Promise<void> {
@@ -159,7 +185,8 @@ export function subscriptionService(deps: SubscriptionServiceDependencies): Subs
         rate_limit: input.rate_limit ?? null,
         allowed_rate: allowed,
       };
-      await insertRow(row);
+      const admitted = await insertRow(row);
+      if (!admitted && limit !== 'off') throw serviceError('SUBSCRIPTION_LIMIT', limit);
       notify({ kind: 'upsert', row });
       return toRecord(row, deps.secretKey);
     },

@@ -69,7 +69,11 @@ for (const backend of testBackends()) {
       valid = { ...valid, target_url: `${target.url}/` };
       app = await startApiApp(test.handle, {
         app: { maxBodyBytes: MAX_BODY, requestTimeoutMs: 500 },
-        eventmatch: { targetConsent: targetConsent({ origin: 'walker.example', timeoutMs: 2_000, guard: defaultTargetGuard() }) },
+        eventmatch: {
+          targetConsent: targetConsent({ origin: 'walker.example', timeoutMs: 2_000, guard: defaultTargetGuard() }),
+          // The three made below are all the walker may hold: a fourth is refused.
+          userSubscriptions: 3,
+        },
         receiveToken: TOKEN,
       });
       await app.listen({ port: 0, host: '127.0.0.1' });
@@ -150,6 +154,7 @@ for (const backend of testBackends()) {
         send: create({ ...valid, target_url: `${target.url}/refuses` }),
       },
       { label: 'a bad JSONPath', status: 400, code: 'JSONPATH_SYNTAX', send: create({ ...valid, jsonpath: '$.data[?@.size >' }) },
+      { label: 'one subscription too many', status: 403, code: 'SUBSCRIPTION_LIMIT', send: create(valid) },
       { label: 'a bad limit', status: 400, code: 'QUERY_PARAMETER_INVALID', send: send('GET', '/eventmatch?limit=0', USER) },
       {
         label: 'an unknown parameter of deliveries',
@@ -358,6 +363,7 @@ describe('an error answer while the database cannot be reached', () => {
         clock: systemClock(),
         secretKey: null,
         dialectMode: 'auto',
+        userSubscriptions: 1000,
         targetGuard: defaultTargetGuard(),
         identity,
       }),

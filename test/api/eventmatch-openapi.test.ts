@@ -197,6 +197,12 @@ for (const backend of testBackends()) {
         assert.deepEqual(codesOf(operation, '401'), ['UNAUTHENTICATED', 'IDENTITY_UNTRUSTED'], route);
         assert.deepEqual(codesOf(operation, '503'), ['DATABASE_UNAVAILABLE'], route);
         if (path.includes('{uuid}')) assert.deepEqual(codesOf(operation, '404'), ['SUBSCRIPTION_NOT_FOUND'], route);
+        if (method !== 'GET')
+          assert.deepEqual(
+            codesOf(operation, '403'),
+            route === 'POST /eventmatch' ? ['SUBSCRIPTION_LIMIT', 'CROSS_SITE_REQUEST'] : ['CROSS_SITE_REQUEST'],
+            route,
+          );
         for (const [status, response] of Object.entries(operation.responses)) {
           if (status === '200') continue;
           const codes = codesOf(operation, status);

@@ -59,6 +59,7 @@ for (const backend of testBackends()) {
           clock,
           secretKey: null,
           dialectMode: 'auto',
+          userSubscriptions: 1000,
           targetGuard: defaultTargetGuard(),
           identity: { header: 'http-remote-user', defaultUser: null },
           onChange: (change) => matcher.apply(change),

@@ -64,6 +64,7 @@ describe('loadConfig: defaults', () => {
         leaseMs: 30_000,
         shutdownGraceMs: 10_000,
         retentionMs: 30 * 24 * HOUR_MS,
+        userSubscriptions: 1000,
       },
     );
   });

@@ -66,6 +66,9 @@ const VALID: Array<[string, string, keyof Config, unknown]> = [
   ['NOTIFICATIONS_SHUTDOWN_GRACE', '0s', 'shutdownGraceMs', 0],
   ['NOTIFICATIONS_SHUTDOWN_GRACE', '1d', 'shutdownGraceMs', 86_400_000],
   ['NOTIFICATIONS_RETENTION', 'off', 'retentionMs', 'off'],
+  ['NOTIFICATIONS_USER_SUBSCRIPTIONS', 'off', 'userSubscriptions', 'off'],
+  ['NOTIFICATIONS_USER_SUBSCRIPTIONS', '1', 'userSubscriptions', 1],
+  ['NOTIFICATIONS_USER_SUBSCRIPTIONS', '250000', 'userSubscriptions', 250_000],
   ['NOTIFICATIONS_RETENTION', '2s', 'retentionMs', 2_000],
   ['NOTIFICATIONS_RETENTION', '90d', 'retentionMs', 7_776_000_000],
   ['NOTIFICATIONS_RETENTION', '36500d', 'retentionMs', 3_153_600_000_000],
@@ -145,6 +148,15 @@ const INVALID: Array<[string, string, string]> = [
   ],
   ['NOTIFICATIONS_RETENTION', 'never', 'is not a duration'],
   ['NOTIFICATIONS_RETENTION', '36501d', 'is too long (at most 36500d)'],
+  [
+    'NOTIFICATIONS_USER_SUBSCRIPTIONS',
+    '0',
+    'NOTIFICATIONS_USER_SUBSCRIPTIONS: "0" is not an integer from 1 to 999999999; write "off" for no limit',
+  ],
+  ['NOTIFICATIONS_USER_SUBSCRIPTIONS', '-5', 'is not an integer from 1 to 999999999; write "off" for no limit'],
+  ['NOTIFICATIONS_USER_SUBSCRIPTIONS', '1e3', 'is not an integer from 1 to 999999999'],
+  ['NOTIFICATIONS_USER_SUBSCRIPTIONS', '1000000000', 'is not an integer from 1 to 999999999'],
+  ['NOTIFICATIONS_USER_SUBSCRIPTIONS', 'none', 'write "off" for no limit'],
 ];
 
 describe('settings: valid values', () => {

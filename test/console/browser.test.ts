@@ -404,3 +404,75 @@ for (const backend of testBackends()) {
     });
   });
 }
+
+for (const backend of testBackends()) {
+  describeOn({ skip: backend.skip || CHROMIUM_SKIP }, `the web console at the subscription limit, in Chromium (${backend.name})`, () => {
+    const LIMIT = 2;
+    let database: TestDatabase;
+    let server: RunningServer;
+    let context: BrowserContext;
+    let page: Page;
+    let watch: { problems: string[] };
+    const look = backend.name === 'sqlite' ? lookAt : async () => undefined;
+
+    before(async () => {
+      database = await backend.create();
+      assert.equal((await runCli(['--database-url', database.url, 'dbsync'])).code, 0);
+      server = await startServer({ NOTIFICATIONS_DATABASE_URL: database.url, NOTIFICATIONS_USER_SUBSCRIPTIONS: String(LIMIT) });
+      context = await browser!.newContext({ viewport: WIDE, extraHTTPHeaders: { 'http-remote-user': USER } });
+      context.setDefaultTimeout(30_000);
+      page = await context.newPage();
+      watch = watchPage(page);
+    });
+    after(async () => {
+      await context?.close();
+      await server?.stop();
+      await database?.cleanup();
+    });
+
+    const request = (method: string, path: string, body?: object) =>
+      fetch(`${server.url}${path}`, {
+        method,
+        headers: { 'http-remote-user': USER, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+    const held = async () => (await (await request('GET', '/eventmatch')).json()) as Array<{ uuid: string; name: string }>;
+
+    it('says why a create is refused at the limit, keeps what was entered, and creates once a place is free', async () => {
+      for (let n = 1; n <= LIMIT; n++) {
+        const made = await request('POST', '/eventmatch', {
+          name: `Held ${n}`,
+          jsonpath: '$.data',
+          target_url: 'https://example.org/hook',
+        });
+        assert.equal(made.status, 200, await made.text());
+      }
+      await page.goto(`${server.url}/console/#/new`);
+      await page.getByRole('heading', { name: 'New subscription', level: 1 }).waitFor();
+      await page.getByLabel('Name', { exact: true }).fill('One too many');
+      await page.getByLabel('JSONPath', { exact: true }).fill('$.data[?@.mimetype == "text/plain"]');
+      await page.getByLabel('Target URL').fill('https://example.org/hook');
+      await page.getByRole('button', { name: 'Create subscription' }).click();
+
+      const alert = page.getByRole('alert').filter({ hasText: 'NOTIFICATIONS_USER_SUBSCRIPTIONS' });
+      await alert.waitFor();
+      assert.match((await alert.textContent()) ?? '', new RegExp(`already holds ${LIMIT} live subscriptions`));
+      // Seen where it is, not only read out: the form is taller than the window.
+      const box = await alert.boundingBox();
+      assert.ok(box !== null && box.y >= 0 && box.y + box.height <= WIDE.height, `the message is in view: ${JSON.stringify(box)}`);
+      assert.equal(await page.getByLabel('Name', { exact: true }).inputValue(), 'One too many');
+      assert.equal((await held()).length, LIMIT, 'nothing was stored');
+      await look(page, 'subscription-limit');
+
+      const [first] = await held();
+      assert.equal((await request('DELETE', `/eventmatch/${first!.uuid}`)).status, 200);
+      await page.getByRole('button', { name: 'Create subscription' }).click();
+      await page.getByRole('heading', { name: 'One too many', level: 1 }).waitFor();
+      assert.deepEqual((await held()).map((s) => s.name).sort(), ['Held 2', 'One too many']);
+    });
+
+    it('ran without a script error or anything refused by its Content-Security-Policy', () => {
+      assert.deepEqual(watch.problems, []);
+    });
+  });
+}

@@ -179,6 +179,7 @@ for (const backend of testBackends()) {
           clock: systemClock(),
           secretKey: null,
           dialectMode: 'auto',
+          userSubscriptions: 1000,
           targetGuard: defaultTargetGuard(),
           identity: { header: 'http-remote-user', defaultUser: null },
         }),

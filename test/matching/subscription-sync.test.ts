@@ -48,7 +48,14 @@ async function setup(database: TestDatabase, options: { listenUrl?: string; poll
     maxErrorPauseMs: 1_000,
     log: quiet,
   });
-  const service = subscriptionService({ database: handle, clock, secretKey: null, dialectMode: 'auto', targetGuard: defaultTargetGuard() });
+  const service = subscriptionService({
+    database: handle,
+    clock,
+    secretKey: null,
+    dialectMode: 'auto',
+    userSubscriptions: 1000,
+    targetGuard: defaultTargetGuard(),
+  });
   return {
     handle,
     service,

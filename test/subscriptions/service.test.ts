@@ -29,6 +29,7 @@ for (const backend of testBackends()) {
         clock: () => ++now,
         secretKey: null,
         dialectMode: 'auto',
+        userSubscriptions: 1000,
         targetGuard: defaultTargetGuard(),
         ...overrides,
       });
@@ -165,6 +166,7 @@ for (const backend of testBackends()) {
         clock: () => 1_700_000_000_000_000,
         secretKey: null,
         dialectMode: 'auto',
+        userSubscriptions: 1000,
         targetGuard: defaultTargetGuard(),
       });
       const created = await frozen.create('alice', valid);

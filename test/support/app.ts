@@ -21,6 +21,8 @@ function eventmatchDependencies(database: DatabaseHandle, overrides: Partial<Eve
     clock: systemClock(),
     secretKey: null,
     dialectMode: 'auto',
+    // The service's default: every test that creates counts against it, on both databases.
+    userSubscriptions: 1000,
     targetGuard: defaultTargetGuard(),
     identity: IDENTITY,
     ...overrides,

@@ -3,6 +3,7 @@ import * as initial from './0001-initial.js';
 import * as signingSecrets from './0002-signing-secrets.js';
 import * as subscriptionRateLimit from './0003-subscription-rate-limit.js';
 import * as subscriptionAllowedRate from './0004-subscription-allowed-rate.js';
+import * as liveSubscriptionsByOwner from './0005-live-subscriptions-by-owner.js';
 
 /** Every migration, in order. Names are permanent: they are recorded in the database. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -10,4 +11,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0002-signing-secrets': signingSecrets,
   '0003-subscription-rate-limit': subscriptionRateLimit,
   '0004-subscription-allowed-rate': subscriptionAllowedRate,
+  '0005-live-subscriptions-by-owner': liveSubscriptionsByOwner,
 };
