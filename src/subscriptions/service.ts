@@ -3,8 +3,8 @@
  * subscription that is missing, deleted, or someone else's is "not found", whichever it is.
  */
 import { randomUUID } from 'node:crypto';
-import type { Keyring } from '../config/keyring.js';
 import type { Kysely } from 'kysely';
+import type { Keyring } from '../config/keyring.js';
 import { batchedWrite } from '../db/batched-write.js';
 import type { DatabaseHandle } from '../db/connect.js';
 import { cancelPendingMatches } from '../db/matches.js';
