@@ -4,7 +4,7 @@
  * a filler file beside whatever the test keeps there, to take the space and give it back.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmdirSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmdirSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -12,14 +12,14 @@ export interface SmallFilesystem {
   readonly dir: string;
   /** Bytes free for files. */
   available(): number;
-  /** Writes a filler file that leaves about `bytes` free. */
-  fillLeaving(bytes: number): void;
-  /** Deletes the filler file: its space is free again. */
+  /** Writes a filler file (`name`: another beside the first) that leaves about `bytes` free. */
+  fillLeaving(bytes: number, name?: string): void;
+  /** Deletes the filler files: their space is free again. */
   free(): void;
   unmount(): void;
 }
 
-const FILLER = 'filler.bin';
+const FILLER = 'filler';
 
 export function mountSmallFilesystem(sizeBytes: number): SmallFilesystem {
   const dir = mkdtempSync(join(tmpdir(), 'notifications-small-fs-'));
@@ -36,8 +36,18 @@ export function mountSmallFilesystem(sizeBytes: number): SmallFilesystem {
   return {
     dir,
     available,
-    fillLeaving: (bytes) => writeFileSync(join(dir, FILLER), Buffer.alloc(Math.max(0, available() - bytes))),
-    free: () => rmSync(join(dir, FILLER), { force: true }),
+    fillLeaving: (bytes, name = 'first') => {
+      const path = join(dir, `${FILLER}-${name}.bin`);
+      try {
+        writeFileSync(path, Buffer.alloc(Math.max(0, available() - bytes)));
+      } catch (error) {
+        // Filling to the last byte: what did not fit is what was asked for.
+        if ((error as { code?: string }).code !== 'ENOSPC') throw error;
+      }
+    },
+    free: () => {
+      for (const name of readdirSync(dir)) if (name.startsWith(FILLER)) rmSync(join(dir, name), { force: true });
+    },
     unmount: () => {
       execFileSync('umount', [dir], { stdio: 'pipe' });
       rmdirSync(dir);
