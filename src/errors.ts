@@ -124,6 +124,11 @@ export const ERRORS = {
     503,
     (timeoutMs: number) => `database: unavailable, or no answer within ${timeoutMs / 1000} s; try again later`,
   ),
+  /** The database refuses writes for lack of space (SQLITE_FULL, PostgreSQL 53100): nothing of the request was kept. */
+  STORAGE_FULL: define(
+    503,
+    () => 'database: out of space, writes are refused; nothing of this request was kept; send it again after Retry-After seconds',
+  ),
   /** A request on a kept-alive connection after the instance began to stop; another instance, or this one restarted, will answer. */
   SHUTTING_DOWN: define(503, () => 'server: shutting down; send the request again, on a new connection'),
 } as const;
@@ -176,6 +181,9 @@ export const subscriptionNotFound = (uuid: string) => serviceError('SUBSCRIPTION
  */
 export const databaseUnavailable = (timeoutMs: number) =>
   new ServiceError('DATABASE_UNAVAILABLE', ERRORS.DATABASE_UNAVAILABLE.message(timeoutMs), Math.max(1, Math.ceil(timeoutMs / 1000)));
+/** How long a client is asked to wait before sending again a request refused for lack of space: freeing space takes an operator. */
+export const STORAGE_FULL_RETRY_SECONDS = 30;
+export const storageFull = () => new ServiceError('STORAGE_FULL', ERRORS.STORAGE_FULL.message(), STORAGE_FULL_RETRY_SECONDS);
 export const unsupportedJsonBody = () => serviceError('MEDIA_TYPE_UNSUPPORTED', 'body', 'unsupported Content-Type; send application/json');
 
 /** What some codes add to their answers: JSONPATH_SYNTAX, where reading the expression stopped. */

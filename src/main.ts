@@ -24,6 +24,7 @@ import { matchQueue } from './db/match-queue.js';
 import { releaseAllLeases, releaseLeasesOf } from './db/matches.js';
 import { schemaStatus, syncSchema } from './db/migrate.js';
 import { queueReader } from './db/queue-stats.js';
+import { isStorageFull, StorageWatch } from './db/storage-full.js';
 import { liveSubscriptionPages, type SubscriptionChange } from './db/subscriptions.js';
 import { startOutboundThread } from './delivery/outbound-thread.js';
 import { type DeliveryRunner, deliveryRunner } from './delivery/runner.js';
@@ -123,7 +124,7 @@ async function main(argv: string[]): Promise<number> {
  */
 async function serve(config: Config): Promise<number> {
   const log = createLogger(config.logLevel);
-  const database = openServerDatabase(config, log);
+  const database = openServerDatabase(config, log, storageWatch(log));
   if (database === undefined) return 1;
   const clock = systemClock();
   const metrics = createMetrics({
@@ -172,8 +173,11 @@ async function serve(config: Config): Promise<number> {
     },
   );
   const queue = matchQueue(database);
-  const settler = new Settler(queue, holder, clock, (error) =>
-    log.warn({ err: error }, 'the database is not answering: outcomes are kept and recorded once it answers'),
+  const settler = new Settler(
+    queue,
+    holder,
+    clock,
+    unlessStorageFull((error) => log.warn({ err: error }, 'the database is not answering: outcomes are kept and recorded once it answers')),
   );
   // A handed row must have half its lease left: time enough for a policy call or a delivery.
   const toPolicy = new Handoff(HANDOFF_ROWS, leaseUs / 2);
@@ -201,7 +205,7 @@ async function serve(config: Config): Promise<number> {
     inbox: toDelivery,
     pacer: new ClaimPacer(QUIET_CLAIM_MS, BUSY_CLAIM_MS),
     onSubscriptionChange: (change) => matcher.apply(change),
-    onError: (error) => log.error({ err: error }, 'delivery runner: a step failed; retrying'),
+    onError: unlessStorageFull((error) => log.error({ err: error }, 'delivery runner: a step failed; retrying')),
   });
   const policy = policyRunner({
     ...runner,
@@ -212,9 +216,15 @@ async function serve(config: Config): Promise<number> {
     next: toDelivery,
     pacer: new ClaimPacer(QUIET_CLAIM_MS, BUSY_CLAIM_MS),
     onAllowed: deliveries.wake,
-    onError: (error) => log.error({ err: error }, 'policy runner: a step failed; retrying'),
+    onError: unlessStorageFull((error) => log.error({ err: error }, 'policy runner: a step failed; retrying')),
   });
   metrics.trackDownOrigins(() => deliveries.downOrigins().length);
+  metrics.trackStorageFull(() => database.storage.full);
+  // The runners back off while their writes are refused: space freed, they go on at once.
+  database.storage.onRecovered(() => {
+    policy.wake();
+    deliveries.wake();
+  });
   const subscriptionChanged = followSubscriptionWrites(matcher, deliveries);
   const sync = database.capabilities.sharedByInstances
     ? startSubscriptionSync({
@@ -279,7 +289,7 @@ async function serve(config: Config): Promise<number> {
     retentionMs: config.retentionMs,
     metrics,
     maxErrorPauseMs: MAX_ERROR_PAUSE_MS,
-    onError: (error) => log.error({ err: error }, 'retention purge failed; retrying'),
+    onError: unlessStorageFull((error) => log.error({ err: error }, 'retention purge failed; retrying')),
   });
   deliveries.start();
   policy.start();
@@ -343,10 +353,34 @@ function consoleAssets(): ReturnType<typeof loadConsoleAssets> | Error {
   }
 }
 
+/**
+ * Writes refused for lack of space, said when it begins, then at most once a minute while it
+ * lasts (each refused request and runner write would otherwise log a line), and when it ends.
+ */
+function storageWatch(log: FastifyBaseLogger): StorageWatch {
+  return new StorageWatch({
+    full: (error, refused) =>
+      log.error(
+        { err: error, refused },
+        'the database refuses writes for lack of space: requests that write answer 503 STORAGE_FULL, and outcomes of deliveries and policy calls are kept until it takes writes again; free space on its volume (said again at most once a minute while it lasts)',
+      ),
+    recovered: (fullForMs, refused) =>
+      log.warn({ fullForMs, refused }, 'the database takes writes again after refusing them for lack of space'),
+  });
+}
+
+/** `report`, except for a write refused for lack of space: the storage watch says so, once a minute at most. */
+function unlessStorageFull(report: (error: unknown) => void): (error: unknown) => void {
+  return (error) => {
+    if (!isStorageFull(error)) report(error);
+  };
+}
+
 /** The database, opened as the server uses it; undefined (and said why) when it cannot be. */
-function openServerDatabase(config: Config, log: FastifyBaseLogger): DatabaseHandle | undefined {
+function openServerDatabase(config: Config, log: FastifyBaseLogger, storage: StorageWatch): DatabaseHandle | undefined {
   try {
     return openDatabase(config.databaseUrl, {
+      storage,
       create: false,
       timeoutMs: config.databaseTimeoutMs,
       boundStatements: true,

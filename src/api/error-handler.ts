@@ -6,8 +6,9 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyBaseLogger, FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { isStorageFull } from '../db/storage-full.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
-import { databaseUnavailable, errorBody, ServiceError, serviceError, unsupportedJsonBody } from '../errors.js';
+import { databaseUnavailable, errorBody, ServiceError, serviceError, storageFull, unsupportedJsonBody } from '../errors.js';
 import { validationError } from './validation-messages.js';
 
 export type ErrorHandler = (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => void;
@@ -15,14 +16,13 @@ export type ErrorHandler = (error: FastifyError, request: FastifyRequest, reply:
 /** `databaseTimeoutMs`: NOTIFICATIONS_DATABASE_TIMEOUT, which a 503 for the database names. */
 export function errorHandler(databaseTimeoutMs: number): ErrorHandler {
   return (error, request, reply) => {
-    // A database that does not answer, or went away, is a 503 to ask again later, never a 500.
-    handleError(
-      isDatabaseUnavailable(error) && !(error instanceof ServiceError)
-        ? databaseUnavailableError(error, databaseTimeoutMs, request)
-        : error,
-      request,
-      reply,
-    );
+    // A database that does not answer, went away, or has no space for a write is a 503 to ask
+    // again later, never a 500. A full one is logged by the database's storage watch, at most
+    // once a minute, not here once per request.
+    if (error instanceof ServiceError) handleError(error, request, reply);
+    else if (isStorageFull(error)) handleError(storageFull(), request, reply);
+    else if (isDatabaseUnavailable(error)) handleError(databaseUnavailableError(error, databaseTimeoutMs, request), request, reply);
+    else handleError(error, request, reply);
   };
 }
 
@@ -38,9 +38,12 @@ function handleError(error: FastifyError | ServiceError, request: FastifyRequest
     send(reply, serviceError('INTERNAL'));
     return;
   }
-  if (answer.statusCode >= 500 && answer.code !== 'DATABASE_UNAVAILABLE') request.log.error({ err: error }, error.message);
+  if (answer.statusCode >= 500 && !QUIET_CODES.has(answer.code)) request.log.error({ err: error }, error.message);
   send(reply, answer);
 }
+
+/** 5xx answers logged elsewhere, with their cause: not once more as an error of the request. */
+const QUIET_CODES: ReadonlySet<string> = new Set(['DATABASE_UNAVAILABLE', 'STORAGE_FULL']);
 
 function send(reply: FastifyReply, error: ServiceError): void {
   if (error.retryAfterSeconds !== undefined) void reply.header('retry-after', String(error.retryAfterSeconds));

@@ -35,7 +35,7 @@ const ERROR_STATUSES: Record<number, string> = {
   413: 'The body is larger than NOTIFICATIONS_MAX_BODY',
   415: 'The body is not application/json in UTF-8, or has a Content-Encoding (content codings are not decoded)',
   500: 'Server error, e.g. stored credentials that do not open with this NOTIFICATIONS_SECRET_KEY',
-  503: 'The database did not answer within NOTIFICATIONS_DATABASE_TIMEOUT; ask again after Retry-After seconds',
+  503: 'The database did not answer within NOTIFICATIONS_DATABASE_TIMEOUT, or refused a write for lack of space; ask again after Retry-After seconds',
 };
 
 /** The error answers of an /eventmatch route that can answer `codes`. */
@@ -48,6 +48,7 @@ export const EVERY_ROUTE: readonly ErrorCode[] = [
   'IDENTITY_UNTRUSTED',
   'INTERNAL',
   'DATABASE_UNAVAILABLE',
+  'STORAGE_FULL',
 ];
 /** A route that answers with subscription records opens their stored credentials. */
 const RECORDS: readonly ErrorCode[] = ['CREDENTIALS_UNREADABLE'];

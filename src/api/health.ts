@@ -1,5 +1,6 @@
 /**
- * `/healthz`: the process answers. `/readyz`: the database answers, its schema is current,
+ * `/healthz`: the process answers. `/readyz`: the database answers and takes writes (not
+ * `full`: a write refused for lack of space, none succeeded since), its schema is current,
  * and which policy mode is in force (allow-all is said out loud: it shows every event to
  * every subscriber).
  */
@@ -30,7 +31,10 @@ export function healthRoutes(deps: HealthDependencies) {
 
     app.get(
       '/readyz',
-      { config: { deadline: false }, schema: { tags: ['operations'], summary: 'Database reachable, schema current, policy mode' } },
+      {
+        config: { deadline: false },
+        schema: { tags: ['operations'], summary: 'Database reachable and not full, schema current, policy mode' },
+      },
       async (request, reply) => {
         const report: Record<string, string> = { policy: deps.policyMode };
         let ready = true;
@@ -41,9 +45,10 @@ export function healthRoutes(deps: HealthDependencies) {
             READINESS_TIMEOUT_MS,
             () => new NoAnswer(`the database did not answer within ${READINESS_TIMEOUT_MS} ms`),
           );
-          report.database = 'ok';
+          const full = deps.database.storage.full;
+          report.database = full ? 'full' : 'ok';
           report.schema = status.pending.length === 0 ? 'current' : `out of date: run svc-notifications-cmd dbsync`;
-          ready = status.pending.length === 0;
+          ready = status.pending.length === 0 && !full;
         } catch (error) {
           request.log.warn(
             { err: error },

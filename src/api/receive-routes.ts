@@ -31,7 +31,7 @@ const RECEIVE_STATUSES: Record<number, string> = {
   413: 'The body is larger than NOTIFICATIONS_MAX_BODY',
   415: 'Neither structured, binary nor batched mode, a JSON charset other than UTF-8, or a Content-Encoding',
   500: 'Server error',
-  503: 'The database did not answer within NOTIFICATIONS_DATABASE_TIMEOUT; send the event again after Retry-After seconds',
+  503: 'The database did not answer within NOTIFICATIONS_DATABASE_TIMEOUT, or refused the write for lack of space; nothing was logged; send the event again after Retry-After seconds',
 };
 
 const RECEIVE_ERRORS = errorResponses(
@@ -47,6 +47,7 @@ const RECEIVE_ERRORS = errorResponses(
     'CONTENT_ENCODING_UNSUPPORTED',
     'INTERNAL',
     'DATABASE_UNAVAILABLE',
+    'STORAGE_FULL',
   ],
   (status) => RECEIVE_STATUSES[status] ?? String(status),
 );

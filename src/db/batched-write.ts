@@ -4,12 +4,14 @@
  * of the group commit. A statement is a socket write to PostgreSQL: one insert per create
  * spent a fifth of the main thread in `writev`.
  *
- * Should the batch fail, its items are written one by one, so one item's failure is its own.
+ * Should the batch fail, its items are written one by one, so one item's failure is its own
+ * (unless the database itself is the cause: not answering, or out of space).
  */
 import type { Kysely } from 'kysely';
 import { batchPerTurn } from '../turn-batch.js';
 import type { DatabaseHandle } from './connect.js';
 import type { WriteOptions } from './group-commit.js';
+import { isConditionOfTheDatabase } from './storage-full.js';
 import type { Database } from './tables.js';
 
 /** Writes `items` and returns one result per item, in their order. */
@@ -46,6 +48,11 @@ export function batchedWrite<T, R>(
         for (const [i, w] of batch.entries()) w.resolve(results[i]!);
       } catch (error) {
         if (batch.length === 1) return batch[0]!.reject(error);
+        // The database not answering, or full, would refuse each item alike.
+        if (isConditionOfTheDatabase(error)) {
+          for (const w of batch) w.reject(error);
+          return;
+        }
         for (const w of batch) database.write((tx) => writeMany(tx, [w.item]), options).then((results) => w.resolve(results[0]!), w.reject);
       }
     },

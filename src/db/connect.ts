@@ -12,6 +12,7 @@ import { maskUrlPassword } from '../url-password.js';
 import { GroupCommit, type TransactionRunner, type WriteOptions } from './group-commit.js';
 import { postgresTarget } from './postgres-target.js';
 import { withStatementCache } from './sqlite-statement-cache.js';
+import { StorageWatch, writeSpaceProbe } from './storage-full.js';
 import type { Database } from './tables.js';
 import { DatabaseUnavailable, isDatabaseUnavailable } from './unavailable.js';
 import { WalSync } from './wal-sync.js';
@@ -64,6 +65,8 @@ export interface DatabaseHandle {
    * PostgreSQL, whose own tool (pg_dump) does it.
    */
   readonly backup?: (file: string) => Promise<void>;
+  /** Whether writes are refused for lack of space: told of every write's outcome. */
+  readonly storage: StorageWatch;
   close(): Promise<void>;
 }
 
@@ -100,6 +103,8 @@ export interface OpenOptions {
   readonly onConnectionError?: (error: Error) => void;
   /** PostgreSQL: how the connections name themselves in pg_stat_activity. */
   readonly applicationName?: string;
+  /** Told of every write's outcome (a new one, which reports nothing, by default). */
+  readonly storage?: StorageWatch;
 }
 
 /** The SQLite file does not exist (its directory does): `dbsync` would create it. */
@@ -141,10 +146,14 @@ function openSqlite(path: string, options: OpenOptions): DatabaseHandle {
   // checkpointing every 10,000 pages (40 MB of log) instead of every 1,000 copies far fewer.
   database.pragma(`wal_autocheckpoint = ${WAL_CHECKPOINT_PAGES}`);
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
-  const group = new GroupCommit(immediateTransaction(db, timeoutMs), 1, walSync && (() => walSync.sync()));
+  const group = new GroupCommit(immediateTransaction(db, database, timeoutMs), 1, walSync && (() => walSync.sync()));
+  const storage = options.storage ?? new StorageWatch();
+  const write = watchedWrite(group, storage);
+  storage.probeWith(() => write(writeSpaceProbe));
   return {
     db,
-    write: (work, options) => group.run(work, options),
+    write,
+    storage,
     capabilities: {
       skipLocked: false,
       sharedByInstances: false,
@@ -165,6 +174,7 @@ function openSqlite(path: string, options: OpenOptions): DatabaseHandle {
       await database.backup(file, { progress: () => ALL_PAGES });
     },
     close: async () => {
+      storage.stop();
       await walSync?.close();
       await db.destroy();
     },
@@ -206,9 +216,13 @@ function openPostgres(url: string, options: OpenOptions): DatabaseHandle {
     undefined,
     (work) => work(db),
   );
+  const storage = options.storage ?? new StorageWatch();
+  const write = watchedWrite(group, storage);
+  storage.probeWith(() => write(writeSpaceProbe));
   return {
     db,
-    write: (work, options) => group.run(work, options),
+    write,
+    storage,
     capabilities: {
       skipLocked: true,
       sharedByInstances: true,
@@ -222,12 +236,31 @@ function openPostgres(url: string, options: OpenOptions): DatabaseHandle {
     inMemory: false,
     schema,
     description: maskUrlPassword(url),
-    close: () => db.destroy(),
+    close: () => {
+      storage.stop();
+      return db.destroy();
+    },
   };
 }
 
 /** The most pages better-sqlite3 lets one backup step copy: every page of any database of ours. */
 const ALL_PAGES = 0x7fffffff;
+
+/** The group commit's writes, their outcomes told to `storage`. */
+function watchedWrite(group: GroupCommit, storage: StorageWatch): DatabaseHandle['write'] {
+  return (work, options) =>
+    group.run(work, options).then(
+      (value) => {
+        if (options?.mayChangeNothing !== true) storage.observe();
+        return value;
+      },
+      (error: unknown) => {
+        storage.observe(error);
+        throw error;
+      },
+    );
+}
+
 /** SQLite's automatic checkpoint runs when the log holds this many pages (its default: 1,000). */
 const WAL_CHECKPOINT_PAGES = 10_000;
 /** How long SQLite itself waits for a lock, in the thread that asked, before saying SQLITE_BUSY. */
@@ -267,8 +300,13 @@ const SLEEPER = new Int32Array(new SharedArrayBuffer(4));
  * SQLite transactions that take the write lock as they begin (BEGIN IMMEDIATE), so that a lock
  * held elsewhere is met there, before any work, and nowhere after. Met there, it is tried again
  * after a pause that blocks nothing, until `timeoutMs` have passed: then DatabaseUnavailable.
+ *
+ * On some errors (SQLITE_FULL, SQLITE_IOERR, SQLITE_NOMEM: a COMMIT that could not write the
+ * log) SQLite has already rolled the whole transaction back itself. A ROLLBACK then fails with
+ * "cannot rollback - no transaction is active", and would be thrown instead of the error that
+ * says what happened: it is issued only while a transaction is still open.
  */
-function immediateTransaction(db: Kysely<Database>, timeoutMs: number): TransactionRunner {
+function immediateTransaction(db: Kysely<Database>, sqlite: SQLite.Database, timeoutMs: number): TransactionRunner {
   return async (work) => {
     const deadline = performance.now() + timeoutMs;
     for (;;) {
@@ -282,7 +320,7 @@ function immediateTransaction(db: Kysely<Database>, timeoutMs: number): Transact
             await sql`commit`.execute(connection);
             return result;
           } catch (error) {
-            await sql`rollback`.execute(connection);
+            if (sqlite.inTransaction) await sql`rollback`.execute(connection);
             throw error;
           }
         });

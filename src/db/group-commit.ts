@@ -19,8 +19,8 @@
  */
 import type { Kysely } from 'kysely';
 import { batchPerTurn } from '../turn-batch.js';
+import { isConditionOfTheDatabase } from './storage-full.js';
 import type { Database } from './tables.js';
-import { isDatabaseUnavailable } from './unavailable.js';
 
 type Write<T> = (tx: Kysely<Database>) => Promise<T>;
 
@@ -38,6 +38,11 @@ export interface WriteOptions {
    * fewer, and under load most commits held a single write.
    */
   oneStatement?: boolean;
+  /**
+   * Its success says nothing of free space: it often changes no row (a claim that finds nothing
+   * due), and such a write commits even on a full disk. It does not end a storage-full state.
+   */
+  mayChangeNothing?: boolean;
 }
 
 interface Pending {
@@ -95,8 +100,8 @@ export class GroupCommit {
       });
     } catch (error) {
       // A write failed, and others shared its transaction: each is run alone. When the commit
-      // failed, or the database is not answering, none of the batch is durable.
-      if (failedWrite === error && batch.length > 1 && !isDatabaseUnavailable(error)) return this.eachAlone(batch);
+      // failed, or the database is not answering or has no space, none of the batch is durable.
+      if (failedWrite === error && batch.length > 1 && !isConditionOfTheDatabase(error)) return this.eachAlone(batch);
       return rejectAll(batch, error);
     }
     this.settleWhenDurable(
@@ -111,7 +116,7 @@ export class GroupCommit {
       try {
         outcomes.push({ ok: true, value: await this.transaction(pending.write) });
       } catch (error) {
-        if (isDatabaseUnavailable(error)) {
+        if (isConditionOfTheDatabase(error)) {
           this.settleWhenDurable(batch.slice(0, i), outcomes);
           return rejectAll(batch.slice(i), error);
         }

@@ -61,7 +61,10 @@ export function matchQueue(database: DatabaseHandle): MatchQueue {
     // A claim is a write: it shares a commit with the writes of the moment rather than pay its
     // own, and being one statement it needs no transaction when it commits alone.
     claim: (stage, lease, limit, filter) =>
-      database.write((tx) => claimDueMatches(tx, capabilities, stage, lease, limit, filter), { oneStatement: true }),
+      database.write((tx) => claimDueMatches(tx, capabilities, stage, lease, limit, filter), {
+        oneStatement: true,
+        mayChangeNothing: true,
+      }),
     settle: (holder, settlement, at) =>
       database.write(async (tx) => {
         const rows = await settleEach(tx, holder, settlement.changes, at);

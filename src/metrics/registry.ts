@@ -11,6 +11,8 @@ export interface ServiceMetrics extends Metrics {
   readonly registry: Registry;
   /** Reports, at each scrape, how many target origins are down (tried once a second) in this instance. */
   trackDownOrigins(count: () => number): void;
+  /** Reports, at each scrape, 1 while the database refuses writes for lack of space, else 0. */
+  trackStorageFull(full: () => boolean): void;
 }
 
 export interface MetricsOptions {
@@ -128,6 +130,16 @@ export function createMetrics(options: MetricsOptions = {}): ServiceMetrics {
         registers,
         collect() {
           this.set(count());
+        },
+      });
+    },
+    trackStorageFull: (full) => {
+      new Gauge({
+        name: 'notifications_storage_full',
+        help: 'Whether the database refuses writes for lack of space (1) since a write was refused, until one succeeds again; else 0.',
+        registers,
+        collect() {
+          this.set(full() ? 1 : 0);
         },
       });
     },

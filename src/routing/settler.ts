@@ -4,12 +4,13 @@
  * while the others were under way (the first waits for the rest of its event-loop turn). Under
  * load that is one transaction for hundreds of rows; on PostgreSQL a transaction per turn spent
  * a third of the main thread in socket writes.
- * While the database does not answer, settlements are kept and written again later, so that
- * work done during an outage is not done twice once it is over; a failure that is not the
- * database's absence is the settlement's own, and is reported to its caller.
+ * While the database does not answer, or refuses writes for lack of space, settlements are
+ * kept and written again later, so that work done meanwhile is not done twice once it is over;
+ * a failure that is not such a condition of the database is the settlement's own, and is
+ * reported to its caller.
  */
 import type { MatchQueue, Settled, Settlement } from '../db/match-queue.js';
-import { isDatabaseUnavailable } from '../db/unavailable.js';
+import { isConditionOfTheDatabase } from '../db/storage-full.js';
 import type { Clock } from '../time/clock.js';
 
 interface Pending {
@@ -41,6 +42,7 @@ export class Settler {
     private readonly queue: MatchQueue,
     private readonly holder: string,
     private readonly clock: Clock,
+    /** Each time a write is deferred (the database not answering, or full). */
     private readonly onUnavailable: (error: unknown) => void,
   ) {}
 
@@ -96,7 +98,7 @@ export class Settler {
       this.pauseMs = FIRST_PAUSE_MS;
       for (const pending of batch) pending.resolve(ownPart(settled, pending.settlement));
     } catch (error) {
-      if (!isDatabaseUnavailable(error) || this.closed) {
+      if (!isConditionOfTheDatabase(error) || this.closed) {
         for (const pending of batch) pending.reject(error);
       } else {
         this.onUnavailable(error);

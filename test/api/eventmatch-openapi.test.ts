@@ -20,7 +20,7 @@ interface Operation {
 
 /**
  * Each route's documented answers: 401 and 400 (an identity header twice) everywhere, 404 with a
- * uuid, 413 and 415 with a body, 500 and 503 (the database not answering) everywhere.
+ * uuid, 413 and 415 with a body, 500 and 503 (the database not answering, or out of space) everywhere.
  */
 const STATUSES: Record<string, string[]> = {
   'POST /eventmatch': ['200', '400', '401', '403', '413', '415', '500', '503'],
@@ -195,7 +195,7 @@ for (const backend of testBackends()) {
         const operation = paths[path]![method.toLowerCase()]!;
         assert.deepEqual([...codesOf(operation, '400')].sort(), ['IDENTITY_HEADER_REPEATED', ...expected].sort(), route);
         assert.deepEqual(codesOf(operation, '401'), ['UNAUTHENTICATED', 'IDENTITY_UNTRUSTED'], route);
-        assert.deepEqual(codesOf(operation, '503'), ['DATABASE_UNAVAILABLE'], route);
+        assert.deepEqual(codesOf(operation, '503'), ['DATABASE_UNAVAILABLE', 'STORAGE_FULL'], route);
         if (path.includes('{uuid}')) assert.deepEqual(codesOf(operation, '404'), ['SUBSCRIPTION_NOT_FOUND'], route);
         if (method !== 'GET')
           assert.deepEqual(

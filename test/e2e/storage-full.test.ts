@@ -1,0 +1,244 @@
+/**
+ * A running server whose database runs out of space, for real: SQLite on a small tmpfs filled
+ * through /receive itself, and PostgreSQL answering 53100 disk_full from triggers in the test's
+ * own schema (on every row the service writes; the shared server's disk is not to be filled). Meanwhile each refused request is answered 503
+ * STORAGE_FULL with Retry-After, never 500; /readyz says the database is full and the gauge is
+ * 1; the log says so once, not once per request. Once space returns the server goes on by
+ * itself, and every event it answered 200 reaches the target.
+ */
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { it } from 'node:test';
+import pg from 'pg';
+import { createPostgres, describeOn, POSTGRES, POSTGRES_TEST_URL, type TestDatabase } from '../support/database.js';
+import { eventually, type HttpStub, startStub } from '../support/http-stub.js';
+import { type RunningServer, runCli, startServer } from '../support/processes.js';
+import { mountSmallFilesystem, SMALL_FILESYSTEM } from '../support/small-filesystem.js';
+
+const SOURCE = '/storage-full';
+/** Requests sent while full, beyond the first refused: the log must not have a line for each. */
+const REFUSED_MORE = 30;
+
+async function subscribe(server: RunningServer, targetUrl: string): Promise<void> {
+  const response = await fetch(`${server.url}/eventmatch`, {
+    method: 'POST',
+    headers: { 'http-remote-user': 'alice', 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'full', jsonpath: `$[?$.source == '${SOURCE}']`, target_url: targetUrl }),
+  });
+  assert.equal(response.status, 200, await response.text());
+}
+
+/** Sends events of about `bytes` each and records which were answered 200. */
+function sender(server: RunningServer, bytes: number) {
+  const answered200: string[] = [];
+  let next = 0;
+  return {
+    answered200,
+    send: async (): Promise<Response> => {
+      const id = `e-${next++}`;
+      const response = await fetch(`${server.url}/receive`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/cloudevents+json' },
+        body: JSON.stringify({ specversion: '1.0', id, source: SOURCE, type: 'org.example.full', data: 'x'.repeat(bytes) }),
+      });
+      if (response.status === 200) answered200.push(id);
+      return response;
+    },
+  };
+}
+
+async function assertStorageFull(response: Response, what: string): Promise<void> {
+  const body = (await response.json()) as { code: string; message: string };
+  assert.equal(response.status, 503, `${what}: ${JSON.stringify(body)}`);
+  assert.equal(body.code, 'STORAGE_FULL', what);
+  assert.match(body.message, /^database: out of space/);
+  assert.equal(response.headers.get('retry-after'), '30', what);
+}
+
+async function readiness(server: RunningServer): Promise<{ status: number; database: string }> {
+  const response = await fetch(`${server.url}/readyz`);
+  return { status: response.status, database: ((await response.json()) as { database: string }).database };
+}
+
+async function storageFullGauge(server: RunningServer): Promise<number> {
+  const text = await (await fetch(`${server.url}/metrics`)).text();
+  const sample = /^notifications_storage_full (\S+)$/m.exec(text);
+  assert.ok(sample, 'notifications_storage_full is exposed');
+  return Number(sample[1]);
+}
+
+/** Log lines of warning level or above, from `offset` on. */
+const warnings = (server: RunningServer, offset = 0) =>
+  server
+    .logs()
+    .slice(offset)
+    .split('\n')
+    .filter((line) => /"level":(40|50|60)/.test(line));
+
+const delivered = (target: HttpStub) => new Set(target.requests.map((r) => (JSON.parse(r.body) as { id: string }).id));
+
+interface Volume {
+  /** The database refuses writes from now on, or once /receive has filled what is left. */
+  fill(): Promise<void>;
+  /** After the first refusal: every write is refused, however small (the runners' too). */
+  fillTheRest(): Promise<void>;
+  /** Space again. */
+  free(): Promise<void>;
+}
+
+/** A target that holds every delivery until released: outcomes to record while the database is full. */
+async function gatedTarget(): Promise<{ target: HttpStub; release(): void; answered(): number }> {
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  let answered = 0;
+  const target = await startStub(async (_request, response) => {
+    await gate;
+    response.writeHead(200).end();
+    answered++;
+  });
+  return { target, release, answered: () => answered };
+}
+
+/**
+ * The scenario on a server already subscribed to SOURCE: events answered 200, then the
+ * database full, then space given back.
+ */
+async function survivesStorageFull(server: RunningServer, volume: Volume, bytes: number): Promise<void> {
+  const { target, release, answered } = await gatedTarget();
+  try {
+    await subscribe(server, target.url);
+    await fullAndBack(server, volume, bytes, target, release, answered);
+  } finally {
+    release();
+    await target.close();
+  }
+}
+
+async function fullAndBack(
+  server: RunningServer,
+  volume: Volume,
+  bytes: number,
+  target: HttpStub,
+  release: () => void,
+  answered: () => number,
+): Promise<void> {
+  const { answered200, send } = sender(server, bytes);
+  const BEFORE = 10;
+  for (let i = 0; i < BEFORE; i++) assert.equal((await send()).status, 200);
+  await eventually(() => target.requests.length === BEFORE, 'the deliveries reach the target, which holds them');
+  assert.deepEqual(await readiness(server), { status: 200, database: 'ok' });
+  assert.equal(await storageFullGauge(server), 0);
+  const logOffset = server.logs().length;
+
+  await volume.fill();
+  let refusal: Response | undefined;
+  for (let i = 0; i < 5_000 && refusal === undefined; i++) {
+    const response = await send();
+    if (response.status !== 200) refusal = response;
+  }
+  assert.ok(refusal, 'the database refused a write');
+  await assertStorageFull(refusal, 'the first refused /receive');
+  await volume.fillTheRest();
+  // The deliveries held are answered now: recording their outcomes is refused too.
+  release();
+  await eventually(() => answered() >= BEFORE && answered() === target.requests.length, 'the target answers the deliveries it held');
+  for (let i = 0; i < REFUSED_MORE; i++) await assertStorageFull(await send(), `refused /receive ${i}`);
+  assert.deepEqual(await readiness(server), { status: 503, database: 'full' });
+  assert.equal(await storageFullGauge(server), 1);
+
+  const said = warnings(server, logOffset);
+
+  assert.equal(said.filter((line) => line.includes('refuses writes for lack of space')).length, 1, said.join('\n'));
+  assert.ok(said.length <= 3, `${REFUSED_MORE + 1} refused requests, ${said.length} warnings:\n${said.join('\n')}`);
+
+  await volume.free();
+  // No request needed: the server finds the space by itself.
+  await eventually(async () => (await readiness(server)).status === 200, '/readyz ready again', 15_000);
+  assert.deepEqual(await readiness(server), { status: 200, database: 'ok' });
+  assert.equal(await storageFullGauge(server), 0);
+  for (let i = 0; i < 5; i++) assert.equal((await send()).status, 200);
+  await eventually(
+    () => answered200.every((id) => delivered(target).has(id)),
+    `every event answered 200 (${answered200.length}) is delivered`,
+    20_000,
+  );
+  // The delivery runner met refusals too (its outcomes were kept), and delivered nothing twice.
+  const recovered = warnings(server, logOffset)
+    .map((line) => JSON.parse(line) as { msg: string; refused: number })
+    .find((line) => line.msg.startsWith('the database takes writes again'));
+  assert.ok(recovered, 'the log says when writes succeed again');
+  const { refused } = recovered;
+  assert.ok(refused > 1 + REFUSED_MORE, `writes refused: ${refused}, of which requests: ${1 + REFUSED_MORE}`);
+  assert.equal(target.requests.length, delivered(target).size, 'no event delivered twice');
+  assert.doesNotMatch(server.logs(), /"statusCode":500|cannot rollback|unexpected error/);
+}
+
+describeOn(SMALL_FILESYSTEM, 'a server whose SQLite disk fills up', () => {
+  it('answers 503 STORAGE_FULL, says full on /readyz and /metrics, logs it once, and goes on when space returns', async () => {
+    const volume = mountSmallFilesystem(8 * 1024 * 1024);
+    try {
+      const url = `sqlite:${join(volume.dir, 'notifications.sqlite3')}`;
+      assert.equal((await runCli(['--database-url', url, 'dbsync'])).code, 0);
+      const server = await startServer({ NOTIFICATIONS_DATABASE_URL: url });
+      try {
+        await survivesStorageFull(
+          server,
+          {
+            // What is left is filled by the events themselves, then the last bytes by a second file.
+            fill: async () => volume.fillLeaving(1024 * 1024),
+            fillTheRest: async () => volume.fillLeaving(0, 'rest'),
+            free: async () => volume.free(),
+          },
+          8 * 1024,
+        );
+        assert.equal(server.process.exitCode, null);
+      } finally {
+        assert.equal(await server.stop(), 0);
+      }
+    } finally {
+      volume.unmount();
+    }
+  });
+});
+
+describeOn(POSTGRES, 'a server whose PostgreSQL answers 53100 disk_full', () => {
+  it('answers 503 STORAGE_FULL, says full on /readyz and /metrics, logs it once, and goes on when space returns', async () => {
+    const database: TestDatabase = await createPostgres(POSTGRES_TEST_URL!);
+    const schema = new URL(database.url).searchParams.get('schema')!;
+    const admin = new pg.Client({ connectionString: POSTGRES_TEST_URL });
+    await admin.connect();
+    try {
+      assert.equal((await runCli(['--database-url', database.url, 'dbsync'])).code, 0);
+      await admin.query(`create function "${schema}".disk_full() returns trigger language plpgsql as $$
+        begin raise exception 'could not extend file: No space left on device' using errcode = '53100'; end $$`);
+      const server = await startServer({ NOTIFICATIONS_DATABASE_URL: database.url });
+      try {
+        // Every table the service writes while it runs: a full disk refuses them all.
+        const tables = ['events', 'matches', 'attempts', 'subscriptions'];
+        await survivesStorageFull(
+          server,
+          {
+            fill: async () => {
+              for (const table of tables) {
+                await admin.query(
+                  `create trigger disk_full before insert or update or delete on "${schema}".${table} for each row execute function "${schema}".disk_full()`,
+                );
+              }
+            },
+            fillTheRest: async () => undefined,
+            free: async () => {
+              for (const table of tables) await admin.query(`drop trigger disk_full on "${schema}".${table}`);
+            },
+          },
+          100,
+        );
+        assert.equal(server.process.exitCode, null);
+      } finally {
+        assert.equal(await server.stop(), 0);
+      }
+    } finally {
+      await admin.end();
+      await database.cleanup();
+    }
+  });
+});
