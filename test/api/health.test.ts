@@ -60,9 +60,10 @@ describe('/readyz without a database', () => {
 });
 
 describe('/readyz when the database does not answer', () => {
-  it('answers 503 within about 2 s, not after the 5 s connect time-out', async () => {
+  it('answers 503 after about 2 s, not after the connect time-out', async () => {
     const silent = await startSilentListener();
-    const database = openDatabase(silent.url);
+    // A connect time-out far past the readiness bound: without the bound, /readyz would take 30 s.
+    const database = openDatabase(silent.url, { timeoutMs: 30_000 });
     const app = await buildApp({ maxBodyBytes: 1024, logger: 'silent', version: 'test' }, [
       healthRoutes({ database, policyMode: 'allow-all' }),
     ]);
@@ -73,7 +74,7 @@ describe('/readyz when the database does not answer', () => {
       assert.equal(response.statusCode, 503);
       assert.deepEqual(response.json(), { status: 'not ready', policy: 'allow-all', database: 'unreachable' });
       assert.ok(silent.accepted() >= 1, 'the check did reach the silent database');
-      assert.ok(elapsed >= 1_900 && elapsed < 3_000, `answered after ${elapsed} ms`);
+      assert.ok(elapsed >= 1_900 && elapsed < 10_000, `answered after ${elapsed} ms`);
     } finally {
       await app.close();
       // Closing the listener first fails the pending connection at once, so the pool can end.
