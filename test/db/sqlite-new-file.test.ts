@@ -13,25 +13,33 @@ import { sql } from 'kysely';
 import { openDatabase } from '../../src/db/connect.js';
 import { createSqlite } from '../support/database.js';
 
-/** Creates the file (still in rollback-journal mode), takes its write lock, says so, and holds it `ms`. */
+/**
+ * Creates the file (still in rollback-journal mode), takes its write lock and says so; holds it
+ * until SIGUSR2 (SIGUSR1 is node's debugger), then `ms` more. The signal is sent right before
+ * the open under test starts, so the lock is held while it starts however late the test got to it.
+ */
 const HOLD_WRITE_LOCK = `
 const SQLite = require('better-sqlite3');
 const db = new SQLite(process.argv[1]);
 db.exec('create table held (x)');
 db.exec('begin immediate');
 db.exec('insert into held values (1)');
+const alive = setInterval(() => undefined, 60_000);
+process.on('SIGUSR2', () => setTimeout(() => { db.exec('commit'); db.close(); clearInterval(alive); }, Number(process.argv[2])));
 process.stdout.write('locked\\n');
-setTimeout(() => { db.exec('commit'); db.close(); }, Number(process.argv[2]));
 `;
 
-/** Runs `body` on a new SQLite file whose write lock another process holds for `ms`. */
-async function whileAnotherProcessWrites(ms: number, body: (url: string) => Promise<void>): Promise<void> {
+/**
+ * Runs `body` on a new SQLite file whose write lock another process holds; `releaseLater` has it
+ * let go `ms` after being called.
+ */
+async function whileAnotherProcessWrites(ms: number, body: (url: string, releaseLater: () => void) => Promise<void>): Promise<void> {
   const database = await createSqlite();
   const path = database.url.slice('sqlite:'.length);
   const holder = spawn(process.execPath, ['-e', HOLD_WRITE_LOCK, path, String(ms)], { stdio: ['ignore', 'pipe', 'inherit'] });
   try {
     await once(holder.stdout!, 'data');
-    await body(database.url);
+    await body(database.url, () => assert.ok(holder.kill('SIGUSR2'), 'the lock holder is there to signal'));
   } finally {
     holder.kill();
     if (holder.exitCode === null) await once(holder, 'exit');
@@ -41,12 +49,14 @@ async function whileAnotherProcessWrites(ms: number, body: (url: string) => Prom
 
 describe('opening a new SQLite file that another process is writing', () => {
   it('waits for the write lock instead of failing at once', () =>
-    whileAnotherProcessWrites(300, async (url) => {
+    whileAnotherProcessWrites(1_000, async (url, releaseLater) => {
+      releaseLater();
       const start = performance.now();
-      const handle = openDatabase(url, { timeoutMs: 5_000 });
+      // Opening is synchronous: the lock holder lets go while it waits.
+      const handle = openDatabase(url, { timeoutMs: 15_000 });
       const waited = performance.now() - start;
       try {
-        assert.ok(waited >= 200, `opened after ${waited.toFixed(0)} ms, while the lock was held for 300`);
+        assert.ok(waited >= 500, `opened after ${waited.toFixed(0)} ms, while the lock was held for 1000 more`);
         const { rows } = await sql<{ journal_mode: string }>`pragma journal_mode`.execute(handle.db);
         assert.deepEqual(rows, [{ journal_mode: 'wal' }]);
       } finally {
@@ -55,10 +65,12 @@ describe('opening a new SQLite file that another process is writing', () => {
     }));
 
   it('gives up after the database time-out', () =>
-    whileAnotherProcessWrites(3_000, async (url) => {
+    whileAnotherProcessWrites(10_000, async (url, releaseLater) => {
+      releaseLater();
       const start = performance.now();
       assert.throws(() => openDatabase(url, { timeoutMs: 500 }), { code: 'SQLITE_BUSY' });
       const waited = performance.now() - start;
-      assert.ok(waited >= 400 && waited < 2_000, `gave up after ${waited.toFixed(0)} ms`);
+      // Well before the 5 s default time-out, let alone the 10 s the lock is held.
+      assert.ok(waited >= 400 && waited < 4_000, `gave up after ${waited.toFixed(0)} ms`);
     }));
 });
