@@ -226,7 +226,8 @@ describe('addressGuard.hostRefusal', () => {
     for (let i = 0; i < MAX_PENDING_LOOKUPS; i++) {
       const started = performance.now();
       assert.equal(await guard.hostRefusal('slow.example', 50), null);
-      assert.ok(performance.now() - started < 1000, 'answered after the time-out, not after the resolver');
+      // The resolver never answers: any bound shows the time-out; this one holds on a loaded machine.
+      assert.ok(performance.now() - started < 5_000, 'answered after the time-out, not after the resolver');
     }
     assert.equal(await guard.hostRefusal('metadata.example', 1000), null, 'not looked up while the slow ones are out');
     assert.deepEqual(asked, new Array<string>(MAX_PENDING_LOOKUPS).fill('slow.example'));

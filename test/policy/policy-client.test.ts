@@ -77,7 +77,8 @@ describe('policy client', () => {
     const started = performance.now();
     const answer = await client(t, stub.origin, 250).ask('alice', EVENT);
     assert.deepEqual(answer, { kind: 'retry', status: null, error: 'time-out after 250 ms' });
-    assert.ok(performance.now() - started < 750);
+    // Without the time-out it would wait for ever: the bound only needs to hold on a loaded machine.
+    assert.ok(performance.now() - started < 5_000);
   });
 
   it('retries when the policy service refuses connections', async (t) => {

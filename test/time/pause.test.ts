@@ -18,7 +18,8 @@ describe('Pause', () => {
     const waiting = pause.for(60_000);
     assert.equal(pause.end(), true);
     await waiting;
-    assert.ok(performance.now() - started < 1_000);
+    // Far short of the 60 s it would otherwise wait: the bound holds on a loaded machine too.
+    assert.ok(performance.now() - started < 10_000);
     assert.equal(pause.end(), false);
   });
 });
