@@ -28,7 +28,7 @@ describe('a database that accepts connections and never answers', { concurrency:
       // From the connection, not from the start: six processes starting at once on a loaded
       // machine can take seconds before they connect.
       const elapsed = Date.now() - silent.firstAcceptedAt()!;
-      assert.equal(result.code, 1, result.stderr);
+      assert.equal(result.code, 1, `${result.signal === null ? '' : `ended by ${result.signal}; `}${result.stderr}`);
       assertOneTimeoutLine(result.stderr);
       assert.ok(silent.accepted() >= 1, 'the server did connect');
       assert.ok(elapsed >= 4_500 && elapsed < 10_000, `gave up after ${elapsed} ms`);

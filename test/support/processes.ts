@@ -19,6 +19,8 @@ export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
 
 export interface Finished {
   code: number | null;
+  /** The signal that ended it, when one did (code is then null). */
+  signal: NodeJS.Signals | null;
   stdout: string;
   stderr: string;
 }
@@ -53,9 +55,9 @@ export function runCommand(command: string, args: string[], options: CommandOpti
       reject(new Error(`${command} ${args.join(' ')} did not finish in ${timeoutMs} ms`));
     }, timeoutMs);
     child.on('error', reject);
-    child.on('exit', (code) => {
+    child.on('exit', (code, signal) => {
       clearTimeout(timer);
-      resolve({ code, stdout, stderr });
+      resolve({ code, signal, stdout, stderr });
     });
   });
 }
