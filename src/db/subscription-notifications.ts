@@ -10,6 +10,7 @@
  */
 import { type AliasedRawBuilder, sql } from 'kysely';
 import pg from 'pg';
+import { Backoff } from '../time/backoff.js';
 import { Pause } from '../time/pause.js';
 import { postgresTarget } from './postgres-target.js';
 
@@ -109,7 +110,7 @@ export function startSubscriptionListener(options: SubscriptionListenerOptions):
   }
 
   const done = (async () => {
-    let delay = backoff.first;
+    const delay = new Backoff(backoff.first, backoff.max);
     while (!closed) {
       let reason: unknown;
       try {
@@ -126,11 +127,10 @@ export function startSubscriptionListener(options: SubscriptionListenerOptions):
       // A dead socket may never finish ending: do not wait for it.
       failed?.end().catch(() => undefined);
       if (closed) break;
-      if (wasListening) delay = backoff.first;
-      const retryInMs = Math.round(delay * (0.8 + 0.4 * Math.random()));
+      if (wasListening) delay.reset();
+      const retryInMs = Math.round(delay.next() * (0.8 + 0.4 * Math.random()));
       options.onLost(reason, retryInMs);
       await backoffWait.for(retryInMs);
-      delay = Math.min(backoff.max, delay * 2);
     }
   })();
 
