@@ -21,14 +21,16 @@
 import type { Keyring } from '../config/keyring.js';
 import type { EventRow } from '../db/events.js';
 import type { SubscriptionChange } from '../db/subscriptions.js';
+import type { DeliveryOutcome } from '../metrics/metrics.js';
 import type { MatchesTable, SubscriptionRow } from '../db/tables.js';
+import { afterAttempt, settlementOf } from '../routing/after-attempt.js';
 import { Lanes } from '../routing/lanes.js';
 import { nextBatch } from '../routing/next-batch.js';
 import { LeaseRoom, type Runner, RunnerLoop } from '../routing/runner-loop.js';
 import type { RunnerOptions } from '../routing/runner-options.js';
 import { openAuth } from '../subscriptions/secret-box.js';
 import { signingSecretsAt } from '../subscriptions/signing-secret.js';
-import { decideDelivery } from './decision.js';
+import { outcomeOfResponse } from './decision.js';
 import { EventBodies } from './event-body.js';
 import { OriginHealth } from './origin-health.js';
 import { lowestLimit, RateLimiter } from './rate-limiter.js';
@@ -239,12 +241,8 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
     else if (!response.permanent) health.noAnswer(origin, at);
     lanes.finished(origin);
     if (!lanes.isFull(origin) && !health.isDown(origin)) options.pacer?.roomAgain(origin);
-    const decision = decideDelivery(row, { ...response, at }, options.schedule);
-    const settling = settler.settle({
-      changes: [{ uuid: row.uuid, change: decision.change }],
-      attempts: [{ matchUuid: row.uuid, stage: 'deliver', ...decision.attempt }],
-      disable: decision.disable === undefined ? [] : [{ subscription: subscription.uuid, reason: decision.disable, at }],
-    });
+    const after = afterAttempt('deliver', [row], outcomeOfResponse(response), { at, durationMs: response.durationMs }, options.schedule);
+    const settling = settler.settle(settlementOf('deliver', [row.uuid], after, { uuid: subscription.uuid, at }));
     // The slot is free: the next row of this origin goes now, and the runner may take in more.
     dispatch(origin);
     runner.wake();
@@ -252,9 +250,9 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
       const settled = await settling;
       if (settled.rows.has(row.uuid)) {
         options.metrics?.deliverySettled(
-          decision.outcome,
+          after.result as DeliveryOutcome,
           response.durationMs / 1000,
-          decision.outcome === 'delivered' ? (at - row.created) / 1e6 : undefined,
+          after.result === 'delivered' ? (at - row.created) / 1e6 : undefined,
         );
       }
       for (const disabled of settled.disabled) {

@@ -10,15 +10,15 @@
  * queue because the delivery runner is full, it takes in no new questions.
  */
 import type { Settled } from '../db/match-queue.js';
-import type { MatchChange } from '../db/matches.js';
 import type { MatchesTable } from '../db/tables.js';
 import type { JsonValue } from '../json.js';
 import type { HandedMatch, Handoff } from '../routing/handoff.js';
+import { afterAttempt, settlementOf } from '../routing/after-attempt.js';
 import { Lanes } from '../routing/lanes.js';
 import { nextBatch } from '../routing/next-batch.js';
 import { LeaseRoom, type Runner, RunnerLoop } from '../routing/runner-loop.js';
 import type { RunnerOptions } from '../routing/runner-options.js';
-import { decidePolicy } from './decision.js';
+import { outcomeOfAnswer } from './decision.js';
 import type { PolicyAnswer } from './policy-client.js';
 
 export interface PolicySource {
@@ -125,21 +125,23 @@ export function policyRunner(options: PolicyRunnerOptions): PolicyRunner {
     const at = clock();
     lanes.finished(owner);
     if (!lanes.isFull(owner)) options.pacer?.roomAgain(owner);
-    const decision = decidePolicy(
+    const after = afterAttempt(
+      'policy',
       rows.map((w) => w.row),
-      answer,
+      outcomeOfAnswer(answer),
       { at, durationMs: performance.now() - started },
       options.schedule,
     );
+    const allowed = after.result === 'allowed';
     // Handed on still leased when the delivery runner has room; otherwise released to its claims.
-    const handOn = decision.allowed && (options.next?.reserve(rows.length) ?? false);
-    const change: MatchChange = handOn ? { ...decision.change, leaseFor: options.leaseUs } : decision.change;
-    const settling = settler.settle({
-      changes: rows.map((w) => ({ uuid: w.row.uuid, change })),
-      attempts:
-        decision.attempt === undefined ? [] : rows.map((w) => ({ matchUuid: w.row.uuid, stage: 'policy' as const, ...decision.attempt! })),
-      disable: [],
-    });
+    const handOn = allowed && (options.next?.reserve(rows.length) ?? false);
+    const settling = settler.settle(
+      settlementOf(
+        'policy',
+        rows.map((w) => w.row.uuid),
+        handOn ? { ...after, change: { ...after.change!, leaseFor: options.leaseUs } } : after,
+      ),
+    );
     dispatch(owner);
     runner.wake();
     let settled: Settled;
@@ -151,7 +153,7 @@ export function policyRunner(options: PolicyRunnerOptions): PolicyRunner {
       return;
     }
     options.metrics?.policyAnswered(answer.kind);
-    if (!decision.allowed) return;
+    if (!allowed) return;
     if (handOn) {
       // A row not settled here is gone (its event purged during the call) or another holder's
       // now (its lease ran out): delivering it would send a purged event, or send twice.
