@@ -23,10 +23,11 @@ import type { EventRow } from '../db/events.js';
 import type { SubscriptionChange } from '../db/subscriptions.js';
 import type { DeliveryOutcome } from '../metrics/metrics.js';
 import type { MatchesTable, SubscriptionRow } from '../db/tables.js';
-import { afterAttempt, settlementOf } from '../routing/after-attempt.js';
+import { afterAttempt } from '../routing/after-attempt.js';
 import { Lanes } from '../routing/lanes.js';
-import { nextBatch } from '../routing/next-batch.js';
-import { LeaseRoom, type Runner, RunnerLoop } from '../routing/runner-loop.js';
+import type { Batch } from '../routing/next-batch.js';
+import { RunnerCore } from '../routing/runner-core.js';
+import type { Runner } from '../routing/runner-loop.js';
 import type { RunnerOptions } from '../routing/runner-options.js';
 import { openAuth } from '../subscriptions/secret-box.js';
 import { signingSecretsAt } from '../subscriptions/signing-secret.js';
@@ -65,7 +66,7 @@ interface Delivery {
 }
 
 export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
-  const { queue, settler, clock, holder } = options;
+  const { queue, clock } = options;
   const health = new OriginHealth(options.connectionsPerOrigin);
   const lanes = new Lanes<Delivery>((origin) => health.window(origin));
   /** The subscriptions seen for each origin: what a claim leaves out while the origin is full or down. */
@@ -77,48 +78,36 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
   const limiter = new RateLimiter(clock);
   let rateWake: { timer: NodeJS.Timeout; at: number } | undefined;
   const bodies = new EventBodies();
-  const leaseRoom = new LeaseRoom(options.targetTimeoutMs);
-  const runner = new RunnerLoop(intake, settler, options);
-  const { inFlight } = runner;
+  const core = new RunnerCore('deliver', options, options.targetTimeoutMs, intake);
 
+  /** New rows (handed over first, then claimed, leaving out the work of origins that are full or down), and probes. */
   async function intake(): Promise<number> {
     const now = clock();
     giveBackExpiring(now);
-    const { taken, claimFailed } = await takeRows(now);
-    let rows = taken;
-    try {
-      rows = [...taken, ...(await claimProbes(now)).map((row) => ({ row }))];
-      await place(rows);
-    } catch (error) {
-      // Taken (out of the handoff, or claimed) but not placed: back to the queue, not left to
-      // wait out their leases. (A database that does not answer gets them with the settler's retries.)
-      giveBack(rows.map((t) => t.row));
-      throw error;
-    }
-    dispatch();
-    if (claimFailed !== undefined) throw claimFailed;
-    return rows.length;
-  }
-
-  /** New rows: handed over first, then claimed, leaving out the work of origins that are full or down. */
-  async function takeRows(now: number): Promise<{ taken: Array<{ row: MatchesTable; event?: EventRow }>; claimFailed?: unknown }> {
     const room = Math.min(options.batchSize, options.capacity - lanes.size);
-    if (room <= 0) return { taken: [] };
-    const lease = { holder, now, durationUs: options.leaseUs };
+    const lease = core.lease(now);
     const claim = async (limit: number) => {
       const blocked = blockedOrigins();
       const excludeSubscriptions = [...blocked.flatMap((origin) => [...(subscriptionsOf.get(origin) ?? [])]), ...saturated()];
       return { rows: await queue.claim('deliver', lease, limit, { excludeSubscriptions }), leftOut: new Set(blocked) };
     };
-    const { handed, claimed, claimFailed } = await nextBatch(options, now, room, claim);
-    return { taken: [...handed.map(({ row, event }) => ({ row, event })), ...claimed.map((row) => ({ row }))], claimFailed };
+    const take = async ({ handed, claimed }: Batch, alsoTaken: (rows: readonly MatchesTable[]) => void) => {
+      const probes = await claimProbes(now);
+      alsoTaken(probes);
+      await place([
+        ...handed.map(({ row, event }) => ({ row, event })),
+        ...claimed.map((row) => ({ row })),
+        ...probes.map((row) => ({ row })),
+      ]);
+    };
+    return core.takeIn(now, room, claim, take, dispatch);
   }
 
   /** A down origin with nothing waiting gets one row of its own claimed, to probe it with. */
   async function claimProbes(now: number): Promise<MatchesTable[]> {
     const rows: MatchesTable[] = [];
     for (const origin of health.probesDue(now, (o) => lanes.has(o))) {
-      const claimed = await queue.claim('deliver', { holder, now, durationUs: options.leaseUs }, 1, {
+      const claimed = await queue.claim('deliver', core.lease(now), 1, {
         onlySubscriptions: [...(subscriptionsOf.get(origin) ?? [])],
       });
       // Nothing of it is due any more: what was known of it goes.
@@ -165,17 +154,11 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
       countWaiting(subscription.uuid, +1);
       lanes.add(origin, { row, event, subscription, origin });
     }
-    giveBack(full);
+    core.giveBack(full);
   }
 
   function cancel(rows: readonly MatchesTable[]): void {
-    if (rows.length === 0) return;
-    const changes = rows.map((row) => ({ uuid: row.uuid, change: { state: 'cancelled' as const } }));
-    inFlight.add(
-      settler.settle({ changes, attempts: [], disable: [] }).then((settled) => {
-        for (const row of rows) if (settled.rows.has(row.uuid)) options.metrics?.deliverySettled('cancelled');
-      }, options.onError),
-    );
+    core.cancel(rows, () => options.metrics?.deliverySettled('cancelled'));
   }
 
   /** Subscriptions with a second's worth of rows (at their rate) waiting here: claims leave them out. */
@@ -190,7 +173,7 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
 
   /** Starts what may start: in every lane, or in `only` (the one whose slot just came free). */
   function dispatch(only?: string): void {
-    if (runner.stopping) return;
+    if (core.stopping) return;
     const now = clock();
     const held = new Set<string>();
     const withinRate = ({ subscription }: Delivery) => {
@@ -203,12 +186,12 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
     if (held.size > 0) wakeForRate(Math.min(...[...held].map((uuid) => limiter.waitUs(uuid))));
     for (const { item } of started) {
       countWaiting(item.subscription.uuid, -1);
-      if (leaseRoom.tooShort(item.row, now)) {
+      if (!core.mayStart([item.row], now)) {
         lanes.finished(item.origin);
-        giveBack([item.row]);
+        core.giveBack([item.row]);
         continue;
       }
-      inFlight.add(send(item));
+      core.track(send(item));
     }
   }
 
@@ -221,7 +204,7 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
         auth: openAuth(subscription.auth, options.secretKey),
         body: bodies.body(delivery.event, subscription.extensions),
         signing: { id: row.uuid, secrets: signingSecretsAt(subscription, clock(), options.secretKey, options.secretOverlapUs) },
-        endWithinMs: leaseRoom.leftForExchangeMs(row, clock()),
+        endWithinMs: core.leaseRoom.leftForExchangeMs(row, clock()),
       };
       response = await options.target.post(request).catch((error: unknown) => notSent(error, false));
     } catch (error) {
@@ -233,7 +216,7 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
       // No connection came free in time for the exchange to end within the lease: untried, back
       // to the queue in its place.
       lanes.finished(origin);
-      giveBack([row]);
+      core.giveBack([row]);
       return;
     }
     const at = clock();
@@ -242,10 +225,10 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
     lanes.finished(origin);
     if (!lanes.isFull(origin) && !health.isDown(origin)) options.pacer?.roomAgain(origin);
     const after = afterAttempt('deliver', [row], outcomeOfResponse(response), { at, durationMs: response.durationMs }, options.schedule);
-    const settling = settler.settle(settlementOf('deliver', [row.uuid], after, { uuid: subscription.uuid, at }));
+    const settling = core.settle([row], after, { uuid: subscription.uuid, at });
     // The slot is free: the next row of this origin goes now, and the runner may take in more.
     dispatch(origin);
-    runner.wake();
+    core.wake();
     try {
       const settled = await settling;
       if (settled.rows.has(row.uuid)) {
@@ -282,21 +265,17 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
 
   /** Rows that have waited until their lease no longer has room for an exchange go back, keeping their place. */
   function giveBackExpiring(now: number): void {
-    if (!leaseRoom.checkDue(now)) return;
-    // Origins with nothing here and nothing wrong start afresh when next seen.
-    for (const origin of health.known()) if (!lanes.has(origin) && !health.isDown(origin)) forget(origin);
-    giveBack(takeOutWaiting((d) => leaseRoom.tooShort(d.row, now)).map((d) => d.row));
+    core.giveBackExpiring(now, (tooShort) => {
+      // Origins with nothing here and nothing wrong start afresh when next seen.
+      for (const origin of health.known()) if (!lanes.has(origin) && !health.isDown(origin)) forget(origin);
+      return takeOutWaiting((d) => tooShort(d.row)).map((d) => d.row);
+    });
   }
 
   function takeOutWaiting(which: (delivery: Delivery) => boolean): Delivery[] {
     const taken = lanes.removeWaiting(which);
     for (const d of taken) countWaiting(d.subscription.uuid, -1);
     return taken;
-  }
-
-  /** Rows taken out of the lanes (or never put in) go back to the queue, untried, with the next settlement. */
-  function giveBack(rows: readonly MatchesTable[]): void {
-    inFlight.add(settler.release(rows.map((row) => row.uuid)).catch(options.onError));
   }
 
   function countWaiting(subscription: string, delta: number): void {
@@ -317,7 +296,7 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
     // Deleted or disabled: its waiting rows are cancelled. Sent elsewhere or otherwise: they
     // go back, to be read again with the subscription as it is now.
     if (gone) cancel(stale.map((d) => d.row));
-    else giveBack(stale.map((d) => d.row));
+    else core.giveBack(stale.map((d) => d.row));
   }
 
   function forget(origin: string): void {
@@ -325,11 +304,9 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
     if (!lanes.has(origin)) subscriptionsOf.delete(origin);
   }
 
+  const runner = core.runner();
   return {
-    intake,
-    idle: () => runner.idle(),
-    start: () => runner.start(),
-    wake: () => runner.wake(),
+    ...runner,
     subscriptionChanged,
     downOrigins: () => health.downOrigins(),
     stop: () => {

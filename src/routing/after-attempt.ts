@@ -66,6 +66,11 @@ export interface AfterAttempt {
   result: Result;
 }
 
+/** Rows not attempted go back to the queue, keeping their place and their attempts. */
+export const UNTRIED: AfterAttempt = { result: 'untried' };
+/** Rows not to be attempted are cancelled, with no attempt recorded. */
+export const CANCELLED: AfterAttempt = { change: { state: 'cancelled' }, result: 'cancelled' };
+
 /** `rows`: the rows of the attempt (one for a delivery; an (event, user)'s for a policy question). */
 export function afterAttempt(
   stage: Stage,
@@ -74,8 +79,8 @@ export function afterAttempt(
   tried: Tried,
   schedule: RetrySchedule,
 ): AfterAttempt {
-  if (outcome.kind === 'untried') return { result: 'untried' };
-  if (outcome.kind === 'cancelled') return { change: { state: 'cancelled' }, result: 'cancelled' };
+  if (outcome.kind === 'untried') return UNTRIED;
+  if (outcome.kind === 'cancelled') return CANCELLED;
   return stage === 'deliver' ? afterDelivery(rows, outcome, tried, schedule) : afterPolicy(rows, outcome, tried, schedule);
 }
 

@@ -46,12 +46,6 @@ export class Settler {
     private readonly onUnavailable: (error: unknown) => void,
   ) {}
 
-  /** Gives rows back to the queue untried, with the settlements of the moment. */
-  release(uuids: readonly string[]): Promise<void> {
-    if (uuids.length === 0) return Promise.resolve();
-    return this.settle({ changes: [], attempts: [], disable: [], release: uuids }).then(() => undefined);
-  }
-
   /** Resolves once written, with the rows it settled and the subscriptions it disabled. */
   settle(settlement: Settlement): Promise<Settled> {
     if (this.closed) return Promise.reject(new Error('the settler is closed'));
