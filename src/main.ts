@@ -28,6 +28,7 @@ import { isStorageFull, StorageWatch } from './db/storage-full.js';
 import { liveSubscriptionPages, type SubscriptionChange } from './db/subscriptions.js';
 import { startOutboundThread } from './delivery/outbound-thread.js';
 import { type DeliveryRunner, deliveryRunner } from './delivery/runner.js';
+import { pushDestination } from './delivery/push-destination.js';
 import { EventLogBatch } from './events/event-log-batch.js';
 import { startRetentionPurge } from './events/retention.js';
 import { evaluationErrorReporter } from './matching/evaluation-errors.js';
@@ -197,11 +198,14 @@ async function serve(config: Config): Promise<number> {
   };
   const deliveries = deliveryRunner({
     ...runner,
-    target: outbound.target,
+    destination: pushDestination({
+      target: outbound.target,
+      secretKey: config.secretKey,
+      secretOverlapUs: config.secretOverlapMs * 1000,
+      clock,
+    }),
     targetTimeoutMs: config.targetTimeoutMs,
     connectionsPerOrigin: config.targetConcurrency,
-    secretKey: config.secretKey,
-    secretOverlapUs: config.secretOverlapMs * 1000,
     inbox: toDelivery,
     pacer: new ClaimPacer(QUIET_CLAIM_MS, BUSY_CLAIM_MS),
     onSubscriptionChange: (change) => matcher.apply(change),

@@ -1,8 +1,9 @@
 /**
  * The delivery runner: takes "deliver" rows (handed over by the policy runner, or claimed from
- * the queue), sends each to its subscription's target as soon as the target's origin has a free
- * slot, and settles each as its answer comes (decision.ts says what the answer means). Nothing
- * waits for anything but its own origin:
+ * the queue; runner-core.ts), hands each to its subscription's destination (destination.ts; push
+ * over HTTP to a target) as soon as the destination's lane has a free slot, and settles each as
+ * its outcome comes (routing/after-attempt.ts says what the outcome means). A lane is what the
+ * destination names: a target's origin. Nothing waits for anything but its own origin:
  * - each origin (scheme, host, port) has NOTIFICATIONS_TARGET_CONCURRENCY connections and a lane
  *   (lanes.ts) whose slots are the origin's window (origin-health.ts): the connections, and
  *   for a target that answers quickly up to eight times as many, waiting in the sender's thread
@@ -18,7 +19,6 @@
  *   (claims leave out the rest), so that it holds back neither its origin nor the runner;
  * Rows of subscriptions deleted or disabled meanwhile are cancelled instead of sent.
  */
-import type { Keyring } from '../config/keyring.js';
 import type { EventRow } from '../db/events.js';
 import type { SubscriptionChange } from '../db/subscriptions.js';
 import type { DeliveryOutcome } from '../metrics/metrics.js';
@@ -29,23 +29,17 @@ import type { Batch } from '../routing/next-batch.js';
 import { RunnerCore } from '../routing/runner-core.js';
 import type { Runner } from '../routing/runner-loop.js';
 import type { RunnerOptions } from '../routing/runner-options.js';
-import { openAuth } from '../subscriptions/secret-box.js';
-import { signingSecretsAt } from '../subscriptions/signing-secret.js';
-import { outcomeOfResponse } from './decision.js';
-import { EventBodies } from './event-body.js';
+import type { Destination } from './destination.js';
 import { OriginHealth } from './origin-health.js';
 import { lowestLimit, RateLimiter } from './rate-limiter.js';
-import type { TargetClient, TargetResponse } from './target-client.js';
 
 export interface DeliveryRunnerOptions extends RunnerOptions {
-  target: Pick<TargetClient, 'post'>;
+  /** Where each row goes (push-destination.ts for HTTP targets). */
+  destination: Destination;
   /** NOTIFICATIONS_TARGET_TIMEOUT: one exchange takes at most this long. */
   targetTimeoutMs: number;
   /** NOTIFICATIONS_TARGET_CONCURRENCY: the sender's connections per origin. */
   connectionsPerOrigin: number;
-  secretKey: Keyring | null;
-  /** NOTIFICATIONS_SECRET_OVERLAP (µs): how long after a rotation the previous signing secret still signs. */
-  secretOverlapUs: number;
   /** A subscription was disabled by a failure: whoever keeps copies must hear of it. */
   onSubscriptionChange: (change: SubscriptionChange) => void;
 }
@@ -77,7 +71,6 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
   const rateOf = new Map<string, number>();
   const limiter = new RateLimiter(clock);
   let rateWake: { timer: NodeJS.Timeout; at: number } | undefined;
-  const bodies = new EventBodies();
   const core = new RunnerCore('deliver', options, options.targetTimeoutMs, intake);
 
   /** New rows (handed over first, then claimed, leaving out the work of origins that are full or down), and probes. */
@@ -137,7 +130,7 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
         cancel([row]);
         continue;
       }
-      const origin = originOf(subscription.target_url);
+      const origin = options.destination.laneOf(subscription);
       let known = subscriptionsOf.get(origin);
       if (!known) subscriptionsOf.set(origin, (known = new Set()));
       known.add(subscription.uuid);
@@ -191,40 +184,29 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
         core.giveBack([item.row]);
         continue;
       }
-      core.track(send(item));
+      core.track(deliver(item));
     }
   }
 
-  async function send(delivery: Delivery): Promise<void> {
-    const { row, subscription, origin } = delivery;
-    let response: TargetResponse;
-    try {
-      const request = {
-        url: subscription.target_url,
-        auth: openAuth(subscription.auth, options.secretKey),
-        body: bodies.body(delivery.event, subscription.extensions),
-        signing: { id: row.uuid, secrets: signingSecretsAt(subscription, clock(), options.secretKey, options.secretOverlapUs) },
-        endWithinMs: core.leaseRoom.leftForExchangeMs(row, clock()),
-      };
-      response = await options.target.post(request).catch((error: unknown) => notSent(error, false));
-    } catch (error) {
-      // The stored row cannot be sent as it is (credentials or signing secret sealed with a key this instance
-      // does not have): trying again would fail the same way, so it is a permanent failure.
-      response = notSent(error, true);
-    }
-    if (response.busy) {
-      // No connection came free in time for the exchange to end within the lease: untried, back
-      // to the queue in its place.
+  async function deliver(delivery: Delivery): Promise<void> {
+    const { row, event, subscription, origin } = delivery;
+    const endWithinMs = core.leaseRoom.leftForExchangeMs(row, clock());
+    const { outcome, durationMs } = await options.destination.deliver({ row, event, subscription, endWithinMs });
+    if (outcome.kind === 'untried') {
+      // No connection came free in time for the exchange to end within the lease: back to the
+      // queue in its place.
       lanes.finished(origin);
       core.giveBack([row]);
       return;
     }
     const at = clock();
-    if (response.status !== null) health.answered(origin, response.durationMs);
-    else if (!response.permanent) health.noAnswer(origin, at);
+    // Any answer means the destination is up (what it said is the row's business); none at all,
+    // when one could come, counts towards its being down.
+    if ('status' in outcome && outcome.status !== null) health.answered(origin, durationMs);
+    else if (outcome.kind === 'later') health.noAnswer(origin, at);
     lanes.finished(origin);
     if (!lanes.isFull(origin) && !health.isDown(origin)) options.pacer?.roomAgain(origin);
-    const after = afterAttempt('deliver', [row], outcomeOfResponse(response), { at, durationMs: response.durationMs }, options.schedule);
+    const after = afterAttempt('deliver', [row], outcome, { at, durationMs }, options.schedule);
     const settling = core.settle([row], after, { uuid: subscription.uuid, at });
     // The slot is free: the next row of this origin goes now, and the runner may take in more.
     dispatch(origin);
@@ -234,7 +216,7 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
       if (settled.rows.has(row.uuid)) {
         options.metrics?.deliverySettled(
           after.result as DeliveryOutcome,
-          response.durationMs / 1000,
+          durationMs / 1000,
           after.result === 'delivered' ? (at - row.created) / 1e6 : undefined,
         );
       }
@@ -292,7 +274,9 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
     if (!waitingOf.has(uuid)) return;
     const current = change.kind === 'delete' ? undefined : change.row;
     const gone = current === undefined || current.deleted !== null || current.disabled !== null;
-    const stale = takeOutWaiting((d) => d.subscription.uuid === uuid && (gone || !sameDelivery(d.subscription, current)));
+    const stale = takeOutWaiting(
+      (d) => d.subscription.uuid === uuid && (gone || !sameDelivery(options.destination, d.subscription, current)),
+    );
     // Deleted or disabled: its waiting rows are cancelled. Sent elsewhere or otherwise: they
     // go back, to be read again with the subscription as it is now.
     if (gone) cancel(stale.map((d) => d.row));
@@ -317,33 +301,7 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
   };
 }
 
-/** Whether rows read with `before` would be sent as they would with `after`. */
-function sameDelivery(before: SubscriptionRow, after: SubscriptionRow): boolean {
-  return (
-    before.target_url === after.target_url &&
-    before.auth === after.auth &&
-    before.extensions === after.extensions &&
-    before.signing_secret === after.signing_secret &&
-    before.rate_limit === after.rate_limit &&
-    before.allowed_rate === after.allowed_rate
-  );
-}
-
-/** The lane of a target URL; one that does not parse fails when sent, in a lane of its own. */
-function originOf(url: string): string {
-  try {
-    return new URL(url).origin;
-  } catch {
-    return `unusable:${url}`;
-  }
-}
-
-function notSent(error: unknown, permanent: boolean): TargetResponse {
-  return {
-    status: null,
-    error: `not sent: ${error instanceof Error ? error.message : String(error)}`,
-    permanent,
-    durationMs: 0,
-    bodyExcerpt: '',
-  };
+/** Whether rows read with `before` would be delivered, and paced, as they would with `after`. */
+function sameDelivery(destination: Destination, before: SubscriptionRow, after: SubscriptionRow): boolean {
+  return destination.unchanged(before, after) && before.rate_limit === after.rate_limit && before.allowed_rate === after.allowed_rate;
 }

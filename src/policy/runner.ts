@@ -1,7 +1,8 @@
 /**
  * The policy runner: takes "policy" rows (handed over by /receive, or claimed from the queue),
  * asks the policy service once per (event, user) — not once per subscription — and settles each
- * question as its answer comes (decision.ts says what the answer means). Allowed rows are
+ * question as its answer comes (decision.ts turns it into an outcome, routing/after-attempt.ts
+ * says what that means; runner-core.ts does the intake and give-back). Allowed rows are
  * handed on to the delivery runner in memory, still leased. Each user has a share of slots of
  * its own (lanes.ts), so the policy service being slow for one user delays no one else; claims
  * leave out a user with as much again waiting. A row waits in memory only while its lease still
