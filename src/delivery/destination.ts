@@ -8,11 +8,10 @@
  *
  * - Push over HTTP (push-destination.ts): POSTs the event to the target URL; the target's answer
  *   is the outcome.
- * - Pull (not built yet) is expected to fit as another implementation: its attempt makes the row
- *   readable by the subscriber's cursor instead of sending it, and answers with an outcome saying
- *   that the row now waits for its reader (a new kind of AttemptOutcome, given its rule in
- *   after-attempt.ts); the reader's acknowledgement settles it later, through the same module.
- *   Its lane is the subscription itself, so one slow reader holds back only its own rows.
+ * - Pull (pull-destination.ts): sends nothing; its attempt answers `waiting`, which settles the
+ *   row `pending` with a cursor, readable by the subscriber (db/pull.ts); the reader's
+ *   acknowledgement makes it delivered later. Its lane is the subscription itself.
+ *   `destinationByDelivery` picks push or pull by the subscription's `delivery`.
  * - Message brokers (AMQP, NATS, MQTT, Redis) are expected to be implementations that publish
  *   with a client in the outbound thread: a publisher confirm is `accepted`, a broker that cannot
  *   be reached `later` without a status (so the lane's health marks it down as it does an HTTP

@@ -42,6 +42,8 @@ export interface DeliveryRunnerOptions extends RunnerOptions {
   connectionsPerOrigin: number;
   /** A subscription was disabled by a failure: whoever keeps copies must hear of it. */
   onSubscriptionChange: (change: SubscriptionChange) => void;
+  /** Rows of a pull subscription became readable (committed): its waiting readers must hear of it. */
+  onReadable?: (subscription: string) => void;
 }
 
 /** Its rounds also take a probe for each down origin with nothing to probe with. */
@@ -213,7 +215,9 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
     core.wake();
     try {
       const settled = await settling;
-      if (settled.rows.has(row.uuid)) {
+      if (after.result === 'readable') {
+        if (settled.rows.has(row.uuid)) options.onReadable?.(subscription.uuid);
+      } else if (settled.rows.has(row.uuid)) {
         options.metrics?.deliverySettled(
           after.result as DeliveryOutcome,
           durationMs / 1000,

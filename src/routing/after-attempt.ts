@@ -8,7 +8,9 @@
  * - accepted: delivered, the status kept as the target code;
  * - later: due again after the next delay of the retry schedule (later when the destination asked
  *   for later); once the schedule is exhausted the row fails and the subscription is disabled;
- * - permanent, refused: failed at once, and the subscription is disabled with the reason.
+ * - permanent, refused: failed at once, and the subscription is disabled with the reason;
+ * - waiting (pull): readable by the subscription's reader, `pending` with a cursor, no attempt
+ *   recorded; the reader's acknowledgement (db/pull.ts) makes it delivered, with its attempt.
  *
  * Policy stage (the rows of one (event, user), asked about together; only tries without a
  * decision are recorded):
@@ -42,6 +44,8 @@ export type AttemptOutcome =
   | { kind: 'later'; status: number | null; error: string | null; reason: string; retryAfterMs?: number }
   /** Never: tried again it would fail the same way (a 4xx, a denied address, an unusable URL). */
   | { kind: 'permanent'; status: number | null; error: string | null; reason: string }
+  /** Now waits for its reader to take it (pull): readable by cursor, no longer the runner's. */
+  | { kind: 'waiting' }
   /** Not attempted (no connection came free in time, the lease ran short): not an attempt. */
   | { kind: 'untried' }
   /** Not to be attempted: its subscription was deleted or disabled, or its event purged. */
@@ -54,7 +58,7 @@ export interface Tried {
 }
 
 /** What the rows of an attempt come to (for the metrics, and for what the runner does next). */
-export type Result = 'delivered' | 'retry' | 'failed' | 'allowed' | 'denied' | 'untried' | 'cancelled';
+export type Result = 'delivered' | 'readable' | 'retry' | 'failed' | 'allowed' | 'denied' | 'untried' | 'cancelled';
 
 export interface AfterAttempt {
   /** The same change for every row of the attempt; none when they go back untried. */
@@ -81,10 +85,12 @@ export function afterAttempt(
 ): AfterAttempt {
   if (outcome.kind === 'untried') return UNTRIED;
   if (outcome.kind === 'cancelled') return CANCELLED;
+  // Only a destination gives this; a policy answer never does.
+  if (outcome.kind === 'waiting') return { change: { state: 'pending' }, result: 'readable' };
   return stage === 'deliver' ? afterDelivery(rows, outcome, tried, schedule) : afterPolicy(rows, outcome, tried, schedule);
 }
 
-type Attempted = Exclude<AttemptOutcome, { kind: 'untried' } | { kind: 'cancelled' }>;
+type Attempted = Exclude<AttemptOutcome, { kind: 'untried' } | { kind: 'cancelled' } | { kind: 'waiting' }>;
 
 function afterDelivery(
   rows: ReadonlyArray<Pick<MatchesTable, 'attempts'>>,
