@@ -235,6 +235,7 @@ async function serve(config: Config): Promise<number> {
   });
   metrics.trackDownOrigins(() => deliveries.downOrigins().length);
   metrics.trackStorageFull(() => database.storage.full);
+  metrics.trackPullWaiters(() => waiters.size);
   // The runners back off while their writes are refused: space freed, they go on at once.
   database.storage.onRecovered(() => {
     policy.wake();
