@@ -101,11 +101,6 @@ export async function acknowledgeUpTo(
   return acknowledged.length;
 }
 
-/** Whether the subscription has a readable row after `after` (one index probe). */
-export async function hasReadableAfter(db: Kysely<Database>, subscription: string, after: number): Promise<boolean> {
-  return (await readableAfter(db, subscription, after, 1)).length > 0;
-}
-
 /** The highest readable cursor of each of these subscriptions that has one. */
 export async function latestCursors(db: Kysely<Database>, subscriptions: readonly string[]): Promise<Map<string, number>> {
   const latest = new Map<string, number>();
