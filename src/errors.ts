@@ -88,6 +88,11 @@ export const ERRORS = {
   ),
   REQUEST_TIMEOUT: define(408, () => 'request: not received in time'),
   /** Retrying a delivery of a disabled subscription: it would only be cancelled. */
+  /** Reading events of a push subscription: they go to its target, there is nothing to read. */
+  SUBSCRIPTION_NOT_PULL: define(
+    409,
+    (uuid: string) => `subscription ${uuid} delivers by push to its target_url; only a pull subscription's events are read here`,
+  ),
   SUBSCRIPTION_DISABLED: define(
     409,
     (uuid: string) => `subscription ${uuid} is disabled; enable it first (PUT {"disabled": null}), then retry the delivery`,

@@ -10,6 +10,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { buildApp } from './api/app.js';
 import { deliveriesRoutes } from './api/deliveries-routes.js';
 import { eventmatchRoutes } from './api/eventmatch-routes.js';
+import { eventsRoutes } from './api/events-routes.js';
 import { healthRoutes } from './api/health.js';
 import { createLogger } from './api/logger.js';
 import { metricsRoutes } from './api/metrics-routes.js';
@@ -28,8 +29,13 @@ import { isStorageFull, StorageWatch } from './db/storage-full.js';
 import { liveSubscriptionPages, type SubscriptionChange } from './db/subscriptions.js';
 import { startOutboundThread } from './delivery/outbound-thread.js';
 import { type DeliveryRunner, deliveryRunner } from './delivery/runner.js';
+import { destinationByDelivery, pullDestination } from './delivery/pull-destination.js';
+import { pushDestination } from './delivery/push-destination.js';
 import { EventLogBatch } from './events/event-log-batch.js';
 import { startRetentionPurge } from './events/retention.js';
+import { startFallbackPoll } from './pull/fallback-poll.js';
+import { pullReader } from './pull/reader.js';
+import { PullWaiters } from './pull/waiters.js';
 import { evaluationErrorReporter } from './matching/evaluation-errors.js';
 import { LiveMatcher } from './matching/live-matcher.js';
 import { startSubscriptionSync } from './matching/subscription-sync.js';
@@ -195,16 +201,25 @@ async function serve(config: Config): Promise<number> {
     pollMs: POLL_MS,
     maxErrorPauseMs: MAX_ERROR_PAUSE_MS,
   };
+  // Pull readers waiting for their subscriptions' next events (one registry for this instance).
+  const waiters = new PullWaiters();
   const deliveries = deliveryRunner({
     ...runner,
-    target: outbound.target,
+    destination: destinationByDelivery(
+      pushDestination({
+        target: outbound.target,
+        secretKey: config.secretKey,
+        secretOverlapUs: config.secretOverlapMs * 1000,
+        clock,
+      }),
+      pullDestination(),
+    ),
     targetTimeoutMs: config.targetTimeoutMs,
     connectionsPerOrigin: config.targetConcurrency,
-    secretKey: config.secretKey,
-    secretOverlapUs: config.secretOverlapMs * 1000,
     inbox: toDelivery,
     pacer: new ClaimPacer(QUIET_CLAIM_MS, BUSY_CLAIM_MS),
     onSubscriptionChange: (change) => matcher.apply(change),
+    onReadable: (subscription) => waiters.wake(subscription),
     onError: unlessStorageFull((error) => log.error({ err: error }, 'delivery runner: a step failed; retrying')),
   });
   const policy = policyRunner({
@@ -220,6 +235,7 @@ async function serve(config: Config): Promise<number> {
   });
   metrics.trackDownOrigins(() => deliveries.downOrigins().length);
   metrics.trackStorageFull(() => database.storage.full);
+  metrics.trackPullWaiters(() => waiters.size);
   // The runners back off while their writes are refused: space freed, they go on at once.
   database.storage.onRecovered(() => {
     policy.wake();
@@ -239,8 +255,20 @@ async function serve(config: Config): Promise<number> {
         skewUs: SUBSCRIPTION_REFRESH_WINDOW_US,
         maxErrorPauseMs: MAX_ERROR_PAUSE_MS,
         log,
+        // Other instances' readable rows, heard on the same connection; missed ones while it was down.
+        onReadable: (subscription) => waiters.wake(subscription),
+        onListening: () => waiters.wakeAll(),
       })
     : undefined;
+  const fallbackPoll =
+    sync === undefined
+      ? undefined
+      : startFallbackPoll({
+          db: database.db,
+          waiters,
+          listening: () => sync.listening,
+          onError: (error) => log.warn({ err: error }, 'pull readers: cannot ask for readable events'),
+        });
   const trustedProxies = peerList(config.trustedProxies);
   const identity = { header: config.userHeader, defaultUser: config.defaultUser, trustedProxies };
   const app = await buildApp(
@@ -270,6 +298,11 @@ async function serve(config: Config): Promise<number> {
       }),
       // A delivery queued again goes through the policy check first: that runner looks now.
       deliveriesRoutes({ database, identity, clock, onRequeued: policy.wake }),
+      eventsRoutes({
+        reader: pullReader({ database, clock, databaseTimeoutMs: config.databaseTimeoutMs }),
+        waiters,
+        identity,
+      }),
       receiveRoutes({
         eventLog: new EventLogBatch(database),
         matcher,
@@ -306,6 +339,7 @@ async function serve(config: Config): Promise<number> {
   // In the reverse order of the start: no new requests, then no new work, then what is left recorded.
   const shutdown = async () => {
     await app.close();
+    fallbackPoll?.stop();
     await Promise.all([policy.stop(), deliveries.stop(), sync?.stop(), retention.stop()]);
     await settler.close();
     await releaseLeasesOf(database.db, holder);

@@ -68,7 +68,11 @@ const attempt = {
   type: 'object',
   properties: {
     at: { ...timestamp, description: 'when the answer (or the failure) came; UTC, YYYY-MM-DDTHH:MM:SS.ffffff' },
-    stage: { type: 'string', enum: ['policy', 'deliver'], description: 'a policy call that got no decision, or a try at the target' },
+    stage: {
+      type: 'string',
+      enum: ['policy', 'deliver', 'pull'],
+      description: 'a policy call that got no decision, a try at the target, or (pull) the reader reading past it',
+    },
     status: { type: ['integer', 'null'], description: 'the HTTP status answered; null when no answer came' },
     error: { type: ['string', 'null'], description: 'what went wrong without (or while reading) an answer, e.g. a time-out' },
     duration_ms: { type: 'integer' },
@@ -93,9 +97,10 @@ const deliveryRecord = {
     created: { ...timestamp, description: 'when the event matched; UTC, YYYY-MM-DDTHH:MM:SS.ffffff' },
     state: {
       type: 'string',
-      enum: ['policy', 'deliver', 'delivered', 'denied', 'failed', 'cancelled'],
+      enum: ['policy', 'deliver', 'pending', 'delivered', 'denied', 'failed', 'cancelled', 'expired'],
       description:
-        'policy: waiting for the policy decision; deliver: waiting for (or retrying) delivery; then delivered, denied, failed or cancelled',
+        'policy: waiting for the policy decision; deliver: waiting for (or retrying) delivery; pending (pull): readable, not ' +
+        'acknowledged yet; then delivered, denied, failed or cancelled, or (pull) expired: never read within the retention',
     },
     policy: { type: ['integer', 'null'], description: "the policy service's HTTP status (200 in allow-all mode); null until decided" },
     target: { type: ['integer', 'null'], description: "the target's latest HTTP status; null until there is one" },

@@ -124,11 +124,18 @@ const rateLimit = {
 const writable = {
   name: { type: 'string', maxLength: NAME_MAX_CHARACTERS, description: 'human-readable name; not blank' },
   jsonpath: { type: 'string', description: 'JSONPath (RFC 9535 or Pacifica jsonpath2) selecting the events to route' },
-  target_url: {
+  delivery: {
     type: 'string',
+    enum: ['push', 'pull'],
+    description:
+      'push (the default): events are POSTed to target_url; pull: no target, the owner reads them from ' +
+      'GET /eventmatch/{uuid}/events (auth must be {}, rate_limit absent or null). Fixed once created',
+  },
+  target_url: {
+    type: ['string', 'null'],
     maxLength: TARGET_URL_MAX_CHARACTERS,
     description:
-      'absolute http or https URL the events are POSTed to; no credentials in it. Refused when NOTIFICATIONS_TARGET_DENY or ' +
+      'absolute http or https URL the events are POSTed to (required for push; absent or null for pull); no credentials in it. Refused when NOTIFICATIONS_TARGET_DENY or ' +
       'NOTIFICATIONS_TARGET_ALLOW refuses its address, or every address its host name resolves to. With ' +
       'NOTIFICATIONS_TARGET_VALIDATION=handshake, a new target_url is first sent OPTIONS with WebHook-Request-Origin and ' +
       'WebHook-Request-Rate (the CloudEvents webhook handshake) and is stored only if the target answers 2xx with ' +
@@ -160,7 +167,7 @@ const subscriptionRecord = {
     uuid: { type: 'string', format: 'uuid' },
     name: { type: 'string' },
     jsonpath: { type: 'string' },
-    target_url: { type: 'string' },
+    target_url: { type: ['string', 'null'], description: 'null for a pull subscription' },
     auth: { type: 'object', additionalProperties: true, description: auth.description },
     extensions: { type: 'object', additionalProperties: true, description: extensions.description },
     created: timestamp,
@@ -170,6 +177,7 @@ const subscriptionRecord = {
     version: { type: 'string', description: '"v0.1"' },
     error: { type: ['string', 'null'], description: 'why the service disabled the subscription' },
     rate_limit: { type: ['integer', 'null'], description: rateLimit.description },
+    delivery: { type: 'string', enum: ['push', 'pull'], description: writable.delivery.description },
   },
   required: [...RECORD_FIELDS],
 } as const;
@@ -228,7 +236,8 @@ export function eventmatchSchemas(userHeader: string) {
         type: 'object',
         additionalProperties: false,
         properties: { ...writable, ...ignored },
-        required: ['name', 'jsonpath', 'target_url'],
+        // target_url is required for push only: input.ts says so, naming the field.
+        required: ['name', 'jsonpath'],
       },
       response: {
         200: {

@@ -4,7 +4,7 @@
  * routing an event again.
  */
 import type { ExpressionBuilder, Kysely } from 'kysely';
-import { type AttemptsTable, type Database, type EventsTable, type MatchesTable, UNFINISHED_STATES } from './tables.js';
+import { type AttemptsTable, type Database, type EventsTable, type MatchesTable, OPEN_STATES, UNFINISHED_STATES } from './tables.js';
 
 /** A place in the log's order (received, then uuid); `inclusive` when that event itself counts. */
 export interface LogPosition {
@@ -91,7 +91,8 @@ function hasUnfinishedMatch(eb: ExpressionBuilder<Database & { e: EventsTable },
       .selectFrom('matches')
       .select('matches.uuid')
       .whereRef('matches.event_uuid', '=', 'e.uuid')
-      .where('matches.state', 'in', [...UNFINISHED_STATES]),
+      // A pull row not read yet keeps its event too, until retention expires it.
+      .where('matches.state', 'in', [...OPEN_STATES]),
   );
 }
 

@@ -25,6 +25,7 @@ export function pendingMatch(eventUuid: string, subscription: { uuid: string; ow
     locked_by: null,
     attempts: 0,
     updated: now,
+    cursor: null,
   };
 }
 

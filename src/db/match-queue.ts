@@ -18,6 +18,7 @@ import {
   type Stage,
   settleEach,
 } from './matches.js';
+import { makeReadable } from './pull.js';
 import { disableSubscription, subscriptionsByUuid } from './subscriptions.js';
 import type { MatchesTable, SubscriptionRow } from './tables.js';
 
@@ -68,6 +69,12 @@ export function matchQueue(database: DatabaseHandle): MatchQueue {
     settle: (holder, settlement, at) =>
       database.write(async (tx) => {
         const rows = await settleEach(tx, holder, settlement.changes, at);
+        // Pull rows now pending are readable once they have their cursors (pull.ts).
+        await makeReadable(
+          tx,
+          capabilities,
+          settlement.changes.filter((c) => c.change.state === 'pending' && rows.has(c.uuid)).map((c) => c.uuid),
+        );
         await releaseMatches(tx, holder, settlement.release ?? []);
         await recordAttempts(tx, capabilities, settlement.attempts);
         const disabled: SubscriptionRow[] = [];

@@ -5,11 +5,11 @@ import { type Kysely, sql } from 'kysely';
 import { timeOrderedUuid } from '../uuid.js';
 import { chunks } from './chunks.js';
 import type { Capabilities } from './connect.js';
-import { type Database, type MatchesTable, type MatchState, UNFINISHED_STATES } from './tables.js';
+import { type AttemptsTable, type Database, type MatchesTable, type MatchState, OPEN_STATES } from './tables.js';
 
 /**
- * A deleted or disabled subscription's matches still waiting for the policy or delivery are
- * cancelled, those in flight included. A live lease is left to its holder: told of the change,
+ * A deleted or disabled subscription's matches still waiting for the policy or delivery, or
+ * readable by a pull reader that has not read them, are cancelled, those in flight included. A live lease is left to its holder: told of the change,
  * it cancels what it still holds, and what it sent meanwhile is recorded as it turned out (see
  * settleMatches). An expired one is released.
  */
@@ -23,7 +23,7 @@ export async function cancelPendingMatches(db: Kysely<Database>, subscriptionUui
       locked_until: eb.case().when('locked_until', '<', at).then(null).else(eb.ref('locked_until')).end(),
     }))
     .where('subscription_uuid', '=', subscriptionUuid)
-    .where('state', 'in', [...UNFINISHED_STATES])
+    .where('state', 'in', [...OPEN_STATES])
     .executeTakeFirst();
   return Number(result.numUpdatedRows);
 }
@@ -133,7 +133,7 @@ export async function settleMatches(
     // A lease that expired and was taken by someone else is theirs now.
     .where('locked_by', '=', holder)
     .returning('uuid');
-  if (UNFINISHED_STATES.includes(change.state)) rows = rows.where('state', '!=', 'cancelled');
+  if (OPEN_STATES.includes(change.state)) rows = rows.where('state', '!=', 'cancelled');
   return (await rows.execute()).map((r) => r.uuid);
 }
 
@@ -161,7 +161,7 @@ export async function settleEach(
 
 export interface AttemptRecord {
   matchUuid: string;
-  stage: Stage;
+  stage: AttemptsTable['stage'];
   at: number;
   status: number | null;
   error: string | null;

@@ -8,14 +8,23 @@
  * so that writers and listeners agree whatever the search_path, and deployments (or tests)
  * sharing a database in different schemas do not hear each other.
  */
-import { type AliasedRawBuilder, sql } from 'kysely';
+import { type AliasedRawBuilder, type RawBuilder, sql } from 'kysely';
 import pg from 'pg';
+import { Backoff } from '../time/backoff.js';
 import { Pause } from '../time/pause.js';
 import { postgresTarget } from './postgres-target.js';
 
-const PREFIX = 'notifications_subscriptions_';
 /** Channel names are identifiers: 63 bytes at most. A longer schema name is hashed (md5: 32). */
-const CHANNEL = `case when octet_length(current_schema()) <= ${63 - PREFIX.length} then '${PREFIX}' || current_schema() else '${PREFIX}' || md5(current_schema()) end`;
+const channelOf = (prefix: string) =>
+  `case when octet_length(current_schema()) <= ${63 - prefix.length} then '${prefix}' || current_schema() else '${prefix}' || md5(current_schema()) end`;
+const CHANNEL = channelOf('notifications_subscriptions_');
+/** Pull rows became readable: the payload is their subscription's uuid (pull/waiters.ts wakes its readers). */
+const READABLE_CHANNEL = channelOf('notifications_readable_');
+
+/** Tells every instance, on commit, that these subscriptions have new readable rows. */
+export function readableNotification(subscriptions: readonly string[]): RawBuilder<unknown> {
+  return sql`select ${sql.join(subscriptions.map((uuid) => sql`pg_notify(${sql.raw(READABLE_CHANNEL)}, ${uuid})`))}`;
+}
 
 /**
  * Selected from a write's RETURNING rows (a data-modifying `with`), tells the other instances
@@ -32,6 +41,8 @@ export interface SubscriptionListenerOptions {
   applicationName: string;
   /** A subscription was written (by any instance, this one included). */
   onNotify(uuid: string): void;
+  /** Rows of a pull subscription became readable (on any instance, this one included). */
+  onReadable?(subscription: string): void;
   /** LISTEN is in place (again): writes committed before now may have gone unheard. */
   onListening(info: { channel: string; backendPid: number }): void;
   /** The connection failed or was lost; the next attempt is in `retryInMs`. */
@@ -78,13 +89,19 @@ export function startSubscriptionListener(options: SubscriptionListenerOptions):
     current.on('error', (error) => lose(error));
     current.on('end', () => lose(new Error('the listening connection ended')));
     await current.connect();
-    const { rows } = await current.query<{ channel: string }>(`select ${CHANNEL} as channel`);
+    const { rows } = await current.query<{ channel: string; readable: string }>(
+      `select ${CHANNEL} as channel, ${READABLE_CHANNEL} as readable`,
+    );
     const channel = rows[0]?.channel;
-    if (!channel) throw new Error('no current schema: cannot name the notification channel');
+    const readable = rows[0]?.readable;
+    if (!channel || !readable) throw new Error('no current schema: cannot name the notification channel');
     current.on('notification', (message) => {
-      if (message.channel === channel && message.payload) options.onNotify(message.payload);
+      if (!message.payload) return;
+      if (message.channel === channel) options.onNotify(message.payload);
+      else if (message.channel === readable) options.onReadable?.(message.payload);
     });
     await current.query(`listen ${current.escapeIdentifier(channel)}`);
+    if (options.onReadable) await current.query(`listen ${current.escapeIdentifier(readable)}`);
     if (closed) return undefined;
     listening = true;
     backendPid = (current as unknown as { processID?: number }).processID;
@@ -109,7 +126,7 @@ export function startSubscriptionListener(options: SubscriptionListenerOptions):
   }
 
   const done = (async () => {
-    let delay = backoff.first;
+    const delay = new Backoff(backoff.first, backoff.max);
     while (!closed) {
       let reason: unknown;
       try {
@@ -126,11 +143,10 @@ export function startSubscriptionListener(options: SubscriptionListenerOptions):
       // A dead socket may never finish ending: do not wait for it.
       failed?.end().catch(() => undefined);
       if (closed) break;
-      if (wasListening) delay = backoff.first;
-      const retryInMs = Math.round(delay * (0.8 + 0.4 * Math.random()));
+      if (wasListening) delay.reset();
+      const retryInMs = Math.round(delay.next() * (0.8 + 0.4 * Math.random()));
       options.onLost(reason, retryInMs);
       await backoffWait.for(retryInMs);
-      delay = Math.min(backoff.max, delay * 2);
     }
   })();
 

@@ -3,10 +3,12 @@
  * the Unix epoch, UTC (exact in both databases, sortable, and JSON-safe up to year 2255).
  *
  * Glossary
- * - subscription (event match): a user's JSONPath and target; soft-deleted, never removed.
+ * - subscription (event match): a user's JSONPath and target; soft-deleted, never removed. A pull
+ *   subscription has no target: its events are read by cursor (GET /eventmatch/{uuid}/events).
  * - event: a received CloudEvent, unique per (source, id).
  * - match (ELM, event log match): one subscription matched by one event; also the work queue:
- *   its `state` moves policy -> deliver -> delivered | denied | failed | cancelled.
+ *   its `state` moves policy -> deliver -> delivered | denied | failed | cancelled; for a pull
+ *   subscription deliver -> pending (readable by its cursor) -> delivered (read on) | expired.
  * - attempt: one try at delivering a match (or asking the policy service about it).
  * - lease: a claim on a match row until `locked_until`; an expired lease returns the row.
  */
@@ -19,6 +21,12 @@ export interface SubscriptionRow {
   jsonpath: string;
   /** The dialect the expression compiled in when it was written. */
   dialect: string;
+  /** `push`: POSTed to target_url; `pull`: read by cursor. */
+  delivery: DeliveryKind;
+  /**
+   * Where push deliveries go. A pull subscription stores '' (the column stays NOT NULL, so that
+   * adding pull needed no rebuild of the SQLite table); the record shows it as null.
+   */
   target_url: string;
   /** JSON text, or `v1:`-prefixed AES-256-GCM ciphertext when a secret key is configured. */
   auth: string;
@@ -41,6 +49,8 @@ export interface SubscriptionRow {
   allowed_rate: number | null;
 }
 
+export type DeliveryKind = 'push' | 'pull';
+
 export interface EventsTable {
   uuid: string;
   source: string;
@@ -52,9 +62,15 @@ export interface EventsTable {
   received: number;
 }
 
-export type MatchState = 'policy' | 'deliver' | 'delivered' | 'denied' | 'failed' | 'cancelled';
-/** States with work still to do: a policy call or a delivery. */
+export type MatchState = 'policy' | 'deliver' | 'pending' | 'delivered' | 'denied' | 'failed' | 'cancelled' | 'expired';
+/** States with work still to do for the runners: a policy call or a delivery. */
 export const UNFINISHED_STATES: readonly MatchState[] = ['policy', 'deliver'];
+/**
+ * States a subscription still waits on: the runners' work, and pull rows readable but not read
+ * yet (`pending`, no runner's work). Retention keeps their events; deleting or disabling the
+ * subscription cancels them.
+ */
+export const OPEN_STATES: readonly MatchState[] = [...UNFINISHED_STATES, 'pending'];
 
 export interface MatchesTable {
   uuid: string;
@@ -71,16 +87,28 @@ export interface MatchesTable {
   locked_by: string | null;
   attempts: number;
   updated: number;
+  /**
+   * A pull row's place in its subscription's reading order, set when it becomes readable; null
+   * for push rows and rows not readable yet. Increasing in commit order (see pull-cursor.ts).
+   */
+  cursor: number | null;
 }
 
 export interface AttemptsTable {
   uuid: string;
   match_uuid: string;
-  stage: 'policy' | 'deliver';
+  /** `pull`: the reader acknowledged it by reading on. */
+  stage: 'policy' | 'deliver' | 'pull';
   at: number;
   status: number | null;
   error: string | null;
   duration_ms: number;
+}
+
+/** One row (id 1): the last cursor given to a readable pull row, of any subscription. */
+export interface PullCursorTable {
+  id: number;
+  last: number;
 }
 
 export interface Database {
@@ -88,4 +116,5 @@ export interface Database {
   events: EventsTable;
   matches: MatchesTable;
   attempts: AttemptsTable;
+  pull_cursor: PullCursorTable;
 }

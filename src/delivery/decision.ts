@@ -1,52 +1,33 @@
 /**
- * What one try at a delivery means, and what is recorded for it: pure, over plain data, so
- * every case is tested without a database or a target (test/delivery/decision.test.ts).
+ * What a target's answer to one POST means, in the terms of routing/after-attempt.ts (which
+ * says what then happens to the row): pure, over plain data, so every case is tested without a
+ * database or a target (test/delivery/decision.test.ts).
  *
- * - 2xx: delivered.
- * - 408, 425, 429, 5xx, and no answer at all (refused, reset, time-out, DNS): tried again on
- *   the retry schedule, later when Retry-After asks for later; once the schedule is exhausted
- *   the delivery fails and the subscription is disabled.
+ * - 2xx: accepted (delivered).
+ * - 408, 425, 429, 5xx, and no answer at all (refused, reset, time-out, DNS): later, when
+ *   Retry-After asks for later; once the retry schedule is exhausted the delivery fails and the
+ *   subscription is disabled.
  * - Any other status (3xx: redirects are not followed; 4xx), a refused address, an unusable
- *   URL: fails at once, and the subscription is disabled with what the target said.
+ *   URL: permanent, and the subscription is disabled with what the target said.
+ * - No connection came free in time: untried.
  */
 import { STATUS_CODES } from 'node:http';
-import type { MatchChange } from '../db/matches.js';
-import type { MatchesTable } from '../db/tables.js';
-import { nextDelayMs, type RetrySchedule } from '../routing/retry-schedule.js';
+import type { AttemptOutcome } from '../routing/after-attempt.js';
 import type { TargetResponse } from './target-client.js';
-
-/** What the subscription's `error` field keeps of a target's answer. */
-export const ERROR_LIMIT = 1024;
 
 /** What one try means for the delivery. `reason` is what the subscription's `error` says if it gives up. */
 export type Verdict =
   { kind: 'delivered' } | { kind: 'retry'; retryAfterMs?: number; reason: string } | { kind: 'permanent'; reason: string };
 
-/** A try that ended at `at` (µs). */
-export type Try = TargetResponse & { at: number };
-
-export interface DeliveryDecision {
-  change: MatchChange;
-  /** The attempt as recorded: every try is. */
-  attempt: { at: number; status: number | null; error: string | null; durationMs: number };
-  /** Set when the subscription is disabled: what its `error` field says. */
-  disable?: string;
-  outcome: 'delivered' | 'retry' | 'failed';
-}
-
-export function decideDelivery(row: Pick<MatchesTable, 'attempts'>, tried: Try, schedule: RetrySchedule): DeliveryDecision {
-  const { at, status } = tried;
-  const attempt = { at, status, error: tried.error, durationMs: tried.durationMs };
-  // The ELM target code is the latest HTTP status: a try without one leaves it be.
-  const targetCode = status ?? undefined;
-  const verdict = status === null ? classifyNoAnswer(tried.error ?? 'no answer', tried.permanent) : classifyResponse(status, tried);
-  if (verdict.kind === 'delivered') return { change: { state: 'delivered', targetCode, attempts: 'count' }, attempt, outcome: 'delivered' };
-  const delayMs =
-    verdict.kind === 'retry' ? nextDelayMs(row.attempts + 1, schedule.delaysMs, schedule.random, verdict.retryAfterMs) : undefined;
-  if (delayMs !== undefined)
-    return { change: { state: 'deliver', due: at + delayMs * 1000, targetCode, attempts: 'count' }, attempt, outcome: 'retry' };
-  const reason = verdict.kind === 'retry' ? `gave up after ${row.attempts + 1} attempts: ${verdict.reason}` : verdict.reason;
-  return { change: { state: 'failed', targetCode, attempts: 'count' }, attempt, disable: reason.slice(0, ERROR_LIMIT), outcome: 'failed' };
+/** What a target's answer (or its absence) comes to. */
+export function outcomeOfResponse(response: TargetResponse): AttemptOutcome {
+  if (response.busy) return { kind: 'untried' };
+  const { status, error } = response;
+  const verdict = status === null ? classifyNoAnswer(error ?? 'no answer', response.permanent) : classifyResponse(status, response);
+  if (verdict.kind === 'delivered') return { kind: 'accepted', status: status! };
+  if (verdict.kind === 'permanent') return { kind: 'permanent', status, error, reason: verdict.reason };
+  const later = { kind: 'later' as const, status, error, reason: verdict.reason };
+  return verdict.retryAfterMs === undefined ? later : { ...later, retryAfterMs: verdict.retryAfterMs };
 }
 
 /** Statuses in 4xx that say "later", not "never". */

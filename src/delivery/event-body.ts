@@ -12,7 +12,7 @@ const CACHED_BODIES = 256;
 export class EventBodies {
   private readonly bodies = new Map<string, string>();
 
-  body(event: EventRow, extensions: string): string {
+  body(event: Pick<EventRow, 'uuid' | 'spec_version' | 'body'>, extensions: string): string {
     // The stored body is the event's text as received: with nothing to add, it is the body.
     if (extensions === '{}') return event.body;
     const key = `${event.uuid}\u0000${extensions}`;

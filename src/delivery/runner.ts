@@ -1,8 +1,9 @@
 /**
  * The delivery runner: takes "deliver" rows (handed over by the policy runner, or claimed from
- * the queue), sends each to its subscription's target as soon as the target's origin has a free
- * slot, and settles each as its answer comes (decision.ts says what the answer means). Nothing
- * waits for anything but its own origin:
+ * the queue; runner-core.ts), hands each to its subscription's destination (destination.ts; push
+ * over HTTP to a target) as soon as the destination's lane has a free slot, and settles each as
+ * its outcome comes (routing/after-attempt.ts says what the outcome means). A lane is what the
+ * destination names: a target's origin. Nothing waits for anything but its own origin:
  * - each origin (scheme, host, port) has NOTIFICATIONS_TARGET_CONCURRENCY connections and a lane
  *   (lanes.ts) whose slots are the origin's window (origin-health.ts): the connections, and
  *   for a target that answers quickly up to eight times as many, waiting in the sender's thread
@@ -18,33 +19,31 @@
  *   (claims leave out the rest), so that it holds back neither its origin nor the runner;
  * Rows of subscriptions deleted or disabled meanwhile are cancelled instead of sent.
  */
-import type { Keyring } from '../config/keyring.js';
 import type { EventRow } from '../db/events.js';
 import type { SubscriptionChange } from '../db/subscriptions.js';
+import type { DeliveryOutcome } from '../metrics/metrics.js';
 import type { MatchesTable, SubscriptionRow } from '../db/tables.js';
+import { afterAttempt } from '../routing/after-attempt.js';
 import { Lanes } from '../routing/lanes.js';
-import { nextBatch } from '../routing/next-batch.js';
-import { LeaseRoom, type Runner, RunnerLoop } from '../routing/runner-loop.js';
+import type { Batch } from '../routing/next-batch.js';
+import { RunnerCore } from '../routing/runner-core.js';
+import type { Runner } from '../routing/runner-loop.js';
 import type { RunnerOptions } from '../routing/runner-options.js';
-import { openAuth } from '../subscriptions/secret-box.js';
-import { signingSecretsAt } from '../subscriptions/signing-secret.js';
-import { decideDelivery } from './decision.js';
-import { EventBodies } from './event-body.js';
+import type { Destination } from './destination.js';
 import { OriginHealth } from './origin-health.js';
 import { lowestLimit, RateLimiter } from './rate-limiter.js';
-import type { TargetClient, TargetResponse } from './target-client.js';
 
 export interface DeliveryRunnerOptions extends RunnerOptions {
-  target: Pick<TargetClient, 'post'>;
+  /** Where each row goes (push-destination.ts for HTTP targets). */
+  destination: Destination;
   /** NOTIFICATIONS_TARGET_TIMEOUT: one exchange takes at most this long. */
   targetTimeoutMs: number;
   /** NOTIFICATIONS_TARGET_CONCURRENCY: the sender's connections per origin. */
   connectionsPerOrigin: number;
-  secretKey: Keyring | null;
-  /** NOTIFICATIONS_SECRET_OVERLAP (µs): how long after a rotation the previous signing secret still signs. */
-  secretOverlapUs: number;
   /** A subscription was disabled by a failure: whoever keeps copies must hear of it. */
   onSubscriptionChange: (change: SubscriptionChange) => void;
+  /** Rows of a pull subscription became readable (committed): its waiting readers must hear of it. */
+  onReadable?: (subscription: string) => void;
 }
 
 /** Its rounds also take a probe for each down origin with nothing to probe with. */
@@ -63,7 +62,7 @@ interface Delivery {
 }
 
 export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
-  const { queue, settler, clock, holder } = options;
+  const { queue, clock } = options;
   const health = new OriginHealth(options.connectionsPerOrigin);
   const lanes = new Lanes<Delivery>((origin) => health.window(origin));
   /** The subscriptions seen for each origin: what a claim leaves out while the origin is full or down. */
@@ -74,49 +73,36 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
   const rateOf = new Map<string, number>();
   const limiter = new RateLimiter(clock);
   let rateWake: { timer: NodeJS.Timeout; at: number } | undefined;
-  const bodies = new EventBodies();
-  const leaseRoom = new LeaseRoom(options.targetTimeoutMs);
-  const runner = new RunnerLoop(intake, settler, options);
-  const { inFlight } = runner;
+  const core = new RunnerCore('deliver', options, options.targetTimeoutMs, intake);
 
+  /** New rows (handed over first, then claimed, leaving out the work of origins that are full or down), and probes. */
   async function intake(): Promise<number> {
     const now = clock();
     giveBackExpiring(now);
-    const { taken, claimFailed } = await takeRows(now);
-    let rows = taken;
-    try {
-      rows = [...taken, ...(await claimProbes(now)).map((row) => ({ row }))];
-      await place(rows);
-    } catch (error) {
-      // Taken (out of the handoff, or claimed) but not placed: back to the queue, not left to
-      // wait out their leases. (A database that does not answer gets them with the settler's retries.)
-      giveBack(rows.map((t) => t.row));
-      throw error;
-    }
-    dispatch();
-    if (claimFailed !== undefined) throw claimFailed;
-    return rows.length;
-  }
-
-  /** New rows: handed over first, then claimed, leaving out the work of origins that are full or down. */
-  async function takeRows(now: number): Promise<{ taken: Array<{ row: MatchesTable; event?: EventRow }>; claimFailed?: unknown }> {
     const room = Math.min(options.batchSize, options.capacity - lanes.size);
-    if (room <= 0) return { taken: [] };
-    const lease = { holder, now, durationUs: options.leaseUs };
+    const lease = core.lease(now);
     const claim = async (limit: number) => {
       const blocked = blockedOrigins();
       const excludeSubscriptions = [...blocked.flatMap((origin) => [...(subscriptionsOf.get(origin) ?? [])]), ...saturated()];
       return { rows: await queue.claim('deliver', lease, limit, { excludeSubscriptions }), leftOut: new Set(blocked) };
     };
-    const { handed, claimed, claimFailed } = await nextBatch(options, now, room, claim);
-    return { taken: [...handed.map(({ row, event }) => ({ row, event })), ...claimed.map((row) => ({ row }))], claimFailed };
+    const take = async ({ handed, claimed }: Batch, alsoTaken: (rows: readonly MatchesTable[]) => void) => {
+      const probes = await claimProbes(now);
+      alsoTaken(probes);
+      await place([
+        ...handed.map(({ row, event }) => ({ row, event })),
+        ...claimed.map((row) => ({ row })),
+        ...probes.map((row) => ({ row })),
+      ]);
+    };
+    return core.takeIn(now, room, claim, take, dispatch);
   }
 
   /** A down origin with nothing waiting gets one row of its own claimed, to probe it with. */
   async function claimProbes(now: number): Promise<MatchesTable[]> {
     const rows: MatchesTable[] = [];
     for (const origin of health.probesDue(now, (o) => lanes.has(o))) {
-      const claimed = await queue.claim('deliver', { holder, now, durationUs: options.leaseUs }, 1, {
+      const claimed = await queue.claim('deliver', core.lease(now), 1, {
         onlySubscriptions: [...(subscriptionsOf.get(origin) ?? [])],
       });
       // Nothing of it is due any more: what was known of it goes.
@@ -146,7 +132,7 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
         cancel([row]);
         continue;
       }
-      const origin = originOf(subscription.target_url);
+      const origin = options.destination.laneOf(subscription);
       let known = subscriptionsOf.get(origin);
       if (!known) subscriptionsOf.set(origin, (known = new Set()));
       known.add(subscription.uuid);
@@ -163,17 +149,11 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
       countWaiting(subscription.uuid, +1);
       lanes.add(origin, { row, event, subscription, origin });
     }
-    giveBack(full);
+    core.giveBack(full);
   }
 
   function cancel(rows: readonly MatchesTable[]): void {
-    if (rows.length === 0) return;
-    const changes = rows.map((row) => ({ uuid: row.uuid, change: { state: 'cancelled' as const } }));
-    inFlight.add(
-      settler.settle({ changes, attempts: [], disable: [] }).then((settled) => {
-        for (const row of rows) if (settled.rows.has(row.uuid)) options.metrics?.deliverySettled('cancelled');
-      }, options.onError),
-    );
+    core.cancel(rows, () => options.metrics?.deliverySettled('cancelled'));
   }
 
   /** Subscriptions with a second's worth of rows (at their rate) waiting here: claims leave them out. */
@@ -188,7 +168,7 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
 
   /** Starts what may start: in every lane, or in `only` (the one whose slot just came free). */
   function dispatch(only?: string): void {
-    if (runner.stopping) return;
+    if (core.stopping) return;
     const now = clock();
     const held = new Set<string>();
     const withinRate = ({ subscription }: Delivery) => {
@@ -201,60 +181,47 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
     if (held.size > 0) wakeForRate(Math.min(...[...held].map((uuid) => limiter.waitUs(uuid))));
     for (const { item } of started) {
       countWaiting(item.subscription.uuid, -1);
-      if (leaseRoom.tooShort(item.row, now)) {
+      if (!core.mayStart([item.row], now)) {
         lanes.finished(item.origin);
-        giveBack([item.row]);
+        core.giveBack([item.row]);
         continue;
       }
-      inFlight.add(send(item));
+      core.track(deliver(item));
     }
   }
 
-  async function send(delivery: Delivery): Promise<void> {
-    const { row, subscription, origin } = delivery;
-    let response: TargetResponse;
-    try {
-      const request = {
-        url: subscription.target_url,
-        auth: openAuth(subscription.auth, options.secretKey),
-        body: bodies.body(delivery.event, subscription.extensions),
-        signing: { id: row.uuid, secrets: signingSecretsAt(subscription, clock(), options.secretKey, options.secretOverlapUs) },
-        endWithinMs: leaseRoom.leftForExchangeMs(row, clock()),
-      };
-      response = await options.target.post(request).catch((error: unknown) => notSent(error, false));
-    } catch (error) {
-      // The stored row cannot be sent as it is (credentials or signing secret sealed with a key this instance
-      // does not have): trying again would fail the same way, so it is a permanent failure.
-      response = notSent(error, true);
-    }
-    if (response.busy) {
-      // No connection came free in time for the exchange to end within the lease: untried, back
-      // to the queue in its place.
+  async function deliver(delivery: Delivery): Promise<void> {
+    const { row, event, subscription, origin } = delivery;
+    const endWithinMs = core.leaseRoom.leftForExchangeMs(row, clock());
+    const { outcome, durationMs } = await options.destination.deliver({ row, event, subscription, endWithinMs });
+    if (outcome.kind === 'untried') {
+      // No connection came free in time for the exchange to end within the lease: back to the
+      // queue in its place.
       lanes.finished(origin);
-      giveBack([row]);
+      core.giveBack([row]);
       return;
     }
     const at = clock();
-    if (response.status !== null) health.answered(origin, response.durationMs);
-    else if (!response.permanent) health.noAnswer(origin, at);
+    // Any answer means the destination is up (what it said is the row's business); none at all,
+    // when one could come, counts towards its being down.
+    if ('status' in outcome && outcome.status !== null) health.answered(origin, durationMs);
+    else if (outcome.kind === 'later') health.noAnswer(origin, at);
     lanes.finished(origin);
     if (!lanes.isFull(origin) && !health.isDown(origin)) options.pacer?.roomAgain(origin);
-    const decision = decideDelivery(row, { ...response, at }, options.schedule);
-    const settling = settler.settle({
-      changes: [{ uuid: row.uuid, change: decision.change }],
-      attempts: [{ matchUuid: row.uuid, stage: 'deliver', ...decision.attempt }],
-      disable: decision.disable === undefined ? [] : [{ subscription: subscription.uuid, reason: decision.disable, at }],
-    });
+    const after = afterAttempt('deliver', [row], outcome, { at, durationMs }, options.schedule);
+    const settling = core.settle([row], after, { uuid: subscription.uuid, at });
     // The slot is free: the next row of this origin goes now, and the runner may take in more.
     dispatch(origin);
-    runner.wake();
+    core.wake();
     try {
       const settled = await settling;
-      if (settled.rows.has(row.uuid)) {
+      if (after.result === 'readable') {
+        if (settled.rows.has(row.uuid)) options.onReadable?.(subscription.uuid);
+      } else if (settled.rows.has(row.uuid)) {
         options.metrics?.deliverySettled(
-          decision.outcome,
-          response.durationMs / 1000,
-          decision.outcome === 'delivered' ? (at - row.created) / 1e6 : undefined,
+          after.result as DeliveryOutcome,
+          durationMs / 1000,
+          after.result === 'delivered' ? (at - row.created) / 1e6 : undefined,
         );
       }
       for (const disabled of settled.disabled) {
@@ -284,21 +251,17 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
 
   /** Rows that have waited until their lease no longer has room for an exchange go back, keeping their place. */
   function giveBackExpiring(now: number): void {
-    if (!leaseRoom.checkDue(now)) return;
-    // Origins with nothing here and nothing wrong start afresh when next seen.
-    for (const origin of health.known()) if (!lanes.has(origin) && !health.isDown(origin)) forget(origin);
-    giveBack(takeOutWaiting((d) => leaseRoom.tooShort(d.row, now)).map((d) => d.row));
+    core.giveBackExpiring(now, (tooShort) => {
+      // Origins with nothing here and nothing wrong start afresh when next seen.
+      for (const origin of health.known()) if (!lanes.has(origin) && !health.isDown(origin)) forget(origin);
+      return takeOutWaiting((d) => tooShort(d.row)).map((d) => d.row);
+    });
   }
 
   function takeOutWaiting(which: (delivery: Delivery) => boolean): Delivery[] {
     const taken = lanes.removeWaiting(which);
     for (const d of taken) countWaiting(d.subscription.uuid, -1);
     return taken;
-  }
-
-  /** Rows taken out of the lanes (or never put in) go back to the queue, untried, with the next settlement. */
-  function giveBack(rows: readonly MatchesTable[]): void {
-    inFlight.add(settler.release(rows.map((row) => row.uuid)).catch(options.onError));
   }
 
   function countWaiting(subscription: string, delta: number): void {
@@ -315,11 +278,13 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
     if (!waitingOf.has(uuid)) return;
     const current = change.kind === 'delete' ? undefined : change.row;
     const gone = current === undefined || current.deleted !== null || current.disabled !== null;
-    const stale = takeOutWaiting((d) => d.subscription.uuid === uuid && (gone || !sameDelivery(d.subscription, current)));
+    const stale = takeOutWaiting(
+      (d) => d.subscription.uuid === uuid && (gone || !sameDelivery(options.destination, d.subscription, current)),
+    );
     // Deleted or disabled: its waiting rows are cancelled. Sent elsewhere or otherwise: they
     // go back, to be read again with the subscription as it is now.
     if (gone) cancel(stale.map((d) => d.row));
-    else giveBack(stale.map((d) => d.row));
+    else core.giveBack(stale.map((d) => d.row));
   }
 
   function forget(origin: string): void {
@@ -327,11 +292,9 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
     if (!lanes.has(origin)) subscriptionsOf.delete(origin);
   }
 
+  const runner = core.runner();
   return {
-    intake,
-    idle: () => runner.idle(),
-    start: () => runner.start(),
-    wake: () => runner.wake(),
+    ...runner,
     subscriptionChanged,
     downOrigins: () => health.downOrigins(),
     stop: () => {
@@ -342,33 +305,7 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
   };
 }
 
-/** Whether rows read with `before` would be sent as they would with `after`. */
-function sameDelivery(before: SubscriptionRow, after: SubscriptionRow): boolean {
-  return (
-    before.target_url === after.target_url &&
-    before.auth === after.auth &&
-    before.extensions === after.extensions &&
-    before.signing_secret === after.signing_secret &&
-    before.rate_limit === after.rate_limit &&
-    before.allowed_rate === after.allowed_rate
-  );
-}
-
-/** The lane of a target URL; one that does not parse fails when sent, in a lane of its own. */
-function originOf(url: string): string {
-  try {
-    return new URL(url).origin;
-  } catch {
-    return `unusable:${url}`;
-  }
-}
-
-function notSent(error: unknown, permanent: boolean): TargetResponse {
-  return {
-    status: null,
-    error: `not sent: ${error instanceof Error ? error.message : String(error)}`,
-    permanent,
-    durationMs: 0,
-    bodyExcerpt: '',
-  };
+/** Whether rows read with `before` would be delivered, and paced, as they would with `after`. */
+function sameDelivery(destination: Destination, before: SubscriptionRow, after: SubscriptionRow): boolean {
+  return destination.unchanged(before, after) && before.rate_limit === after.rate_limit && before.allowed_rate === after.allowed_rate;
 }

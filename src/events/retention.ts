@@ -4,6 +4,9 @@
  * and attempts. It sits with the rest of the event log's life (receive.ts logs events in;
  * this takes them out); the SQL is in db/event-log.ts, shared with `eventpurge`.
  *
+ * Pull rows never read within the retention are expired first (state `expired`), so that their
+ * events can go like any other.
+ *
  * Work comes in rounds: each round deletes batches of the oldest eligible events until one
  * comes back short (caught up), then waits for the next. Several instances on one PostgreSQL
  * database each run the purge; `SKIP LOCKED` gives them different batches, so none waits for
@@ -12,6 +15,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { DatabaseHandle } from '../db/connect.js';
 import { ONE_WRITER_PAUSE_MS, purgeOldestEventsBefore } from '../db/event-log.js';
+import { expireUnread } from '../db/pull.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { startWorkerLoop } from '../routing/worker-loop.js';
 import type { Clock } from '../time/clock.js';
@@ -63,12 +67,14 @@ export function startRetentionPurge(options: RetentionPurgeOptions): RetentionPu
   const stopping = new AbortController();
 
   const purgeBatch = async (): Promise<number> => {
-    const before = clock() - retentionMs * 1000;
+    const now = clock();
+    const before = now - retentionMs * 1000;
+    const expired = await expireUnread(database.db, before, now, batchSize);
     const purged = await purgeOldestEventsBefore(database.db, before, batchSize, { force: false, skipLocked });
     const events = purged.eventUuids.length;
     if (events > 0) metrics.eventsPurged(events, purged.matches);
     // A short batch: caught up. Reporting no work makes the loop wait for the next round.
-    if (events < batchSize) return 0;
+    if (events < batchSize && expired < batchSize) return 0;
     if (oneWriter) await sleep(ONE_WRITER_PAUSE_MS, undefined, { signal: stopping.signal }).catch(() => undefined);
     return events;
   };

@@ -38,6 +38,10 @@ export interface SubscriptionSyncOptions {
   skewUs: number;
   maxErrorPauseMs: number;
   log: SubscriptionSyncLog;
+  /** Rows of a pull subscription became readable, on any instance (heard on the same connection). */
+  onReadable?: (subscription: string) => void;
+  /** Listening began (again): what was committed meanwhile went unheard. */
+  onListening?: () => void;
 }
 
 export interface SubscriptionSync {
@@ -69,8 +73,10 @@ export function startSubscriptionSync(options: SubscriptionSyncOptions): Subscri
     url: options.url,
     applicationName: options.applicationName,
     onNotify: (uuid) => refresh.notified(uuid),
+    ...(options.onReadable ? { onReadable: options.onReadable } : {}),
     onListening: ({ channel, backendPid }) => {
       log.info({ channel, backendPid }, 'listening for subscription changes');
+      options.onListening?.();
       pollDue = true;
       if (lost) reloadDue = true;
       loop?.wake();

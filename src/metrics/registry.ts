@@ -11,6 +11,8 @@ export interface ServiceMetrics extends Metrics {
   readonly registry: Registry;
   /** Reports, at each scrape, how many target origins are down (tried once a second) in this instance. */
   trackDownOrigins(count: () => number): void;
+  /** Reports, at each scrape, how many pull reads wait for their next event in this instance. */
+  trackPullWaiters(count: () => number): void;
   /** Reports, at each scrape, 1 while the database refuses writes for lack of space, else 0. */
   trackStorageFull(full: () => boolean): void;
 }
@@ -127,6 +129,16 @@ export function createMetrics(options: MetricsOptions = {}): ServiceMetrics {
       new Gauge({
         name: 'notifications_target_origins_down',
         help: 'Target origins (scheme, host, port) that gave no answer three times in a row: tried once a second until one answers, their other deliveries waiting.',
+        registers,
+        collect() {
+          this.set(count());
+        },
+      });
+    },
+    trackPullWaiters: (count) => {
+      new Gauge({
+        name: 'notifications_pull_waiters',
+        help: 'Pull reads (GET /eventmatch/{uuid}/events with wait) waiting in this instance for their next event; they cost no database work while they wait.',
         registers,
         collect() {
           this.set(count());

@@ -1,7 +1,8 @@
 /**
  * The policy runner: takes "policy" rows (handed over by /receive, or claimed from the queue),
  * asks the policy service once per (event, user) — not once per subscription — and settles each
- * question as its answer comes (decision.ts says what the answer means). Allowed rows are
+ * question as its answer comes (decision.ts turns it into an outcome, routing/after-attempt.ts
+ * says what that means; runner-core.ts does the intake and give-back). Allowed rows are
  * handed on to the delivery runner in memory, still leased. Each user has a share of slots of
  * its own (lanes.ts), so the policy service being slow for one user delays no one else; claims
  * leave out a user with as much again waiting. A row waits in memory only while its lease still
@@ -10,15 +11,16 @@
  * queue because the delivery runner is full, it takes in no new questions.
  */
 import type { Settled } from '../db/match-queue.js';
-import type { MatchChange } from '../db/matches.js';
 import type { MatchesTable } from '../db/tables.js';
 import type { JsonValue } from '../json.js';
 import type { HandedMatch, Handoff } from '../routing/handoff.js';
+import { afterAttempt } from '../routing/after-attempt.js';
 import { Lanes } from '../routing/lanes.js';
-import { nextBatch } from '../routing/next-batch.js';
-import { LeaseRoom, type Runner, RunnerLoop } from '../routing/runner-loop.js';
+import type { Batch } from '../routing/next-batch.js';
+import { RunnerCore } from '../routing/runner-core.js';
+import type { Runner } from '../routing/runner-loop.js';
 import type { RunnerOptions } from '../routing/runner-options.js';
-import { decidePolicy } from './decision.js';
+import { outcomeOfAnswer } from './decision.js';
 import type { PolicyAnswer } from './policy-client.js';
 
 export interface PolicySource {
@@ -46,48 +48,40 @@ interface Question {
 }
 
 export function policyRunner(options: PolicyRunnerOptions): PolicyRunner {
-  const { queue, settler, clock, holder } = options;
+  const { queue, clock, holder } = options;
   const lanes = new Lanes<Question>(() => options.slotsPerUser);
-  const leaseRoom = new LeaseRoom(options.timeoutMs);
-  const runner = new RunnerLoop(intake, settler, options);
-  const { inFlight } = runner;
+  const core = new RunnerCore('policy', options, options.timeoutMs, intake);
 
   // Delivery caught up with what it had been given: questions may be asked again.
-  options.next?.whenDrained(() => runner.wake());
+  options.next?.whenDrained(() => core.wake());
 
   async function intake(): Promise<number> {
     const now = clock();
-    giveBackExpiring(now);
+    core.giveBackExpiring(now, (tooShort) => rowsOf(lanes.removeWaiting((q) => q.rows.some((w) => tooShort(w.row)))));
     // Allowed rows already wait in the queue for a delivery runner with no room: answers asked
     // for now would only wait behind them, growing older, while their calls take the machine's
     // time from intake (a burst against slow targets). The questions stay in the queue.
     if (options.next?.overflowing === true) return 0;
     const room = Math.min(options.batchSize, options.capacity - lanes.size);
     if (room <= 0) return 0;
-    const lease = { holder, now, durationUs: options.leaseUs };
+    const lease = core.lease(now);
     const claim = async (limit: number) => {
       const excludeOwners = lanes.fullKeys();
       return { rows: await queue.claim('policy', lease, limit, { excludeOwners }), leftOut: new Set(excludeOwners) };
     };
-    const { handed, claimed, claimFailed } = await nextBatch(options, now, room, claim);
-    let work: HandedMatch[];
-    try {
-      work = [...handed, ...(await withEvents(claimed))];
-    } catch (error) {
-      // Taken but not placed: back to the queue, not left to wait out their leases.
-      giveBack([...handed.map((w) => w.row), ...claimed]);
-      throw error;
-    }
+    return core.takeIn(now, room, claim, place, dispatch);
+  }
+
+  /** Puts the questions of what was taken in their users' lanes. */
+  async function place({ handed, claimed }: Batch): Promise<void> {
+    const work = [...handed, ...(await withEvents(claimed))];
     const full: Question[] = [];
     for (const question of questions(work)) {
       // More than a user's lane holds: the queue keeps it until there is room.
       if (lanes.isFull(question.owner)) full.push(question);
       else lanes.add(question.owner, question);
     }
-    giveBack(rowsOf(full));
-    dispatch();
-    if (claimFailed !== undefined) throw claimFailed;
-    return handed.length + claimed.length;
+    core.giveBack(rowsOf(full));
   }
 
   /** Claimed rows with their events; a row whose event was purged since went with it (cascade). */
@@ -106,15 +100,15 @@ export function policyRunner(options: PolicyRunnerOptions): PolicyRunner {
 
   /** Starts what may start: in every lane, or in `only` (the one whose slot just came free). */
   function dispatch(only?: string): void {
-    if (runner.stopping) return;
+    if (core.stopping) return;
     const now = clock();
     for (const { key, item } of lanes.start(undefined, only)) {
-      if (item.rows.some((w) => leaseRoom.tooShort(w.row, now))) {
+      if (!core.mayStart(rowsOf([item]), now)) {
         lanes.finished(key);
-        giveBack(rowsOf([item]));
+        core.giveBack(rowsOf([item]));
         continue;
       }
-      inFlight.add(ask(item));
+      core.track(ask(item));
     }
   }
 
@@ -125,23 +119,14 @@ export function policyRunner(options: PolicyRunnerOptions): PolicyRunner {
     const at = clock();
     lanes.finished(owner);
     if (!lanes.isFull(owner)) options.pacer?.roomAgain(owner);
-    const decision = decidePolicy(
-      rows.map((w) => w.row),
-      answer,
-      { at, durationMs: performance.now() - started },
-      options.schedule,
-    );
+    const taken = rows.map((w) => w.row);
+    const after = afterAttempt('policy', taken, outcomeOfAnswer(answer), { at, durationMs: performance.now() - started }, options.schedule);
+    const allowed = after.result === 'allowed';
     // Handed on still leased when the delivery runner has room; otherwise released to its claims.
-    const handOn = decision.allowed && (options.next?.reserve(rows.length) ?? false);
-    const change: MatchChange = handOn ? { ...decision.change, leaseFor: options.leaseUs } : decision.change;
-    const settling = settler.settle({
-      changes: rows.map((w) => ({ uuid: w.row.uuid, change })),
-      attempts:
-        decision.attempt === undefined ? [] : rows.map((w) => ({ matchUuid: w.row.uuid, stage: 'policy' as const, ...decision.attempt! })),
-      disable: [],
-    });
+    const handOn = allowed && (options.next?.reserve(rows.length) ?? false);
+    const settling = core.settle(taken, handOn ? { ...after, change: { ...after.change!, leaseFor: options.leaseUs } } : after);
     dispatch(owner);
-    runner.wake();
+    core.wake();
     let settled: Settled;
     try {
       settled = await settling;
@@ -151,7 +136,7 @@ export function policyRunner(options: PolicyRunnerOptions): PolicyRunner {
       return;
     }
     options.metrics?.policyAnswered(answer.kind);
-    if (!decision.allowed) return;
+    if (!allowed) return;
     if (handOn) {
       // A row not settled here is gone (its event purged during the call) or another holder's
       // now (its lease ran out): delivering it would send a purged event, or send twice.
@@ -168,22 +153,7 @@ export function policyRunner(options: PolicyRunnerOptions): PolicyRunner {
     options.onAllowed();
   }
 
-  function giveBackExpiring(now: number): void {
-    if (leaseRoom.checkDue(now)) giveBack(rowsOf(lanes.removeWaiting((q) => q.rows.some((w) => leaseRoom.tooShort(w.row, now)))));
-  }
-
-  /** Rows taken out of the lanes (or never put in) go back to the queue, untried, with the next settlement. */
-  function giveBack(rows: readonly MatchesTable[]): void {
-    inFlight.add(settler.release(rows.map((row) => row.uuid)).catch(options.onError));
-  }
-
-  return {
-    intake,
-    idle: () => runner.idle(),
-    start: () => runner.start(),
-    wake: () => runner.wake(),
-    stop: () => runner.stop(),
-  };
+  return core.runner();
 }
 
 function rowsOf(given: readonly Question[]): MatchesTable[] {

@@ -11,6 +11,7 @@
  */
 import type { MatchQueue, Settled, Settlement } from '../db/match-queue.js';
 import { isConditionOfTheDatabase } from '../db/storage-full.js';
+import { Backoff } from '../time/backoff.js';
 import type { Clock } from '../time/clock.js';
 
 interface Pending {
@@ -19,8 +20,6 @@ interface Pending {
   reject: (error: unknown) => void;
 }
 
-const FIRST_PAUSE_MS = 250;
-const MAX_PAUSE_MS = 5_000;
 /** Settlements per write at most, so that one transaction stays short. */
 const MAX_PER_WRITE = 500;
 /** Writes under way at once: the group commit writes the next commit while the last one syncs. */
@@ -32,7 +31,8 @@ export class Settler {
   private writing = 0;
   private scheduled = false;
   private retry: NodeJS.Timeout | undefined;
-  private pauseMs = FIRST_PAUSE_MS;
+  /** Between writes again while the database does not answer. */
+  private readonly pause = new Backoff(250, 5_000);
   /** Settlements asked for and not yet written (or given up). */
   private pending = 0;
   private idleWaiters: Array<() => void> = [];
@@ -45,12 +45,6 @@ export class Settler {
     /** Each time a write is deferred (the database not answering, or full). */
     private readonly onUnavailable: (error: unknown) => void,
   ) {}
-
-  /** Gives rows back to the queue untried, with the settlements of the moment. */
-  release(uuids: readonly string[]): Promise<void> {
-    if (uuids.length === 0) return Promise.resolve();
-    return this.settle({ changes: [], attempts: [], disable: [], release: uuids }).then(() => undefined);
-  }
 
   /** Resolves once written, with the rows it settled and the subscriptions it disabled. */
   settle(settlement: Settlement): Promise<Settled> {
@@ -95,7 +89,7 @@ export class Settler {
     const batch = this.waiting.splice(0, MAX_PER_WRITE);
     try {
       const settled = await this.queue.settle(this.holder, merged(batch), this.clock());
-      this.pauseMs = FIRST_PAUSE_MS;
+      this.pause.reset();
       for (const pending of batch) pending.resolve(ownPart(settled, pending.settlement));
     } catch (error) {
       if (!isConditionOfTheDatabase(error) || this.closed) {
@@ -115,8 +109,7 @@ export class Settler {
     this.retry = setTimeout(() => {
       this.retry = undefined;
       void this.write();
-    }, this.pauseMs);
-    this.pauseMs = Math.min(MAX_PAUSE_MS, this.pauseMs * 2);
+    }, this.pause.next());
   }
 
   private wakeIdle(): void {

@@ -4,6 +4,7 @@
  * is down) is logged and retried after a growing pause, never in a hot loop. `stop` lets the
  * step in flight finish.
  */
+import { Backoff } from '../time/backoff.js';
 import { Pause } from '../time/pause.js';
 
 export interface WorkerLoop {
@@ -28,17 +29,17 @@ export function startWorkerLoop(options: WorkerLoopOptions): WorkerLoop {
   let wokenDuringStep = false;
 
   const done = (async () => {
-    let errors = 0;
+    // Twice the idle wait after the first failure, doubling with each one after.
+    const errorPause = new Backoff(options.idleMs * 2, options.maxErrorPauseMs);
     while (running) {
       try {
         wokenDuringStep = false;
         const taken = await options.step();
-        errors = 0;
+        errorPause.reset();
         if (taken === 0 && running && !wokenDuringStep) await pause.for(options.idleMs);
       } catch (error) {
         options.onError(error);
-        errors++;
-        if (running) await pause.for(Math.min(options.maxErrorPauseMs, options.idleMs * 2 ** errors));
+        if (running) await pause.for(errorPause.next());
       }
     }
   })();

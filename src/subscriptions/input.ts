@@ -8,6 +8,7 @@ import { characterCount } from '../characters.js';
 import { jsonPathSyntax, serviceError } from '../errors.js';
 import { type JsonValue, MAX_DOCUMENT_DEPTH, nestedDeeperThan } from '../json.js';
 import { type CompiledJsonPath, compileJsonPath, type DialectMode, JsonPathSyntaxError } from '../jsonpath/index.js';
+import type { DeliveryKind } from '../db/tables.js';
 
 export type Auth =
   | Record<string, never>
@@ -21,7 +22,10 @@ export type Extensions = Record<string, ExtensionValue>;
 export interface SubscriptionChangeInput {
   name?: string;
   compiled?: CompiledJsonPath;
-  target_url?: string;
+  /** `push` or `pull`; fixed once created. */
+  delivery?: DeliveryKind;
+  /** null: none (a pull subscription). */
+  target_url?: string | null;
   auth?: Auth;
   extensions?: Extensions;
   /** true: disable now; false: enable and clear the error. */
@@ -33,7 +37,7 @@ export interface SubscriptionChangeInput {
 export interface SubscriptionCreateInput extends SubscriptionChangeInput {
   name: string;
   compiled: CompiledJsonPath;
-  target_url: string;
+  delivery: DeliveryKind;
 }
 
 export type Body = Readonly<Record<string, unknown>>;
@@ -53,15 +57,37 @@ export const EXTENSION_VALUE_MAX_CHARACTERS = 256;
 export const RATE_LIMIT_MIN = 1;
 export const RATE_LIMIT_MAX = 10_000;
 
-const WRITABLE = ['name', 'jsonpath', 'target_url', 'auth', 'extensions', 'disabled', 'rate_limit'] as const;
+const WRITABLE = ['name', 'jsonpath', 'delivery', 'target_url', 'auth', 'extensions', 'disabled', 'rate_limit'] as const;
 /** Sent back by clients that PUT a record they read; ignored. */
 const SERVICE_SET_FIELDS = ['uuid', 'user', 'created', 'updated', 'deleted', 'version', 'error'] as const;
 
 export function validateCreate(body: Body, mode: DialectMode): SubscriptionCreateInput {
-  for (const field of ['name', 'jsonpath', 'target_url'] as const) {
+  for (const field of ['name', 'jsonpath'] as const) {
     if (body[field] === undefined) throw serviceError('FIELD_REQUIRED', `body.${field}`);
   }
-  return validateUpdate(body, mode) as SubscriptionCreateInput;
+  const input = validateUpdate(body, mode);
+  const delivery = input.delivery ?? 'push';
+  checkDeliveryFields(delivery, input);
+  return { ...input, delivery } as SubscriptionCreateInput;
+}
+
+/**
+ * What each kind of delivery takes: push a target URL; pull none, and no credentials or rate
+ * limit (nothing is sent). Applied to a create, and to a PUT with the stored kind (a record PUT
+ * back as read, `target_url: null` and all, passes).
+ */
+export function checkDeliveryFields(delivery: DeliveryKind, input: SubscriptionChangeInput, creating = true): void {
+  if (delivery === 'push') {
+    if (input.target_url === null || (creating && input.target_url === undefined))
+      throw serviceError('FIELD_REQUIRED', 'body.target_url', 'for a push subscription (or send "delivery": "pull")');
+    return;
+  }
+  if (input.target_url !== undefined && input.target_url !== null)
+    throw serviceError('FIELD_INVALID', 'body.target_url', 'must be absent or null for a pull subscription');
+  if (input.auth !== undefined && Object.keys(input.auth).length > 0)
+    throw serviceError('FIELD_INVALID', 'body.auth', 'must be {} for a pull subscription: nothing is sent to a target');
+  if (input.rate_limit !== undefined && input.rate_limit !== null)
+    throw serviceError('FIELD_INVALID', 'body.rate_limit', 'must be absent or null for a pull subscription: its reader sets the pace');
 }
 
 export function validateUpdate(body: Body, mode: DialectMode): SubscriptionChangeInput {
@@ -73,12 +99,18 @@ export function validateUpdate(body: Body, mode: DialectMode): SubscriptionChang
   const input: SubscriptionChangeInput = {};
   if (body.name !== undefined) input.name = validateName(body.name);
   if (body.jsonpath !== undefined) input.compiled = compileExpression(body.jsonpath, 'body.jsonpath', mode);
-  if (body.target_url !== undefined) input.target_url = validateTargetUrl(body.target_url);
+  if (body.delivery !== undefined) input.delivery = validateDelivery(body.delivery);
+  if (body.target_url !== undefined) input.target_url = body.target_url === null ? null : validateTargetUrl(body.target_url);
   if (body.auth !== undefined) input.auth = validateAuth(body.auth);
   if (body.extensions !== undefined) input.extensions = validateExtensions(body.extensions);
   if ('disabled' in body) input.disable = body.disabled !== null;
   if (body.rate_limit !== undefined) input.rate_limit = validateRateLimit(body.rate_limit);
   return input;
+}
+
+function validateDelivery(value: unknown): DeliveryKind {
+  if (value !== 'push' && value !== 'pull') throw serviceError('FIELD_INVALID', 'body.delivery', 'must be "push" or "pull"');
+  return value;
 }
 
 function validateRateLimit(value: unknown): number | null {

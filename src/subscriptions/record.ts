@@ -3,7 +3,7 @@
  * its order, timestamps formatted, and `auth` opened and echoed as supplied.
  */
 import type { Keyring } from '../config/keyring.js';
-import type { SubscriptionRow } from '../db/tables.js';
+import type { DeliveryKind, SubscriptionRow } from '../db/tables.js';
 import { formatTimestamp } from '../time/clock.js';
 import type { Auth, Extensions } from './input.js';
 import { openAuth } from './secret-box.js';
@@ -16,7 +16,8 @@ export interface SubscriptionRecord {
   uuid: string;
   name: string;
   jsonpath: string;
-  target_url: string;
+  /** null for a pull subscription. */
+  target_url: string | null;
   auth: Auth;
   extensions: Extensions;
   created: string;
@@ -26,6 +27,8 @@ export interface SubscriptionRecord {
   version: string;
   error: string | null;
   rate_limit: number | null;
+  /** `push` (to target_url) or `pull` (read by cursor). */
+  delivery: DeliveryKind;
 }
 
 export const RECORD_FIELDS: ReadonlyArray<keyof SubscriptionRecord> = [
@@ -43,6 +46,7 @@ export const RECORD_FIELDS: ReadonlyArray<keyof SubscriptionRecord> = [
   'version',
   'error',
   'rate_limit',
+  'delivery',
 ];
 
 export function toRecord(row: SubscriptionRow, secretKey: Keyring | null): SubscriptionRecord {
@@ -51,7 +55,7 @@ export function toRecord(row: SubscriptionRow, secretKey: Keyring | null): Subsc
     uuid: row.uuid,
     name: row.name,
     jsonpath: row.jsonpath,
-    target_url: row.target_url,
+    target_url: row.delivery === 'pull' ? null : row.target_url,
     auth: openAuth(row.auth, secretKey),
     extensions: JSON.parse(row.extensions) as Extensions,
     created: formatTimestamp(row.created),
@@ -61,5 +65,6 @@ export function toRecord(row: SubscriptionRow, secretKey: Keyring | null): Subsc
     version: row.version,
     error: row.error,
     rate_limit: row.rate_limit,
+    delivery: row.delivery,
   };
 }

@@ -29,6 +29,7 @@ import type { Clock } from '../time/clock.js';
 import { canonicalUuid } from '../uuid.js';
 import {
   type Body,
+  checkDeliveryFields,
   evaluableDocument,
   type Page,
   type SubscriptionChangeInput,
@@ -161,8 +162,13 @@ export function subscriptionService(deps: SubscriptionServiceDependencies): Subs
   return {
     async create(owner, body) {
       const input = validateCreate(body, deps.dialectMode);
-      await checkTarget(input.target_url);
-      const allowed = await allowedRate({ targetUrl: input.target_url, auth: input.auth ?? {}, ratePerSecond: input.rate_limit ?? null });
+      // A pull subscription has no target to check or ask.
+      const targetUrl = input.delivery === 'push' ? input.target_url! : '';
+      if (input.delivery === 'push') await checkTarget(targetUrl);
+      const allowed =
+        input.delivery === 'push'
+          ? await allowedRate({ targetUrl, auth: input.auth ?? {}, ratePerSecond: input.rate_limit ?? null })
+          : null;
       const now = deps.clock();
       const row: SubscriptionRow = {
         uuid: randomUUID(),
@@ -170,7 +176,8 @@ export function subscriptionService(deps: SubscriptionServiceDependencies): Subs
         name: input.name,
         jsonpath: input.compiled.source,
         dialect: input.compiled.dialect,
-        target_url: input.target_url,
+        delivery: input.delivery,
+        target_url: targetUrl,
         auth: sealSecret(JSON.stringify(input.auth ?? {}), deps.secretKey),
         extensions: JSON.stringify(input.extensions ?? {}),
         signing_secret: sealSecret(generateSigningSecret(), deps.secretKey),
@@ -209,8 +216,9 @@ export function subscriptionService(deps: SubscriptionServiceDependencies): Subs
       // Checked when it changes, outside the write's transaction (a lookup or a handshake can take
       // seconds); a record PUT back with the target it has is not refused for a rule made since,
       // nor asked again. The old target's allowed rate goes with it.
-      const stored = input.target_url === undefined ? undefined : await findOwned(owner, uuid);
-      if (input.target_url !== undefined && stored !== undefined && input.target_url !== stored.target_url) {
+      const stored = touchesDelivery(input) ? await findOwned(owner, uuid) : undefined;
+      if (stored !== undefined) checkUpdateOf(stored, input);
+      if (typeof input.target_url === 'string' && stored !== undefined && input.target_url !== stored.target_url) {
         await checkTarget(input.target_url);
         changes.allowed_rate = await allowedRate({
           targetUrl: input.target_url,
@@ -284,6 +292,18 @@ export function subscriptionService(deps: SubscriptionServiceDependencies): Subs
   };
 }
 
+/** Whether an update sends what the kind of delivery decides: then it is checked against the stored kind. */
+function touchesDelivery(input: SubscriptionChangeInput): boolean {
+  return input.delivery !== undefined || input.target_url !== undefined || input.auth !== undefined || input.rate_limit !== undefined;
+}
+
+/** `delivery` is fixed once created (a pull reader's cursors and a push target's history do not carry over). */
+function checkUpdateOf(stored: SubscriptionRow, input: SubscriptionChangeInput): void {
+  if (input.delivery !== undefined && input.delivery !== stored.delivery)
+    throw serviceError('FIELD_INVALID', 'body.delivery', `cannot change (it is "${stored.delivery}"); create a new subscription instead`);
+  checkDeliveryFields(stored.delivery, input, false);
+}
+
 function changesFrom(input: SubscriptionChangeInput, now: number, secretKey: Keyring | null): SubscriptionChanges {
   const changes: SubscriptionChanges = {};
   if (input.name !== undefined) changes.name = input.name;
@@ -291,7 +311,8 @@ function changesFrom(input: SubscriptionChangeInput, now: number, secretKey: Key
     changes.jsonpath = input.compiled.source;
     changes.dialect = input.compiled.dialect;
   }
-  if (input.target_url !== undefined) changes.target_url = input.target_url;
+  // null only reaches here for a pull subscription (checkUpdateOf), whose stored target_url stays ''.
+  if (typeof input.target_url === 'string') changes.target_url = input.target_url;
   if (input.auth !== undefined) changes.auth = sealSecret(JSON.stringify(input.auth), secretKey);
   if (input.extensions !== undefined) changes.extensions = JSON.stringify(input.extensions);
   if (input.rate_limit !== undefined) changes.rate_limit = input.rate_limit;

@@ -256,6 +256,12 @@ for (const backend of testBackends()) {
         send: send('POST', `/eventmatch/${disabled}/deliveries/0190d4c2-0000-7000-8000-000000000000/retry`, USER),
       },
       {
+        label: 'reading the events of a push subscription',
+        status: 409,
+        code: 'SUBSCRIPTION_NOT_PULL',
+        send: send('GET', `/eventmatch/${disabled}/events`, USER),
+      },
+      {
         label: 'retrying a delivery another instance holds',
         status: 409,
         code: 'DELIVERY_IN_PROGRESS',

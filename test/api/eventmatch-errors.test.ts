@@ -16,7 +16,7 @@ const valid = { name: 'n', jsonpath: '$.data', target_url: 'https://example.org/
 const INVALID: Array<[string, Record<string, unknown>, RegExp, ErrorCode]> = [
   ['name missing', { jsonpath: '$', target_url: valid.target_url }, /^body\.name: required$/, 'FIELD_REQUIRED'],
   ['jsonpath missing', { name: 'n', target_url: valid.target_url }, /^body\.jsonpath: required$/, 'FIELD_REQUIRED'],
-  ['target_url missing', { name: 'n', jsonpath: '$' }, /^body\.target_url: required$/, 'FIELD_REQUIRED'],
+  ['target_url missing', { name: 'n', jsonpath: '$' }, /^body\.target_url: required for a push subscription/, 'FIELD_REQUIRED'],
   ['name not a string', { ...valid, name: 5 }, /^body\.name: must be a string$/, 'FIELD_TYPE'],
   ['name null', { ...valid, name: null }, /^body\.name: must be a string$/, 'FIELD_TYPE'],
   ['name empty', { ...valid, name: '' }, /^body\.name: must not be empty$/, 'FIELD_INVALID'],
@@ -55,7 +55,7 @@ const INVALID: Array<[string, Record<string, unknown>, RegExp, ErrorCode]> = [
     /^body\.jsonpath: invalid JSONPath at position \d+: .*(at the end|near)/,
     'JSONPATH_SYNTAX',
   ],
-  ['target_url not a string', { ...valid, target_url: { href: 'x' } }, /^body\.target_url: must be a string$/, 'FIELD_TYPE'],
+  ['target_url not a string', { ...valid, target_url: { href: 'x' } }, /^body\.target_url: must be a string or null$/, 'FIELD_TYPE'],
   [
     'target_url relative',
     { ...valid, target_url: '/hook' },

@@ -76,6 +76,7 @@ for (const backend of testBackends()) {
             version: 'v0.1',
             error: null,
             rate_limit: null,
+            delivery: 'push',
           },
         );
         assert.match(String(record.created), TIMESTAMP);

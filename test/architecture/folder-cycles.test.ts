@@ -41,6 +41,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ['matching', 'policy'],
   // Receiving events; the delivery stage (whose outbound thread also hosts the policy client).
   ['events', 'delivery'],
+  // Reading and waiting for pull subscriptions' events (over the delivery stage's event bodies).
+  ['pull'],
   // The entry points' own parts: the HTTP API, the CLI, the web console's files.
   ['api', 'cli', 'console'],
   // The composition root, and the container image's readiness probe.

@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { classifyNoAnswer, classifyResponse, decideDelivery, ERROR_LIMIT, type Try } from '../../src/delivery/decision.js';
+import { classifyNoAnswer, classifyResponse, outcomeOfResponse } from '../../src/delivery/decision.js';
+import type { TargetResponse } from '../../src/delivery/target-client.js';
+import { afterAttempt, ERROR_LIMIT } from '../../src/routing/after-attempt.js';
+import type { RetrySchedule } from '../../src/routing/retry-schedule.js';
 import { TargetDeniedError } from '../../src/net/address-guard.js';
 import { describeNetworkError, ExchangeTimeoutError, TargetUrlError } from '../../src/net/network-error.js';
 
@@ -75,7 +78,17 @@ describe('classifyNoAnswer, over what describeNetworkError says of an error', ()
   });
 });
 
-describe('decideDelivery', () => {
+/** A try that ended at `at` (µs). */
+type Try = TargetResponse & { at: number };
+
+/** What a target's answer comes to for its row: its outcome, and what after-attempt.ts makes of that. */
+function decideDelivery(row: { attempts: number }, tried: Try, schedule: RetrySchedule) {
+  const after = afterAttempt('deliver', [row], outcomeOfResponse(tried), tried, schedule);
+  assert.ok(after.change, 'an answer always changes the row');
+  return { ...after, change: after.change };
+}
+
+describe('a target answer, after the attempt', () => {
   const AT = 1_700_000_000_000_000;
   const schedule = { delaysMs: [1_000, 5_000, 30_000], random: () => 0.5 };
   const answered = (status: number, extra: Partial<Try> = {}): Try => ({
@@ -94,7 +107,7 @@ describe('decideDelivery', () => {
       assert.deepEqual(decideDelivery({ attempts: 0 }, answered(status), schedule), {
         change: { state: 'delivered', targetCode: status, attempts: 'count' },
         attempt: { at: AT, status, error: null, durationMs: 12 },
-        outcome: 'delivered',
+        result: 'delivered',
       });
     }
   });
@@ -112,7 +125,7 @@ describe('decideDelivery', () => {
           { state: 'deliver', due: AT + delay * 1000, targetCode: status, attempts: 'count' },
           `${status} after ${attempts}`,
         );
-        assert.equal(decision.outcome, 'retry');
+        assert.equal(decision.result, 'retry');
         assert.equal(decision.disable, undefined);
       }
     }
@@ -141,7 +154,7 @@ describe('decideDelivery', () => {
   it('the last retry failing: the delivery fails and the subscription is disabled, saying how many tries', () => {
     const decision = decideDelivery({ attempts: 3 }, answered(503, { bodyExcerpt: 'down for maintenance' }), schedule);
     assert.deepEqual(decision.change, { state: 'failed', targetCode: 503, attempts: 'count' });
-    assert.equal(decision.outcome, 'failed');
+    assert.equal(decision.result, 'failed');
     assert.equal(decision.disable, 'gave up after 4 attempts: target answered 503 Service Unavailable: down for maintenance');
     const silent = decideDelivery({ attempts: 3 }, noAnswer('connection refused'), schedule);
     assert.equal(silent.disable, 'gave up after 4 attempts: connection refused');

@@ -3,6 +3,9 @@ import type { FastifyInstance } from 'fastify';
 import { type AppOptions, buildApp } from '../../src/api/app.js';
 import { deliveriesRoutes } from '../../src/api/deliveries-routes.js';
 import { type EventmatchDependencies, eventmatchRoutes } from '../../src/api/eventmatch-routes.js';
+import { eventsRoutes } from '../../src/api/events-routes.js';
+import { pullReader } from '../../src/pull/reader.js';
+import { PullWaiters } from '../../src/pull/waiters.js';
 import type { IdentityOptions } from '../../src/api/identity.js';
 import { receiveRoutes } from '../../src/api/receive-routes.js';
 import type { DatabaseHandle } from '../../src/db/connect.js';
@@ -50,7 +53,7 @@ export interface ApiAppOptions {
 }
 
 /**
- * The app with every API route (subscriptions, their deliveries, /receive) on one database,
+ * The app with every API route (subscriptions, their deliveries and pull events, /receive) on one database,
  * silent, as the server builds it, its matcher following the subscription writes; for `inject`.
  */
 export function startApiApp(database: DatabaseHandle, options: ApiAppOptions = {}): Promise<FastifyInstance> {
@@ -62,6 +65,7 @@ export function startApiApp(database: DatabaseHandle, options: ApiAppOptions = {
       eventmatchDependencies(database, { clock, identity, onChange: (change) => matcher.apply(change), ...options.eventmatch }),
     ),
     deliveriesRoutes({ database, clock, identity }),
+    eventsRoutes({ reader: pullReader({ database, clock, databaseTimeoutMs: 5_000 }), waiters: new PullWaiters(), identity }),
     receiveRoutes({
       eventLog: new EventLogBatch(database),
       matcher,

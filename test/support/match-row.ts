@@ -20,6 +20,7 @@ export function matchRow(fields: Pick<MatchRow, 'event_uuid' | 'subscription_uui
     locked_by: null,
     attempts: 0,
     updated: created,
+    cursor: null,
     ...fields,
   };
 }

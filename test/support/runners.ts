@@ -5,6 +5,7 @@
 import type { DatabaseHandle } from '../../src/db/connect.js';
 import { matchQueue } from '../../src/db/match-queue.js';
 import { type DeliveryRunner, type DeliveryRunnerOptions, deliveryRunner } from '../../src/delivery/runner.js';
+import { type PushDestinationOptions, pushDestination } from '../../src/delivery/push-destination.js';
 import { type PolicyRunner, type PolicyRunnerOptions, policyRunner } from '../../src/policy/runner.js';
 import { Settler } from '../../src/routing/settler.js';
 import { type Clock, systemClock } from '../../src/time/clock.js';
@@ -38,16 +39,19 @@ function common({ handle, clock = systemClock(), holder = 'me' }: Common) {
 
 export function testDeliveryRunner(
   base: Common,
-  options: Pick<DeliveryRunnerOptions, 'target'> & Partial<Omit<DeliveryRunnerOptions, 'queue' | 'settler' | 'clock' | 'holder'>>,
+  options: Pick<PushDestinationOptions, 'target'> &
+    Partial<Omit<PushDestinationOptions, 'clock'>> &
+    Partial<Omit<DeliveryRunnerOptions, 'queue' | 'settler' | 'clock' | 'holder' | 'destination'>>,
 ): DeliveryRunner {
+  const { target, secretKey = null, secretOverlapUs = 24 * 3600 * 1e6, ...rest } = options;
+  const runnerOptions = common(base);
   return deliveryRunner({
-    ...common(base),
+    ...runnerOptions,
+    destination: pushDestination({ target, secretKey, secretOverlapUs, clock: runnerOptions.clock }),
     targetTimeoutMs: 2_000,
     connectionsPerOrigin: 4,
-    secretKey: null,
-    secretOverlapUs: 24 * 3600 * 1e6,
     onSubscriptionChange: () => undefined,
-    ...options,
+    ...rest,
   });
 }
 

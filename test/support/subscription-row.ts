@@ -12,6 +12,7 @@ export function subscriptionRow(overrides: Partial<SubscriptionRow> = {}): Subsc
     name: 'n',
     jsonpath: '$',
     dialect: 'rfc9535',
+    delivery: 'push',
     target_url: 'http://127.0.0.1:9/',
     auth: '{}',
     extensions: '{}',

@@ -1,0 +1,126 @@
+/**
+ * What the policy and delivery runners do alike with the rows they take, whatever they then do
+ * with them: take rows in (handed over first, then claimed: next-batch.ts) and give them all
+ * back when they cannot be placed; give back rows whose leases no longer leave room for an
+ * exchange; give rows back untried, cancel them, and settle an attempt as after-attempt.ts says.
+ * Each runner keeps only what is its own: how it groups and lanes its work, and what one
+ * attempt is (a policy question per (event, user); a delivery to a destination).
+ */
+import type { Settled } from '../db/match-queue.js';
+import type { Lease, Stage } from '../db/matches.js';
+import type { MatchesTable } from '../db/tables.js';
+import { type AfterAttempt, CANCELLED, settlementOf, UNTRIED } from './after-attempt.js';
+import { type Batch, type Claimed, nextBatch } from './next-batch.js';
+import { LeaseRoom, type Runner, RunnerLoop } from './runner-loop.js';
+import type { RunnerOptions } from './runner-options.js';
+
+export class RunnerCore {
+  readonly leaseRoom: LeaseRoom;
+  private readonly loop: RunnerLoop;
+
+  /** `timeoutMs`: how long one exchange takes at most; `intake`: the runner's round. */
+  constructor(
+    private readonly stage: Stage,
+    private readonly options: RunnerOptions,
+    timeoutMs: number,
+    private readonly intake: () => Promise<number>,
+  ) {
+    this.leaseRoom = new LeaseRoom(timeoutMs);
+    this.loop = new RunnerLoop(intake, options.settler, options);
+  }
+
+  /** Taking nothing more: no new attempt may start. */
+  get stopping(): boolean {
+    return this.loop.stopping;
+  }
+
+  /** Tracks an attempt (or any work on rows) until it ends: stop and idle wait for it. */
+  track(work: Promise<void>): void {
+    this.loop.inFlight.add(work);
+  }
+
+  wake(): void {
+    this.loop.wake();
+  }
+
+  /** The lease of a claim made `now`. */
+  lease(now: number): Lease {
+    return { holder: this.options.holder, now, durationUs: this.options.leaseUs };
+  }
+
+  /**
+   * Takes in at most `room` rows (none when there is no room), has `place` put them where they
+   * wait, then `dispatch` start what may start. `place` may take more rows of its own, and
+   * says so with `alsoTaken`. Rows taken but not placed go back to the queue rather than wait
+   * out their leases (a database that does not answer gets them with the settler's retries). A
+   * claim that failed is thrown once the rows handed over are placed. Resolves with the rows
+   * taken in.
+   */
+  async takeIn(
+    now: number,
+    room: number,
+    claim: (limit: number) => Promise<Claimed>,
+    place: (batch: Batch, alsoTaken: (rows: readonly MatchesTable[]) => void) => Promise<void>,
+    dispatch: () => void,
+  ): Promise<number> {
+    const batch: Batch = room > 0 ? await nextBatch(this.options, now, room, claim) : { handed: [], claimed: [] };
+    const taken = [...batch.handed.map((w) => w.row), ...batch.claimed];
+    try {
+      await place(batch, (rows) => taken.push(...rows));
+    } catch (error) {
+      this.giveBack(taken);
+      throw error;
+    }
+    dispatch();
+    if (batch.claimFailed !== undefined) throw batch.claimFailed;
+    return taken.length;
+  }
+
+  /**
+   * At most every 250 ms: `takeOut` takes the rows waiting in memory that `tooShort` picks
+   * (their leases no longer have room for an exchange) out of where they wait, and they go back
+   * to the queue, keeping their place.
+   */
+  giveBackExpiring(now: number, takeOut: (tooShort: (row: MatchesTable) => boolean) => readonly MatchesTable[]): void {
+    if (!this.leaseRoom.checkDue(now)) return;
+    this.giveBack(takeOut((row) => this.leaseRoom.tooShort(row, now)));
+  }
+
+  /** Whether rows about to start still have time for an exchange and its settlement. */
+  mayStart(rows: readonly MatchesTable[], now: number): boolean {
+    return !rows.some((row) => this.leaseRoom.tooShort(row, now));
+  }
+
+  /** Rows taken out of where they wait (or never put there) go back to the queue, untried, with the next settlement. */
+  giveBack(rows: readonly MatchesTable[]): void {
+    if (rows.length === 0) return;
+    this.track(this.settle(rows, UNTRIED).then(() => undefined, this.options.onError));
+  }
+
+  /** Rows not to be tried (their subscription or event is gone); `onCancelled` hears of each one settled so. */
+  cancel(rows: readonly MatchesTable[], onCancelled: (row: MatchesTable) => void = () => undefined): void {
+    if (rows.length === 0) return;
+    this.track(
+      this.settle(rows, CANCELLED).then((settled) => {
+        for (const row of rows) if (settled.rows.has(row.uuid)) onCancelled(row);
+      }, this.options.onError),
+    );
+  }
+
+  /** Records `after` for the rows of one attempt; `subscription`: whose destination it was, disabled when `after` says so. */
+  settle(rows: readonly MatchesTable[], after: AfterAttempt, subscription?: { uuid: string; at: number }): Promise<Settled> {
+    const uuids = rows.map((row) => row.uuid);
+    return this.options.settler.settle(settlementOf(this.stage, uuids, after, subscription));
+  }
+
+  /** What every runner offers. */
+  runner(): Runner {
+    return {
+      intake: this.intake,
+      idle: () => this.loop.idle(),
+      start: () => this.loop.start(),
+      wake: () => this.loop.wake(),
+      stop: () => this.loop.stop(),
+    };
+  }
+}

@@ -1,0 +1,67 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { afterAttempt, settlementOf } from '../../src/routing/after-attempt.js';
+
+const AT = 1_700_000_000_000_000;
+const tried = { at: AT, durationMs: 7 };
+const schedule = { delaysMs: [1_000, 5_000], random: () => 0.5 };
+
+describe('afterAttempt', () => {
+  it('untried, at either stage: no change and no attempt, the rows go back to the queue in their place', () => {
+    for (const stage of ['policy', 'deliver'] as const) {
+      const after = afterAttempt(stage, [{ attempts: 1 }], { kind: 'untried' }, tried, schedule);
+      assert.deepEqual(after, { result: 'untried' });
+      assert.deepEqual(settlementOf(stage, ['a', 'b'], after), { changes: [], attempts: [], disable: [], release: ['a', 'b'] });
+    }
+  });
+
+  it('cancelled, at either stage: cancelled, no attempt recorded, nothing disabled', () => {
+    for (const stage of ['policy', 'deliver'] as const) {
+      const after = afterAttempt(stage, [{ attempts: 0 }], { kind: 'cancelled' }, tried, schedule);
+      assert.deepEqual(after, { change: { state: 'cancelled' }, result: 'cancelled' });
+      assert.deepEqual(settlementOf(stage, ['a'], after, { uuid: 's', at: AT }), {
+        changes: [{ uuid: 'a', change: { state: 'cancelled' } }],
+        attempts: [],
+        disable: [],
+      });
+    }
+  });
+
+  it('a delivery failing for good: the settlement records the attempt and disables the subscription', () => {
+    const after = afterAttempt(
+      'deliver',
+      [{ attempts: 0 }],
+      { kind: 'permanent', status: 410, error: null, reason: 'target answered 410 Gone' },
+      tried,
+      schedule,
+    );
+    assert.equal(after.result, 'failed');
+    assert.deepEqual(settlementOf('deliver', ['a'], after, { uuid: 's', at: AT }), {
+      changes: [{ uuid: 'a', change: { state: 'failed', targetCode: 410, attempts: 'count' } }],
+      attempts: [{ matchUuid: 'a', stage: 'deliver', at: AT, status: 410, error: null, durationMs: 7 }],
+      disable: [{ subscription: 's', reason: 'target answered 410 Gone', at: AT }],
+    });
+  });
+
+  it('a delivery refused: failed at once, the subscription disabled', () => {
+    const after = afterAttempt('deliver', [{ attempts: 0 }], { kind: 'refused', status: 403 }, tried, schedule);
+    assert.equal(after.result, 'failed');
+    assert.equal(after.disable, 'refused with 403');
+  });
+
+  it('the policy stage never gives up: a permanent failure is asked again, nothing disabled', () => {
+    const after = afterAttempt(
+      'policy',
+      [{ attempts: 30 }, { attempts: 2 }],
+      { kind: 'permanent', status: null, error: 'bad policy URL', reason: 'bad policy URL' },
+      tried,
+      schedule,
+    );
+    assert.deepEqual(after.change, { state: 'policy', due: AT + 5_000_000, attempts: 'count' });
+    assert.equal(after.disable, undefined);
+    assert.deepEqual(settlementOf('policy', ['a', 'b'], after).attempts, [
+      { matchUuid: 'a', stage: 'policy', at: AT, status: null, error: 'bad policy URL', durationMs: 7 },
+      { matchUuid: 'b', stage: 'policy', at: AT, status: null, error: 'bad policy URL', durationMs: 7 },
+    ]);
+  });
+});
