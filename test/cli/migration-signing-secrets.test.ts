@@ -34,6 +34,7 @@ for (const backend of testBackends()) {
             secret_rotated: _r,
             rate_limit: _l,
             allowed_rate: _a,
+            delivery: _d,
             ...version1
           } = row;
           await handle.db
