@@ -12,12 +12,16 @@ export interface Auth {
 
 export type ExtensionValue = string | number | boolean;
 
+/** push: events are POSTed to `target_url`; pull: the owner reads them at `/events`. Fixed once created. */
+export type DeliveryKind = 'push' | 'pull';
+
 export interface Subscription {
   uuid: string;
   user: string;
   name: string;
   jsonpath: string;
-  target_url: string;
+  /** null for a pull subscription. */
+  target_url: string | null;
   auth: Auth;
   extensions: Record<string, ExtensionValue>;
   created: string;
@@ -26,27 +30,34 @@ export interface Subscription {
   disabled: string | null;
   error: string | null;
   rate_limit: number | null;
+  delivery: DeliveryKind;
 }
 
-/** What a create or change sends. */
+/**
+ * What a create or change sends. A pull subscription sends no target, credentials or rate limit;
+ * a change never sends `delivery` (the service refuses to change it).
+ */
 export interface SubscriptionInput {
   name: string;
   jsonpath: string;
-  target_url: string;
-  auth: Auth;
   extensions: Record<string, ExtensionValue>;
-  rate_limit: number | null;
+  delivery?: DeliveryKind;
+  target_url?: string;
+  auth?: Auth;
+  rate_limit?: number | null;
 }
 
 export interface Attempt {
   at: string;
-  stage: 'policy' | 'deliver';
+  /** pull: the reader read past the event, which acknowledged it. */
+  stage: 'policy' | 'deliver' | 'pull';
   status: number | null;
   error: string | null;
   duration_ms: number;
 }
 
-export type DeliveryState = 'policy' | 'deliver' | 'delivered' | 'denied' | 'failed' | 'cancelled';
+/** pending and expired are pull's: readable and not acknowledged yet; never read within the retention. */
+export type DeliveryState = 'policy' | 'deliver' | 'pending' | 'delivered' | 'denied' | 'failed' | 'cancelled' | 'expired';
 
 export interface Delivery {
   elm: string;
@@ -133,6 +144,12 @@ function errorOf(status: number, text: string): ApiError {
   return new ApiError(status, 'UNEXPECTED', `the service answered ${status} ${text.slice(0, 200)}`);
 }
 
+/**
+ * The absolute address of an API path, for a person to copy into another client: the service's,
+ * under whatever prefix the proxy serves it (the page's origin when there is none).
+ */
+export const apiUrl = (path: string) => new URL(path, BASE).href;
+
 const json = (value: unknown) => JSON.stringify(value);
 const at = (uuid: string) => `eventmatch/${encodeURIComponent(uuid)}`;
 const PAGE = 1000;
@@ -148,6 +165,8 @@ export const api = {
     }
   },
   subscription: (uuid: string) => call<Subscription>('GET', at(uuid)),
+  /** Where a pull subscription's events are read, absolute, to copy into a reader. */
+  eventsUrl: (uuid: string) => apiUrl(`${at(uuid)}/events`),
   create: (input: SubscriptionInput) => call<Subscription>('POST', 'eventmatch', json(input)),
   update: (uuid: string, input: Partial<SubscriptionInput> & { disabled?: boolean | null }) =>
     call<Subscription>('PUT', at(uuid), json(input)),

@@ -2,6 +2,8 @@
  * A subscription's deliveries, newest first, each with its attempts (time, stage, status or
  * error, duration), a retry button and a way to try the JSONPath on its event. Looked at again
  * every few seconds while the page is visible, so new events and attempts appear by themselves.
+ * A pull subscription's are the same, read rather than sent: pending until read, then delivered
+ * with an attempt of stage pull, or expired when never read.
  */
 import { api, type ApiError, type Attempt, type Delivery } from './api.js';
 import { DeliveryStateBadge, Time } from './format.js';
@@ -24,6 +26,8 @@ interface RetryState {
 
 export function Deliveries(props: {
   uuid: string;
+  /** A pull subscription: its deliveries are read, not sent. */
+  pull: boolean;
   disabled: boolean;
   enable: () => Promise<boolean>;
   /** The first list, or a delivery changed state or got an attempt: the subscription may have changed too (disabled by a failure). */
@@ -68,7 +72,9 @@ export function Deliveries(props: {
     try {
       const queued = await api.retry(uuid, delivery.elm);
       setDeliveries((list) => list?.map((item) => (item.elm === queued.elm ? queued : item)));
-      setRetry(delivery.elm, { status: `Event ${delivery.event.id} is queued again: a policy check, then delivery.` });
+      setRetry(delivery.elm, {
+        status: `Event ${delivery.event.id} is queued again: a policy check, then ${props.pull ? 'it is readable again, after your latest cursor' : 'delivery'}.`,
+      });
     } catch (failure) {
       setRetry(delivery.elm, { error: asApiError(failure) });
     }
@@ -79,7 +85,13 @@ export function Deliveries(props: {
       <h2 id="deliveries-title">Deliveries</h2>
       <button type="button" class="secondary" onClick=${refresh}>Refresh</button>
     </div>
-    <p class="help">The events this subscription matched, newest first, and every attempt to deliver them. The list updates by itself.</p>
+    <p class="help">
+      ${
+        props.pull
+          ? 'The events this subscription matched, newest first: pending until read, delivered once a request reads past them. The list updates by itself.'
+          : 'The events this subscription matched, newest first, and every attempt to deliver them. The list updates by itself.'
+      }
+    </p>
     ${error === undefined ? null : html`<${ErrorMessage} error=${error} />`}
     ${
       deliveries === undefined
@@ -175,12 +187,15 @@ function DeliveryItem(props: {
   </li>`;
 }
 
+const STAGES: Record<Attempt['stage'], string> = { policy: 'Policy check', deliver: 'Delivery', pull: 'Pull' };
+
 function AttemptRow({ attempt }: { attempt: Attempt }): VNode {
   const ok = attempt.status !== null && attempt.status >= 200 && attempt.status < 300;
   return html`<tr>
     <td data-label="Time"><${Time} value=${attempt.at} /></td>
-    <td data-label="Stage">${attempt.stage === 'deliver' ? 'Delivery' : 'Policy check'}</td>
+    <td data-label="Stage">${STAGES[attempt.stage]}</td>
     <td data-label="Result">
+      ${attempt.stage === 'pull' && attempt.error === null ? 'Read and acknowledged' : null}
       ${attempt.status === null ? null : html`<span class=${`status ${ok ? 'ok' : 'bad'}`}>HTTP ${attempt.status}</span>`}
       ${attempt.error === null ? null : html`<span class="attempt-error">${attempt.error}</span>`}
     </td>

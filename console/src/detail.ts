@@ -1,12 +1,14 @@
 /**
  * One subscription: what it is, its state (and, when delivery disabled it, why and what to do),
- * edit, disable or enable, delete with confirmation, its signing secret and its deliveries.
+ * edit, disable or enable, delete with confirmation, its signing secret (push) or how to read its
+ * events (pull), and its deliveries.
  */
 import { api, type ApiError, type Subscription } from './api.js';
 import type { ViewProps } from './app.js';
 import { Deliveries } from './deliveries.js';
 import { showValue, Time } from './format.js';
 import { html } from './html.js';
+import { PullEvents } from './pull.js';
 import { href } from './routes.js';
 import { SigningSecret } from './secret.js';
 import { asApiError, ConfirmDialog, ErrorMessage, Heading, useTitle } from './ui.js';
@@ -68,6 +70,7 @@ export function SubscriptionDetail(props: ViewProps & { uuid: string }): VNode {
       ${loadError === undefined ? html`<p class="muted">Loading…</p>` : html`<${ErrorMessage} error=${loadError} />`}`;
   }
   const disabled = record.disabled !== null;
+  const pull = record.delivery === 'pull';
   return html`
     ${crumbs}
     <div class="view-head start">
@@ -94,8 +97,13 @@ export function SubscriptionDetail(props: ViewProps & { uuid: string }): VNode {
 
     <dl class="facts">
       <div><dt>JSONPath</dt><dd class="code wrap">${record.jsonpath}</dd></div>
-      <div><dt>Target URL</dt><dd class="code wrap">${record.target_url}</dd></div>
-      <div><dt>Authentication</dt><dd>${authSummary(record)}</dd></div>
+      <div><dt>Delivery</dt><dd>${pull ? 'Pull: you read its events from the service' : 'Push to the target URL'}</dd></div>
+      ${
+        pull
+          ? null
+          : html`<div><dt>Target URL</dt><dd class="code wrap">${record.target_url}</dd></div>
+              <div><dt>Authentication</dt><dd>${authSummary(record)}</dd></div>`
+      }
       <div>
         <dt>Extensions</dt>
         <dd>
@@ -108,7 +116,7 @@ export function SubscriptionDetail(props: ViewProps & { uuid: string }): VNode {
           }
         </dd>
       </div>
-      <div><dt>Rate limit</dt><dd>${record.rate_limit === null ? 'No limit' : `${record.rate_limit} deliveries per second`}</dd></div>
+      ${pull ? null : html`<div><dt>Rate limit</dt><dd>${record.rate_limit === null ? 'No limit' : `${record.rate_limit} deliveries per second`}</dd></div>`}
       <div><dt>Owner</dt><dd>${record.user}</dd></div>
       <div><dt>Created</dt><dd><${Time} value=${record.created} /></dd></div>
       <div><dt>Last update</dt><dd><${Time} value=${record.updated} /></dd></div>
@@ -122,8 +130,8 @@ export function SubscriptionDetail(props: ViewProps & { uuid: string }): VNode {
       }
     </dl>
 
-    <${SigningSecret} uuid=${record.uuid} />
-    <${Deliveries} uuid=${record.uuid} disabled=${disabled} enable=${() => setDisabled(false)} onActivity=${reloadRecord} />
+    ${pull ? html`<${PullEvents} uuid=${record.uuid} />` : html`<${SigningSecret} uuid=${record.uuid} />`}
+    <${Deliveries} uuid=${record.uuid} pull=${pull} disabled=${disabled} enable=${() => setDisabled(false)} onActivity=${reloadRecord} />
 
     <${ConfirmDialog}
       id="delete-dialog"

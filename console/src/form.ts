@@ -1,9 +1,10 @@
 /**
  * Creating and changing a subscription: Name, JSONPath (tried as it is typed, on an event the
- * person chooses), Target URL, authentication, extensions and rate limit. The service checks
- * every field; its errors are shown beside the field they name.
+ * person chooses), push to a URL or pull, and for push the Target URL, authentication and rate
+ * limit; extensions. The service checks every field; its errors are shown beside the field they
+ * name. A subscription's delivery is fixed once created: editing does not offer to change it.
  */
-import { api, type ApiError, type Auth, type ExtensionValue, type Subscription, type SubscriptionInput } from './api.js';
+import { api, type ApiError, type Auth, type DeliveryKind, type ExtensionValue, type Subscription, type SubscriptionInput } from './api.js';
 import type { ViewProps } from './app.js';
 import { html } from './html.js';
 import { href } from './routes.js';
@@ -12,17 +13,21 @@ import { asApiError, ErrorMessage, Heading, useTitle } from './ui.js';
 import { useEffect, useLayoutEffect, useState } from './vendor/hooks.js';
 import type { VNode } from './vendor/preact.js';
 
-type Field = 'name' | 'jsonpath' | 'target_url' | 'auth' | 'extensions' | 'rate_limit';
-const FIELDS: readonly Field[] = ['name', 'jsonpath', 'target_url', 'auth', 'extensions', 'rate_limit'];
-/** The control that takes focus when its field is in error. */
-const FIRST_CONTROL: Record<Field, string> = {
-  name: 'field-name',
-  jsonpath: 'field-jsonpath',
-  target_url: 'field-target',
-  auth: 'field-auth',
-  extensions: 'field-extensions-add',
-  rate_limit: 'field-rate',
-};
+type Field = 'name' | 'jsonpath' | 'delivery' | 'target_url' | 'auth' | 'extensions' | 'rate_limit';
+const FIELDS: readonly Field[] = ['name', 'jsonpath', 'delivery', 'target_url', 'auth', 'extensions', 'rate_limit'];
+/** The control that takes focus when its field is in error: for the delivery, the choice made. */
+function controlOf(field: Field, draft: Draft): string {
+  const controls: Record<Field, string> = {
+    name: 'field-name',
+    jsonpath: 'field-jsonpath',
+    delivery: `field-delivery-${draft.delivery}`,
+    target_url: 'field-target',
+    auth: 'field-auth',
+    extensions: 'field-extensions-add',
+    rate_limit: 'field-rate',
+  };
+  return controls[field];
+}
 
 /** The error of the whole form, not of one field. */
 const FORM_ERROR = 'form-error';
@@ -39,6 +44,7 @@ interface ExtensionRow {
 interface Draft {
   name: string;
   jsonpath: string;
+  delivery: DeliveryKind;
   target_url: string;
   authType: AuthType;
   username: string;
@@ -56,6 +62,7 @@ function draftOf(record: Subscription | undefined, jsonpath = ''): Draft {
   return {
     name: record?.name ?? '',
     jsonpath: record?.jsonpath ?? jsonpath,
+    delivery: record?.delivery ?? 'push',
     target_url: record?.target_url ?? '',
     authType: auth.type ?? 'none',
     username: auth.basic?.username ?? '',
@@ -72,9 +79,13 @@ function draftOf(record: Subscription | undefined, jsonpath = ''): Draft {
   };
 }
 
-/** The body to send, or the fields the console can tell are wrong before sending. */
-function inputOf(draft: Draft): { input: SubscriptionInput } | { errors: Partial<Record<Field, string>> } {
+/**
+ * The body to send, or the fields the console can tell are wrong before sending. Pull sends no
+ * target, credentials or rate limit (the service refuses them); a change never sends the delivery.
+ */
+function inputOf(draft: Draft, editing: boolean): { input: SubscriptionInput } | { errors: Partial<Record<Field, string>> } {
   const errors: Partial<Record<Field, string>> = {};
+  const push = draft.delivery === 'push';
   const auth: Auth =
     draft.authType === 'basic'
       ? { type: 'basic', basic: { username: draft.username, password: draft.password } }
@@ -89,12 +100,15 @@ function inputOf(draft: Draft): { input: SubscriptionInput } | { errors: Partial
     extensions[row.name] = row.type === 'integer' ? Number(row.value.trim()) : row.type === 'boolean' ? row.value === 'true' : row.value;
   }
   let rateLimit: number | null = null;
-  if (draft.rateLimit.trim() !== '') {
+  if (push && draft.rateLimit.trim() !== '') {
     if (!/^\d+$/.test(draft.rateLimit.trim())) errors.rate_limit = 'a whole number of deliveries per second, or blank for no limit';
     else rateLimit = Number(draft.rateLimit.trim());
   }
   if (Object.keys(errors).length > 0) return { errors };
-  return { input: { name: draft.name, jsonpath: draft.jsonpath, target_url: draft.target_url, auth, extensions, rate_limit: rateLimit } };
+  const input: SubscriptionInput = { name: draft.name, jsonpath: draft.jsonpath, extensions };
+  if (!editing) input.delivery = draft.delivery;
+  if (push) Object.assign(input, { target_url: draft.target_url, auth, rate_limit: rateLimit });
+  return { input };
 }
 
 export function SubscriptionForm(props: ViewProps & { uuid?: string; jsonpath?: string }): VNode {
@@ -127,7 +141,7 @@ export function SubscriptionForm(props: ViewProps & { uuid?: string; jsonpath?: 
   // would wait for the next frame.
   useLayoutEffect(() => {
     if (focusField === undefined) return;
-    document.getElementById(focusField === 'form' ? FORM_ERROR : FIRST_CONTROL[focusField])?.focus();
+    document.getElementById(focusField === 'form' ? FORM_ERROR : controlOf(focusField, draft))?.focus();
     setFocusField(undefined);
   }, [focusField]);
 
@@ -142,7 +156,7 @@ export function SubscriptionForm(props: ViewProps & { uuid?: string; jsonpath?: 
   async function save(event: Event): Promise<void> {
     event.preventDefault();
     setGeneral(undefined);
-    const checked = inputOf(draft);
+    const checked = inputOf(draft, editing);
     if ('errors' in checked) {
       setErrors(checked.errors);
       setFocusField(FIELDS.find((field) => checked.errors[field] !== undefined));
@@ -157,7 +171,8 @@ export function SubscriptionForm(props: ViewProps & { uuid?: string; jsonpath?: 
     } catch (error) {
       const failure = asApiError(error);
       const field = FIELDS.find((candidate) => candidate === failure.field);
-      if (field === undefined) {
+      // A field this form does not show (the delivery of a subscription being changed) is the form's error.
+      if (field === undefined || document.getElementById(controlOf(field, draft)) === null) {
         setErrors({});
         setGeneral(failure);
         setFocusField('form');
@@ -218,7 +233,22 @@ export function SubscriptionForm(props: ViewProps & { uuid?: string; jsonpath?: 
         <${Tester} expression=${draft.jsonpath} subscriptions=${props.subscriptions} subscription=${props.uuid} onInvalid=${setLiveError} />
       </details>
 
-      <${TextField}
+      ${
+        !editing
+          ? html`<${DeliveryChoice} value=${draft.delivery} error=${errors.delivery} onChange=${set('delivery', 'delivery')} />`
+          : draft.delivery === 'pull'
+            ? html`<div class="field">
+                <p class="label">Delivery</p>
+                <p id="field-delivery-fixed">
+                  Pull: you read its events from the service, at the address shown on its page. A subscription’s delivery is fixed once
+                  created: to have events pushed to a URL, create a new subscription.
+                </p>
+              </div>`
+            : null
+      }
+      ${
+        draft.delivery === 'push'
+          ? html`<${TextField}
         id="field-target"
         label="Target URL"
         help="Where matching events are POSTed: an http or https URL. Put credentials in Authentication, not in the URL."
@@ -279,11 +309,15 @@ export function SubscriptionForm(props: ViewProps & { uuid?: string; jsonpath?: 
               : null
         }
         ${errors.auth === undefined ? null : html`<p id="field-auth-error" class="field-error">${errors.auth}</p>`}
-      </fieldset>
+      </fieldset>`
+          : null
+      }
 
       <${Extensions} rows=${draft.extensions} error=${errors.extensions} onChange=${set('extensions', 'extensions')} />
 
-      <${TextField}
+      ${
+        draft.delivery === 'push'
+          ? html`<${TextField}
         id="field-rate"
         label="Rate limit (deliveries per second)"
         help="At most this many deliveries a second to the target, 1 to 10,000; blank for no limit. Deliveries over it wait their turn: none is dropped."
@@ -291,7 +325,9 @@ export function SubscriptionForm(props: ViewProps & { uuid?: string; jsonpath?: 
         error=${errors.rate_limit}
         inputmode="numeric"
         onInput=${(event: Event) => set('rateLimit', 'rate_limit')(text(event))}
-      />
+      />`
+          : null
+      }
 
       <div class="actions">
         <button type="submit" disabled=${saving}>${saving ? 'Saving…' : editing ? 'Save changes' : 'Create subscription'}</button>
@@ -299,6 +335,42 @@ export function SubscriptionForm(props: ViewProps & { uuid?: string; jsonpath?: 
       </div>
     </form>
   `;
+}
+
+/**
+ * Push to a URL, or pull: two radio buttons (arrow keys move between them). Only when creating:
+ * a subscription's delivery is fixed once created.
+ */
+function DeliveryChoice(props: { value: DeliveryKind; error?: string; onChange: (value: DeliveryKind) => void }): VNode {
+  const choices: Array<{ value: DeliveryKind; label: string; help: string }> = [
+    { value: 'push', label: 'Push to a URL', help: 'The service POSTs each matching event to your target URL, as it arrives.' },
+    {
+      value: 'pull',
+      label: 'Pull',
+      help: 'You read the events from the service, in order, whenever you ask: for a subscriber that cannot accept a connection (a cluster node, a laptop, a machine behind NAT). No target URL, authentication or rate limit.',
+    },
+  ];
+  return html`<fieldset class="field" aria-describedby=${props.error === undefined ? undefined : 'field-delivery-error'}>
+    <legend>Delivery</legend>
+    ${choices.map(
+      (choice) =>
+        html`<div class="choice" key=${choice.value}>
+          <input
+            type="radio"
+            id=${`field-delivery-${choice.value}`}
+            name="delivery"
+            value=${choice.value}
+            checked=${props.value === choice.value}
+            aria-describedby=${`field-delivery-${choice.value}-help`}
+            aria-invalid=${props.error === undefined ? undefined : 'true'}
+            onChange=${() => props.onChange(choice.value)}
+          />
+          <label for=${`field-delivery-${choice.value}`}>${choice.label}</label>
+          <p id=${`field-delivery-${choice.value}-help`} class="help">${choice.help}</p>
+        </div>`,
+    )}
+    ${props.error === undefined ? null : html`<p id="field-delivery-error" class="field-error">${props.error}</p>`}
+  </fieldset>`;
 }
 
 /** A labelled input with its help and its error, tied to it for screen readers. */

@@ -28,10 +28,12 @@ export function SubscriptionState({ subscription }: { subscription: Subscription
 const DELIVERY_STATES: Record<DeliveryState, { label: string; tone: string }> = {
   policy: { label: 'Awaiting policy check', tone: 'wait' },
   deliver: { label: 'Pending', tone: 'wait' },
+  pending: { label: 'Pending: not read yet', tone: 'wait' },
   delivered: { label: 'Delivered', tone: 'ok' },
   denied: { label: 'Denied by policy', tone: 'off' },
   failed: { label: 'Failed', tone: 'bad' },
   cancelled: { label: 'Cancelled', tone: 'off' },
+  expired: { label: 'Expired: never read', tone: 'off' },
 };
 
 export function DeliveryStateBadge({ state }: { state: DeliveryState }): VNode {

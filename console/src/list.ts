@@ -1,4 +1,4 @@
-/** The caller's subscriptions: name, target, state (with the error that disabled one), last update. */
+/** The caller's subscriptions: name, target (or pull), state (with the error that disabled one), last update. */
 import type { ViewProps } from './app.js';
 import { SubscriptionState, Time } from './format.js';
 import { html } from './html.js';
@@ -22,7 +22,7 @@ export function SubscriptionList({ subscriptions, subscriptionsError }: ViewProp
             ? html`<div class="empty">
                 <p>You have no subscriptions yet.</p>
                 <p>
-                  ${'A subscription sends the events its JSONPath matches to your target URL. '}
+                  ${'A subscription sends the events its JSONPath matches to your target URL, or keeps them for you to read (pull). '}
                   <a href=${href.create()}>Create one</a>, or first <a href=${href.tester()}>try a JSONPath on an event</a>.
                 </p>
               </div>`
@@ -43,7 +43,11 @@ export function SubscriptionList({ subscriptions, subscriptionsError }: ViewProp
                     (subscription) =>
                       html`<tr key=${subscription.uuid}>
                         <th scope="row" data-label="Name"><a href=${href.detail(subscription.uuid)}>${subscription.name}</a></th>
-                        <td data-label="Target" class="code wrap">${subscription.target_url}</td>
+                        ${
+                          subscription.delivery === 'pull'
+                            ? html`<td data-label="Target"><span class="badge info">Pull</span></td>`
+                            : html`<td data-label="Target" class="code wrap">${subscription.target_url}</td>`
+                        }
                         <td data-label="State"><${SubscriptionState} subscription=${subscription} /></td>
                         <td data-label="Last update"><${Time} value=${subscription.updated} /></td>
                       </tr>`,

@@ -4,7 +4,7 @@
  */
 import { api, type ApiError } from './api.js';
 import { html } from './html.js';
-import { asApiError, ConfirmDialog, ErrorMessage } from './ui.js';
+import { asApiError, ConfirmDialog, copyOrSelect, ErrorMessage } from './ui.js';
 import { useState } from './vendor/hooks.js';
 import type { VNode } from './vendor/preact.js';
 
@@ -43,16 +43,11 @@ export function SigningSecret({ uuid }: { uuid: string }): VNode {
   const copy = () =>
     act(async () => {
       const value = await current();
-      try {
-        await navigator.clipboard.writeText(value);
+      if (await copyOrSelect(value, 'secret-value')) {
         setStatus('The secret is copied to the clipboard.');
-      } catch {
-        // No clipboard for this page (not a secure context, or refused): shown and selected instead.
+      } else {
+        // Shown, so that there is something to select (before the selection is made, next frame).
         setShown(true);
-        requestAnimationFrame(() => {
-          const element = document.getElementById('secret-value');
-          if (element !== null) window.getSelection()?.selectAllChildren(element);
-        });
         setStatus('The browser does not let the console copy here: the secret is shown and selected; copy it with Ctrl+C.');
       }
     });

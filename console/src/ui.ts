@@ -25,6 +25,24 @@ export function asApiError(error: unknown): ApiError {
 
 export const isAbort = (error: unknown) => error instanceof DOMException && error.name === 'AbortError';
 
+/**
+ * Copies `text` to the clipboard; true when it did. When the browser refuses (not a secure
+ * context, or no permission), the element `id`, which shows the text, is selected instead (once
+ * drawn), for the person to copy with Ctrl+C; false.
+ */
+export async function copyOrSelect(text: string, id: string): Promise<boolean> {
+  try {
+    await navigator.clipboard.writeText(text);
+    return true;
+  } catch {
+    requestAnimationFrame(() => {
+      const element = document.getElementById(id);
+      if (element !== null) window.getSelection()?.selectAllChildren(element);
+    });
+    return false;
+  }
+}
+
 /** What to do about an error that is not about one field. */
 function hint(error: ApiError): string | null {
   if (error.code === 'UNAUTHENTICATED') {

@@ -12,7 +12,7 @@
  */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { after, before, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { describeOn, type TestDatabase, testBackends } from '../support/database.js';
@@ -397,6 +397,132 @@ for (const backend of testBackends()) {
         await page.unroute(`**/eventmatch/${broken.uuid}/deliveries?*`);
         await api('DELETE', `/eventmatch/${broken.uuid}`);
       }
+    });
+
+    describe('a pull subscription', () => {
+      const pullName = `Pulled text files (${backend.name})`;
+      let pullUuid = '';
+      const eventsUrl = () => `${server.url}/eventmatch/${pullUuid}/events`;
+
+      it('is made through the form: choosing pull hides the target, credentials and rate limit, and sends none of them', async () => {
+        await page.goto(`${server.url}/console/#/new`);
+        await page.getByRole('heading', { name: 'New subscription', level: 1 }).waitFor();
+        await page.getByLabel('Name', { exact: true }).fill(pullName);
+        await jsonpathField().fill('$.data[?@.mimetype == "text/plain"]');
+        const push = page.getByRole('radio', { name: 'Push to a URL' });
+        const pull = page.getByRole('radio', { name: 'Pull', exact: true });
+        assert.equal(await push.isChecked(), true, 'push is the default');
+        // Filled in while push was chosen: none of it may be sent once pull is.
+        await page.getByLabel('Target URL').fill(`${stub.url}/hook`);
+        await page.getByLabel('Sent to the target as').selectOption('basic');
+        await page.getByLabel('Rate limit (deliveries per second)').fill('5');
+
+        // With the keyboard: the arrow key moves the choice, as in any radio group.
+        await push.focus();
+        await page.keyboard.press('ArrowDown');
+        assert.equal(await pull.isChecked(), true);
+        for (const label of ['Target URL', 'Sent to the target as', 'Rate limit (deliveries per second)'])
+          assert.equal(await page.getByLabel(label).count(), 0, `${label} is not offered for pull`);
+        await look(page, 'subscription-form-pull');
+
+        // An answer naming body.delivery lands on the choice (the request is altered on its way,
+        // the service answers it as it is).
+        await page.route(`${server.url}/eventmatch`, (route) =>
+          route.request().method() === 'POST'
+            ? route.continue({ postData: route.request().postData()!.replace('"delivery":"pull"', '"delivery":"poll"') })
+            : route.continue(),
+        );
+        try {
+          await page.getByRole('button', { name: 'Create subscription' }).click();
+          const deliveryError = page.locator('#field-delivery-error');
+          await deliveryError.waitFor();
+          assert.match((await deliveryError.textContent()) ?? '', /allowed values/);
+          assert.equal(await pull.getAttribute('aria-invalid'), 'true');
+          assert.equal(await page.evaluate('document.activeElement.id'), 'field-delivery-pull');
+        } finally {
+          await page.unroute(`${server.url}/eventmatch`);
+        }
+
+        await page.getByRole('button', { name: 'Create subscription' }).click();
+        await page.getByRole('heading', { name: pullName, level: 1 }).waitFor();
+        pullUuid = decodeURIComponent(new URL(page.url()).hash.replace('#/subscriptions/', ''));
+        const stored = await api<Record<string, unknown>>('GET', `/eventmatch/${pullUuid}`);
+        assert.equal(stored.delivery, 'pull');
+        assert.equal(stored.target_url, null);
+        assert.deepEqual(stored.auth, {});
+        assert.equal(stored.rate_limit, null);
+      });
+
+      it('shows its events URL and the curl commands to read it, and no target or signing secret', async () => {
+        const facts = page.locator('dl.facts');
+        await facts.getByText('Pull: you read its events from the service').waitFor();
+        assert.equal(await facts.getByText('Target URL').count(), 0);
+        assert.equal(await page.getByRole('heading', { name: 'Signing secret' }).count(), 0);
+
+        const section = page.getByRole('region', { name: 'Reading its events' });
+        assert.equal(await section.locator('#events-url').textContent(), eventsUrl(), 'absolute, from the page’s origin');
+        const loop = (await section.locator('#pull-loop').textContent()) ?? '';
+        assert.ok(loop.includes(`curl -sf "${eventsUrl()}?after=$after&wait=30"`), loop);
+        assert.match(loop, /after=\$\(echo "\$page" \| jq -r \.next\)/);
+        assert.equal(await section.locator('#pull-stream').textContent(), `curl -N -H 'Accept: text/event-stream' "${eventsUrl()}/stream"`);
+        await section.getByText('send them through the front proxy').waitFor();
+
+        await section.getByRole('button', { name: 'Copy the events URL' }).click();
+        await section.getByText('The events URL is copied to the clipboard.').waitFor();
+        assert.equal(await page.evaluate('navigator.clipboard.readText()'), eventsUrl());
+        await section.getByRole('button', { name: 'Copy the reading loop' }).click();
+        await section.getByText('The reading loop is copied to the clipboard.').waitFor();
+        assert.equal(await page.evaluate('navigator.clipboard.readText()'), loop);
+      });
+
+      it('shows a delivery pending until the event is read through the API, then delivered with an attempt of stage pull', async () => {
+        await page.getByText('No deliveries yet').waitFor();
+        await receive(facilityEventTextWithId('C234-1234-1250'));
+        const pulled = delivery('C234-1234-1250');
+        await pulled.getByText('Pending: not read yet', { exact: true }).waitFor();
+
+        // A reader, as the page's loop reads: the first request returns the event, the next one
+        // (after its cursor) acknowledges it.
+        const read = async (after?: string) =>
+          api<{ events: Array<{ cursor: string; event: unknown }>; next: string }>(
+            'GET',
+            `/eventmatch/${pullUuid}/events${after === undefined ? '' : `?after=${encodeURIComponent(after)}`}`,
+          );
+        const first = await read();
+        // The facility's event is CloudEvents 0.1: its id is `eventID`.
+        assert.equal(first.events.length, 1);
+        assert.match(JSON.stringify(first.events[0]!.event), /"C234-1234-1250"/);
+        await read(first.next);
+
+        await pulled.getByText('Delivered', { exact: true }).waitFor();
+        await pulled.getByRole('cell', { name: 'Pull', exact: true }).waitFor();
+        await pulled.getByRole('cell', { name: 'Read and acknowledged' }).waitFor();
+        await look(page, 'subscription-pull');
+      });
+
+      it('is listed as pull, and edited without offering to change its delivery or target', async () => {
+        await page.getByRole('link', { name: 'Subscriptions', exact: true }).first().click();
+        const row = page.getByRole('row', { name: new RegExp(pullName.replace(/[()]/g, '\\$&')) });
+        await row.getByRole('cell', { name: 'Pull', exact: true }).waitFor();
+        await look(page, 'subscriptions-pull');
+
+        await row.getByRole('link', { name: pullName }).click();
+        await page.getByRole('link', { name: 'Edit', exact: true }).click();
+        await page.getByRole('heading', { name: `Edit “${pullName}”`, level: 1 }).waitFor();
+        await page.getByText('A subscription’s delivery is fixed once created').waitFor();
+        assert.equal(await page.getByRole('radio').count(), 0, 'no choice of delivery');
+        for (const label of ['Target URL', 'Sent to the target as', 'Rate limit (deliveries per second)'])
+          assert.equal(await page.getByLabel(label).count(), 0, `${label} is not offered for pull`);
+        await look(page, 'subscription-form-pull-edit');
+
+        await page.getByLabel('Name', { exact: true }).fill(`${pullName}, renamed`);
+        await page.getByRole('button', { name: 'Save changes' }).click();
+        await page.getByText(`Subscription “${pullName}, renamed” saved.`).waitFor();
+        const stored = await api<Record<string, unknown>>('GET', `/eventmatch/${pullUuid}`);
+        assert.equal(stored.name, `${pullName}, renamed`);
+        assert.equal(stored.delivery, 'pull');
+        assert.equal(stored.target_url, null);
+      });
     });
 
     it('ran without a script error or anything refused by its Content-Security-Policy', () => {
