@@ -1,7 +1,11 @@
 /**
- * A small Server-Sent Events reader over fetch, for tests: it keeps what arrives (events with
- * their raw lines, and comments) and lets a test wait for the next item of a kind.
+ * A small Server-Sent Events reader over node:http, for tests: it keeps what arrives (events
+ * with their raw lines, and comments) and lets a test wait for the next item of a kind. Each
+ * stream has a connection of its own (no agent): a stream does not occupy fetch's pool, which
+ * would open a spare connection that a closing server then waits for (a connection that has
+ * sent nothing yet is not idle to Node).
  */
+import { get, type IncomingMessage } from 'node:http';
 
 export interface StreamEvent {
   kind: 'event';
@@ -23,20 +27,32 @@ export class EventStreamReader {
   readonly items: StreamItem[] = [];
   /** Set once the server ended the stream (or the connection failed). */
   ended = false;
-  private readonly client = new AbortController();
   private taken = 0;
   private notify: (() => void) | undefined;
 
-  private constructor(readonly response: Response) {}
+  private constructor(readonly response: IncomingMessage) {}
 
   /** Opens the stream; resolves once the answer's headers are in (whatever the status). */
-  static async open(url: string, headers: Record<string, string> = {}): Promise<EventStreamReader> {
-    const client = new AbortController();
-    const response = await fetch(url, { headers: { accept: 'text/event-stream', ...headers }, signal: client.signal });
-    const reader = new EventStreamReader(response);
-    reader.client.signal.addEventListener('abort', () => client.abort());
-    if (response.ok) void reader.pump();
-    return reader;
+  static open(url: string, headers: Record<string, string> = {}): Promise<EventStreamReader> {
+    return new Promise((resolve, reject) => {
+      const request = get(url, { agent: false, headers: { accept: 'text/event-stream', ...headers } }, (response) => {
+        const reader = new EventStreamReader(response);
+        if (response.statusCode === 200) reader.pump();
+        resolve(reader);
+      });
+      request.once('error', reject);
+    });
+  }
+
+  get status(): number {
+    return this.response.statusCode ?? 0;
+  }
+
+  /** An answer that is not a stream: its body as JSON. */
+  async json<T>(): Promise<T> {
+    let text = '';
+    for await (const chunk of this.response) text += String(chunk);
+    return JSON.parse(text) as T;
   }
 
   /** The next item not taken yet that `accept` wants (those before it are skipped), within `timeoutMs`. */
@@ -85,27 +101,26 @@ export class EventStreamReader {
 
   /** Hangs up. */
   close(): void {
-    this.client.abort();
+    this.response.destroy();
   }
 
-  private async pump(): Promise<void> {
-    const decoder = new TextDecoder();
+  private pump(): void {
     let buffer = '';
-    try {
-      for await (const chunk of this.response.body as AsyncIterable<Uint8Array>) {
-        buffer += decoder.decode(chunk, { stream: true });
-        let end: number;
-        while ((end = buffer.indexOf('\n\n')) >= 0) {
-          this.items.push(parse(buffer.slice(0, end).split('\n')));
-          buffer = buffer.slice(end + 2);
-        }
-        this.wake();
+    this.response.setEncoding('utf8');
+    this.response.on('data', (chunk: string) => {
+      buffer += chunk;
+      let end: number;
+      while ((end = buffer.indexOf('\n\n')) >= 0) {
+        this.items.push(parse(buffer.slice(0, end).split('\n')));
+        buffer = buffer.slice(end + 2);
       }
-    } catch {
-      // Hung up by close(), or the connection failed: either way it has ended.
-    }
-    this.ended = true;
-    this.wake();
+      this.wake();
+    });
+    // Ended by the server, hung up by close(), or the connection failed: either way it has ended.
+    this.response.once('close', () => {
+      this.ended = true;
+      this.wake();
+    });
   }
 
   private wake(): void {
