@@ -101,11 +101,12 @@ async function writeEvents(stream: Stream, after: number): Promise<void> {
   const gone = new AbortController();
   const leave = () => gone.abort();
   response.once('close', leave);
-  const stop = AbortSignal.any([gone.signal, stream.closing]);
+  // Not AbortSignal.any: each would stay tied to the server's long-lived `closing` signal.
+  const stops = [gone.signal, stream.closing];
   let lastWrite = 0;
   let flushed = true;
   const send = async (text: string) => {
-    flushed = await written(response, text, stop);
+    flushed = await written(response, text, stops);
     lastWrite = Date.now();
     return flushed;
   };
@@ -154,16 +155,17 @@ async function writeEvents(stream: Stream, after: number): Promise<void> {
   }
 }
 
-/** Whether `text` reached the connection (false: `stop` came first, or the connection failed). */
-function written(response: ServerResponse, text: string, stop: AbortSignal): Promise<boolean> {
-  if (stop.aborted) return Promise.resolve(false);
+/** Whether `text` reached the connection (false: one of `stops` came first, or the connection failed). */
+function written(response: ServerResponse, text: string, stops: readonly AbortSignal[]): Promise<boolean> {
+  if (stops.some((stop) => stop.aborted)) return Promise.resolve(false);
   return new Promise((resolve) => {
-    const onStop = () => resolve(false);
-    stop.addEventListener('abort', onStop, { once: true });
-    response.write(text, (error) => {
-      stop.removeEventListener('abort', onStop);
-      resolve(!error);
-    });
+    const end = (flushed: boolean) => {
+      for (const stop of stops) stop.removeEventListener('abort', onStop);
+      resolve(flushed);
+    };
+    const onStop = () => end(false);
+    for (const stop of stops) stop.addEventListener('abort', onStop, { once: true });
+    response.write(text, (error) => end(!error));
   });
 }
 

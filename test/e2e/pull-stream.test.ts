@@ -122,6 +122,14 @@ for (const backend of testBackends()) {
       const anonymous = await EventStreamReader.open(`${server.url}/eventmatch/${uuid}/events/stream`, {});
       assert.equal(anonymous.status, 401);
       await anonymous.json();
+      // HEAD: the stream's headers, and no stream.
+      const head = await fetch(`${server.url}/eventmatch/${uuid}/events/stream`, {
+        method: 'HEAD',
+        headers: { 'http-remote-user': 'alice' },
+      });
+      assert.equal(head.status, 200);
+      assert.match(head.headers.get('content-type') ?? '', /^text\/event-stream/);
+      assert.equal(await head.text(), '');
     });
 
     it('streams the events in order (id the cursor, event cloudevent, data the event on one line), then live within a second', async () => {
@@ -206,6 +214,34 @@ for (const backend of testBackends()) {
         fromAfter.close();
       }
       await waitersAre(server, 0);
+    });
+
+    describeOn({ skip: backend.name === 'postgres' ? false : 'PostgreSQL only' }, 'two instances', () => {
+      let second: RunningServer;
+      before(async () => {
+        second = await startServer(env());
+      });
+      after(async () => {
+        await second?.stop();
+      });
+      it('a stream on one instance carries, within a second, an event received by the other', async () => {
+        const uuid = await pullSubscription(server, 'erin');
+        // Warm: the second instance knows the subscription (by NOTIFY) before the event.
+        await eventually(async () => (await pull(second, 'erin', uuid)).next === '0', 'second instance reads it');
+        const stream = await open(server, 'erin', uuid);
+        try {
+          await waitersAre(server, 1);
+          const started = Date.now();
+          await receive(second, event('x1'));
+          const live = await stream.nextEvent(5_000);
+          const took = Date.now() - started;
+          assert.deepEqual(ids([live]), ['x1']);
+          assert.ok(took < 1000, `streamed ${took} ms after the other instance received the event`);
+        } finally {
+          stream.close();
+        }
+        await waitersAre(server, 0);
+      });
     });
 
     it('exits at once on SIGTERM with streams open, ending them, well within its grace', async (t) => {
