@@ -3,19 +3,23 @@
  * cursor, for its owner (pull/reader.ts reads, pull/waiters.ts waits). Sending `after`
  * acknowledges every event up to it. An empty answer with `wait` waits for the next event
  * without asking the database anything meanwhile; the route holds no database deadline while it
- * waits (each read has its own), and a client that goes away stops its wait at once.
+ * waits (each read has its own), and a client that goes away stops its wait at once. The same
+ * events as Server-Sent Events: events-stream-route.ts.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { serviceError } from '../errors.js';
 import { FIRST_CURSOR, formatCursor, parseCursor, type PulledEvent, type PullReader } from '../pull/reader.js';
 import type { PullWaiters } from '../pull/waiters.js';
 import { EVERY_ROUTE, eventmatchErrors, identityHeaders, uuidParams } from './eventmatch-schemas.js';
+import { eventsStreamRoute } from './events-stream-route.js';
 import { actingUser, type IdentityOptions } from './identity.js';
 
 export interface EventsRoutesDependencies {
   reader: PullReader;
   waiters: PullWaiters;
   identity: IdentityOptions;
+  /** The stream's longest silence before a comment (default KEEP_ALIVE_MS; tests shorten it). */
+  streamKeepAliveMs?: number;
 }
 
 export const EVENTS_LIMIT = { default: 100, max: 1000 };
@@ -33,6 +37,8 @@ export function eventsRoutes(deps: EventsRoutesDependencies) {
     const user = (request: FastifyRequest) => actingUser(request, deps.identity);
     // Waits end when the server closes: the readers get what there is (nothing) at once.
     app.addHook('preClose', async () => deps.waiters.close());
+    const { streamKeepAliveMs, ...stream } = deps;
+    eventsStreamRoute({ ...stream, ...(streamKeepAliveMs === undefined ? {} : { keepAliveMs: streamKeepAliveMs }) })(app);
 
     app.get<{ Params: { uuid: string }; Querystring: EventsQuery }>(
       '/eventmatch/:uuid/events',
