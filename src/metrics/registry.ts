@@ -138,7 +138,7 @@ export function createMetrics(options: MetricsOptions = {}): ServiceMetrics {
     trackPullWaiters: (count) => {
       new Gauge({
         name: 'notifications_pull_waiters',
-        help: 'Pull reads waiting in this instance for their next event (long-polls with wait, and event streams) in this instance for their next event; they cost no database work while they wait.',
+        help: 'Pull reads waiting in this instance for their next event (long-polls with wait, and event streams); they cost no database work while they wait.',
         registers,
         collect() {
           this.set(count());
