@@ -11,13 +11,7 @@ import { describeOn, type TestDatabase, testBackends } from '../support/database
 import { EventStreamReader, type StreamEvent } from '../support/event-stream.js';
 import { eventually, type HttpStub, startStub } from '../support/http-stub.js';
 import { type RunningServer, runCli, startServer } from '../support/processes.js';
-
-const CE = 'application/cloudevents+json; charset=utf-8';
-
-interface Pulled {
-  events: Array<{ cursor: string; elm: string; event: Record<string, unknown> }>;
-  next: string;
-}
+import { history, pull, pullSubscription, receive, waitersAre } from '../support/pull-client.js';
 
 function event(id: string, indent?: number): string {
   return JSON.stringify(
@@ -27,46 +21,15 @@ function event(id: string, indent?: number): string {
   );
 }
 
-async function pullSubscription(server: RunningServer, user: string, extensions: object = {}): Promise<string> {
-  const response = await fetch(`${server.url}/eventmatch`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'http-remote-user': user },
-    body: JSON.stringify({ name: 'stream', jsonpath: '$.data.n', delivery: 'pull', extensions }),
-  });
-  assert.equal(response.status, 200, await response.clone().text());
-  return ((await response.json()) as { uuid: string }).uuid;
-}
-
-async function receive(server: RunningServer, body: string): Promise<void> {
-  const response = await fetch(`${server.url}/receive`, { method: 'POST', headers: { 'content-type': CE }, body });
-  assert.equal(response.status, 200, await response.text());
-}
-
-async function pull(server: RunningServer, user: string, uuid: string): Promise<Pulled> {
-  const response = await fetch(`${server.url}/eventmatch/${uuid}/events`, { headers: { 'http-remote-user': user } });
-  assert.equal(response.status, 200, await response.clone().text());
-  return (await response.json()) as Pulled;
-}
-
 function open(server: RunningServer, user: string, uuid: string, query = '', headers: Record<string, string> = {}) {
   return EventStreamReader.open(`${server.url}/eventmatch/${uuid}/events/stream${query}`, { 'http-remote-user': user, ...headers });
 }
 
-async function waitersAre(server: RunningServer, count: number): Promise<void> {
-  await eventually(async () => {
-    const text = await (await fetch(`${server.url}/metrics`)).text();
-    return new RegExp(`^notifications_pull_waiters ${count}$`, 'm').test(text);
-  }, `${count} pull readers waiting`);
-}
+const ids = (events: StreamEvent[]) => events.map((e) => (JSON.parse(e.data) as { id: string }).id);
 
 async function states(server: RunningServer, user: string, uuid: string): Promise<Map<string, { state: string; stages: string[] }>> {
-  const response = await fetch(`${server.url}/eventmatch/${uuid}/deliveries`, { headers: { 'http-remote-user': user } });
-  assert.equal(response.status, 200);
-  const deliveries = (await response.json()) as Array<{ elm: string; state: string; attempts: Array<{ stage: string }> }>;
-  return new Map(deliveries.map((d) => [d.elm, { state: d.state, stages: d.attempts.map((a) => a.stage) }]));
+  return new Map((await history(server, user, uuid)).map((d) => [d.elm, { state: d.state, stages: d.attempts.map((a) => a.stage) }]));
 }
-
-const ids = (events: StreamEvent[]) => events.map((e) => (JSON.parse(e.data) as { id: string }).id);
 
 for (const backend of testBackends()) {
   describeOn(backend, `pull event stream end to end (${backend.name})`, () => {

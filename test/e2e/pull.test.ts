@@ -8,58 +8,10 @@ import { after, before, describe, it } from 'node:test';
 import { describeOn, type TestDatabase, testBackends } from '../support/database.js';
 import { eventually, type HttpStub, startStub } from '../support/http-stub.js';
 import { type RunningServer, runCli, startServer } from '../support/processes.js';
-
-const CE = 'application/cloudevents+json; charset=utf-8';
-
-interface Pulled {
-  events: Array<{ cursor: string; elm: string; event: Record<string, unknown> }>;
-  next: string;
-}
+import { createSubscription, history, pull, pullSubscription, receive, waitersAre } from '../support/pull-client.js';
 
 function event(id: string): string {
   return JSON.stringify({ specversion: '1.0', id, source: '/e2e-pull', type: 'org.example.pull', data: { n: 1.5 } });
-}
-
-async function post(server: RunningServer, user: string, body: unknown): Promise<Response> {
-  return fetch(`${server.url}/eventmatch`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'http-remote-user': user },
-    body: JSON.stringify(body),
-  });
-}
-
-async function pullSubscription(server: RunningServer, user: string, extensions: object = {}): Promise<string> {
-  const response = await post(server, user, { name: 'pull', jsonpath: '$.data.n', delivery: 'pull', extensions });
-  assert.equal(response.status, 200, await response.clone().text());
-  const record = (await response.json()) as { uuid: string; delivery: string; target_url: unknown };
-  assert.equal(record.delivery, 'pull');
-  assert.equal(record.target_url, null);
-  return record.uuid;
-}
-
-async function receive(server: RunningServer, id: string): Promise<void> {
-  const response = await fetch(`${server.url}/receive`, { method: 'POST', headers: { 'content-type': CE }, body: event(id) });
-  assert.equal(response.status, 200, await response.text());
-}
-
-async function pull(server: RunningServer, user: string, uuid: string, query = ''): Promise<Pulled> {
-  const response = await fetch(`${server.url}/eventmatch/${uuid}/events${query}`, { headers: { 'http-remote-user': user } });
-  assert.equal(response.status, 200, await response.clone().text());
-  return (await response.json()) as Pulled;
-}
-
-/** Once `server` has `count` pull reads waiting (its gauge). */
-async function waitersAre(server: RunningServer, count: number): Promise<void> {
-  await eventually(async () => {
-    const text = await (await fetch(`${server.url}/metrics`)).text();
-    return new RegExp(`^notifications_pull_waiters ${count}$`, 'm').test(text);
-  }, `${count} pull reads waiting`);
-}
-
-async function history(server: RunningServer, user: string, uuid: string) {
-  const response = await fetch(`${server.url}/eventmatch/${uuid}/deliveries`, { headers: { 'http-remote-user': user } });
-  assert.equal(response.status, 200);
-  return (await response.json()) as Array<{ elm: string; state: string; attempts: Array<{ stage: string }> }>;
 }
 
 for (const backend of testBackends()) {
@@ -91,7 +43,7 @@ for (const backend of testBackends()) {
     it('creates pull subscriptions and refuses what does not apply to them, naming the field', async () => {
       const base = { name: 'p', jsonpath: '$' };
       const refused = async (body: object, field: string) => {
-        const response = await post(server, 'alice', { ...base, ...body });
+        const response = await createSubscription(server, 'alice', { ...base, ...body });
         assert.equal(response.status, 400, JSON.stringify(body));
         assert.match(((await response.json()) as { message: string }).message, new RegExp(`^body\\.${field}`));
       };
@@ -118,7 +70,9 @@ for (const backend of testBackends()) {
       assert.match(((await changed.json()) as { message: string }).message, /^body\.delivery/);
       assert.equal((await put({ target_url: 'http://127.0.0.1:9/' })).status, 400);
       // The events of a push subscription are not read here; another user's pull subscription is not found.
-      const push = (await (await post(server, 'alice', { ...base, target_url: 'http://127.0.0.1:9/' })).json()) as { uuid: string };
+      const push = (await (await createSubscription(server, 'alice', { ...base, target_url: 'http://127.0.0.1:9/' })).json()) as {
+        uuid: string;
+      };
       const notPull = await fetch(`${server.url}/eventmatch/${push.uuid}/events`, { headers: { 'http-remote-user': 'alice' } });
       assert.equal(notPull.status, 409);
       assert.equal(((await notPull.json()) as { code?: string; message: string }).message.includes('push'), true);
@@ -135,7 +89,7 @@ for (const backend of testBackends()) {
     it('reads the allowed events in order, with limit and next; the denied user reads none', async () => {
       const alice = await pullSubscription(server, 'alice', { team: 'x' });
       const bob = await pullSubscription(server, 'bob');
-      for (const id of ['r1', 'r2', 'r3']) await receive(server, id);
+      for (const id of ['r1', 'r2', 'r3']) await receive(server, event(id));
       await eventually(async () => (await pull(server, 'alice', alice)).events.length === 3, 'three events readable');
       // In the order they became readable: each event's policy answer may come back before the
       // one of an event received earlier.
@@ -164,7 +118,7 @@ for (const backend of testBackends()) {
 
     it('acknowledges by reading on: delivered, one attempt of stage pull; pending until then; still readable', async () => {
       const uuid = await pullSubscription(server, 'carol');
-      for (const id of ['a1', 'a2']) await receive(server, id);
+      for (const id of ['a1', 'a2']) await receive(server, event(id));
       await eventually(async () => (await pull(server, 'carol', uuid)).events.length === 2, 'two readable');
       const read = await pull(server, 'carol', uuid);
       assert.deepEqual(
@@ -192,7 +146,7 @@ for (const backend of testBackends()) {
       const waiting = pull(server, 'dave', uuid, '?wait=30');
       await waitersAre(server, 1);
       started = Date.now();
-      await receive(server, 'w1');
+      await receive(server, event('w1'));
       const woken = await waiting;
       const took = Date.now() - started;
       assert.deepEqual(
@@ -219,8 +173,7 @@ for (const backend of testBackends()) {
           const waiting = pull(server, 'erin', uuid, '?wait=30');
           await waitersAre(server, 1);
           const started = Date.now();
-          const response = await fetch(`${second.url}/receive`, { method: 'POST', headers: { 'content-type': CE }, body: event('x1') });
-          assert.equal(response.status, 200);
+          await receive(second, event('x1'));
           const woken = await waiting;
           const took = Date.now() - started;
           assert.deepEqual(

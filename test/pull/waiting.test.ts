@@ -5,83 +5,44 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
-import type { FastifyInstance } from 'fastify';
-import type { KyselyPlugin } from 'kysely';
-import { buildApp } from '../../src/api/app.js';
-import { eventmatchRoutes } from '../../src/api/eventmatch-routes.js';
-import { eventsRoutes } from '../../src/api/events-routes.js';
-import type { DatabaseHandle } from '../../src/db/connect.js';
-import { pullReader } from '../../src/pull/reader.js';
 import { PullWaiters } from '../../src/pull/waiters.js';
-import { systemClock } from '../../src/time/clock.js';
 import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
 import { eventually } from '../support/http-stub.js';
-import { defaultTargetGuard } from '../support/target-guard.js';
+import { type PullApp, startPullApp } from '../support/pull-app.js';
 
 const POLLS = 500;
-const IDENTITY = { header: 'http-remote-user', defaultUser: null };
 
 for (const backend of testBackends()) {
   describeOn(backend, `idle long polls (${backend.name})`, () => {
     let test: Awaited<ReturnType<typeof openTestDatabase>>;
-    let app: FastifyInstance;
-    let url: string;
-    let statements = 0;
+    let pulls: PullApp;
     const waiters = new PullWaiters();
 
     before(async () => {
       test = await openTestDatabase(backend);
-      const counter: KyselyPlugin = {
-        transformQuery: (args) => {
-          statements++;
-          return args.node;
-        },
-        transformResult: async (args) => args.result,
-      };
-      const counted: DatabaseHandle = { ...test.handle, db: test.handle.db.withPlugin(counter) };
-      const clock = systemClock();
-      app = await buildApp({ maxBodyBytes: 1 << 20, logger: 'silent', version: 'test' }, [
-        eventmatchRoutes({
-          database: test.handle,
-          clock,
-          secretKey: null,
-          dialectMode: 'auto',
-          userSubscriptions: 1000,
-          targetGuard: defaultTargetGuard(),
-          identity: IDENTITY,
-        }),
-        eventsRoutes({ reader: pullReader({ database: counted, clock, databaseTimeoutMs: 5_000 }), waiters, identity: IDENTITY }),
-      ]);
-      await app.listen({ port: 0, host: '127.0.0.1' });
-      url = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
+      pulls = await startPullApp(test.handle, waiters);
     });
     after(async () => {
-      await app?.close();
+      await pulls?.app.close();
       await test?.close();
     });
 
     it(`${POLLS} waiting long polls send no statement, and each client that leaves takes its waiter along`, async (t) => {
-      const created = await app.inject({
-        method: 'POST',
-        url: '/eventmatch',
-        headers: { 'http-remote-user': 'alice' },
-        payload: { name: 'p', jsonpath: '$', delivery: 'pull' },
-      });
-      const { uuid } = created.json<{ uuid: string }>();
+      const uuid = await pulls.subscribe('alice');
       const heapBefore = process.memoryUsage().heapUsed;
       const clients = Array.from({ length: POLLS }, () => new AbortController());
       const polls = clients.map((client) =>
-        fetch(`${url}/eventmatch/${uuid}/events?wait=60`, { headers: { 'http-remote-user': 'alice' }, signal: client.signal }).then(
+        fetch(`${pulls.url}/eventmatch/${uuid}/events?wait=60`, { headers: { 'http-remote-user': 'alice' }, signal: client.signal }).then(
           () => 'answered',
           () => 'aborted',
         ),
       );
       await eventually(() => waiters.size === POLLS, `${POLLS} waiters`, 30_000);
       const heapWaiting = process.memoryUsage().heapUsed;
-      const before = statements;
+      const before = pulls.statements();
       // A measurement over a window: what the idle waits cost.
       await new Promise((resolve) => setTimeout(resolve, 2_000));
-      const idle = statements - before;
+      const idle = pulls.statements() - before;
       t.diagnostic(
         `${POLLS} long polls: ${before} statements to set them up (one subscription lookup and one read each), ${idle} in 2 s of waiting; ` +
           `heap ${((heapWaiting - heapBefore) / 1024 / 1024).toFixed(1)} MiB more with them waiting (clients and server in one process)`,
