@@ -102,6 +102,17 @@ export function createMetrics(options: MetricsOptions = {}): ServiceMetrics {
   for (const outcome of Object.values(POLICY_LABELS)) policyAnswers.inc({ outcome }, 0);
   for (const outcome of DELIVERY_OUTCOMES) deliveries.inc({ outcome }, 0);
 
+  /** A gauge whose value is read from the instance at each scrape. */
+  const readAtScrape = (name: string, help: string, read: () => number) =>
+    void new Gauge({
+      name,
+      help,
+      registers,
+      collect() {
+        this.set(read());
+      },
+    });
+
   if (options.queue) registerQueueGauges(registry, options.queue);
   collectDefaultMetrics({ register: registry });
 
@@ -125,35 +136,23 @@ export function createMetrics(options: MetricsOptions = {}): ServiceMetrics {
       requests.inc({ method, route, status });
       requestDuration.observe({ method, route }, seconds);
     },
-    trackDownOrigins: (count) => {
-      new Gauge({
-        name: 'notifications_target_origins_down',
-        help: 'Target origins (scheme, host, port) that gave no answer three times in a row: tried once a second until one answers, their other deliveries waiting.',
-        registers,
-        collect() {
-          this.set(count());
-        },
-      });
-    },
-    trackPullWaiters: (count) => {
-      new Gauge({
-        name: 'notifications_pull_waiters',
-        help: 'Pull reads waiting in this instance for their next event (long-polls with wait, and event streams); they cost no database work while they wait.',
-        registers,
-        collect() {
-          this.set(count());
-        },
-      });
-    },
-    trackStorageFull: (full) => {
-      new Gauge({
-        name: 'notifications_storage_full',
-        help: 'Whether the database refuses writes for lack of space (1) since a write was refused, until one succeeds again; else 0.',
-        registers,
-        collect() {
-          this.set(full() ? 1 : 0);
-        },
-      });
-    },
+    trackDownOrigins: (count) =>
+      readAtScrape(
+        'notifications_target_origins_down',
+        'Target origins (scheme, host, port) that gave no answer three times in a row: tried once a second until one answers, their other deliveries waiting.',
+        count,
+      ),
+    trackPullWaiters: (count) =>
+      readAtScrape(
+        'notifications_pull_waiters',
+        'Pull reads waiting in this instance for their next event (long-polls with wait, and event streams); they cost no database work while they wait.',
+        count,
+      ),
+    trackStorageFull: (full) =>
+      readAtScrape(
+        'notifications_storage_full',
+        'Whether the database refuses writes for lack of space (1) since a write was refused, until one succeeds again; else 0.',
+        () => (full() ? 1 : 0),
+      ),
   };
 }
