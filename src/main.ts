@@ -22,6 +22,7 @@ import { loadConsoleAssets } from './console/assets.js';
 import { consoleRoutes } from './console/routes.js';
 import { type DatabaseHandle, DatabaseMissing, openDatabase } from './db/connect.js';
 import { matchQueue } from './db/match-queue.js';
+import { operationalEvents } from './events/operational-events.js';
 import { releaseAllLeases, releaseLeasesOf } from './db/matches.js';
 import { schemaStatus, syncSchema } from './db/migrate.js';
 import { queueReader } from './db/queue-stats.js';
@@ -178,7 +179,8 @@ async function serve(config: Config): Promise<number> {
       process.exit(1);
     },
   );
-  const queue = matchQueue(database);
+  const notices = operationalEvents(matcher);
+  const queue = matchQueue(database, notices);
   const settler = new Settler(
     queue,
     holder,
@@ -295,6 +297,8 @@ async function serve(config: Config): Promise<number> {
           : {}),
         identity,
         onChange: subscriptionChanged,
+        notices,
+        onNotified: deliveries.wake,
       }),
       // A delivery queued again goes through the policy check first: that runner looks now.
       deliveriesRoutes({ database, identity, clock, onRequeued: policy.wake }),

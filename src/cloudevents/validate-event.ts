@@ -11,6 +11,7 @@ import { type ServiceError, serviceError } from '../errors.js';
 import { isJsonObject, type JsonObject, type JsonValue } from '../json.js';
 import { isMediaType } from '../request-body/media-type.js';
 import { isAbsoluteUri, isBase64, isCloudEventsString, isInt32, isRfc3339, isUriReference } from './attribute-types.js';
+import { OPERATIONAL_SOURCE } from '../operational-source.js';
 import type { ValidatedEvent } from './types.js';
 
 export type Label = (attribute: string) => string;
@@ -67,6 +68,7 @@ function validateV1OrV03(document: JsonObject, version: '1.0' | '0.3', label: La
   const type = requiredString(document, 'type', label, v1);
   checkIdentityLength(id, label('id'));
   checkIdentityLength(source, label('source'));
+  checkNotOperational(source, label('source'));
 
   const datacontenttype = optionalString(document, 'datacontenttype', label);
   if (datacontenttype !== undefined && !isMediaType(datacontenttype)) {
@@ -145,6 +147,7 @@ function validateV01(document: JsonObject, label: Label): ValidatedEvent {
   const source = requiredString(document, 'source', label, false);
   checkIdentityLength(id, label('eventID'));
   checkIdentityLength(source, label('source'));
+  checkNotOperational(source, label('source'));
   const eventTime = optionalString(document, 'eventTime', label);
   if (eventTime !== undefined && !isRfc3339(eventTime)) throw invalid(label('eventTime'), 'not an RFC 3339 timestamp');
   for (const name of ['eventTypeVersion', 'schemaURL', 'contentType']) optionalString(document, name, label);
@@ -181,4 +184,10 @@ function optionalString(document: JsonObject, name: string, label: Label): strin
 
 function invalid(field: string, problem: string): ServiceError {
   return serviceError('CLOUDEVENT_INVALID', field, problem);
+}
+
+/** Events from the service's own source tell owners of their subscriptions: a producer may not send them. */
+function checkNotOperational(source: string, field: string): void {
+  if (source === OPERATIONAL_SOURCE)
+    throw invalid(field, `${OPERATIONAL_SOURCE} is the service's own source, for the events it emits itself`);
 }

@@ -6,6 +6,7 @@
  */
 import type { DatabaseHandle } from './connect.js';
 import { type EventRow, eventsByUuid } from './events.js';
+import { countRuns, endRuns, type RunAttempt } from './failure-runs.js';
 import {
   type AttemptRecord,
   type ClaimFilter,
@@ -19,6 +20,7 @@ import {
   settleEach,
 } from './matches.js';
 import { makeReadable } from './pull.js';
+import { logNotices, type NoticeEvents, type SubscriptionNotice } from './subscription-notices.js';
 import { disableSubscription, subscriptionsByUuid } from './subscriptions.js';
 import type { MatchesTable, SubscriptionRow } from './tables.js';
 
@@ -34,8 +36,11 @@ export interface Settlement {
   /**
    * Subscriptions whose target failed for good: disabled, and their rows still waiting
    * cancelled, once the changes above are made (so that none of those rows is cancelled).
+   * `tell`: whether its owner is told (not when it failed delivering the service's own event).
    */
-  disable: ReadonlyArray<{ subscription: string; reason: string; at: number }>;
+  disable: ReadonlyArray<{ subscription: string; reason: string; at: number; tell: boolean }>;
+  /** Delivery attempts, in the order they ended, for their subscriptions' runs of failures. */
+  runs?: readonly RunAttempt[];
   /** Rows given back untried: their place in the queue and their attempts unchanged. */
   release?: readonly string[];
 }
@@ -47,6 +52,8 @@ export interface Settled {
   rows: Set<string>;
   /** The subscriptions this settlement disabled (not those already disabled or deleted). */
   disabled: SubscriptionRow[];
+  /** Match rows of the operational events it wrote, due for delivery now. */
+  notified: number;
 }
 
 export interface MatchQueue {
@@ -56,7 +63,8 @@ export interface MatchQueue {
   subscriptions(uuids: readonly string[]): Promise<Map<string, SubscriptionRow>>;
 }
 
-export function matchQueue(database: DatabaseHandle): MatchQueue {
+/** `notices`: the operational events telling owners of what a settlement did; none are written without it. */
+export function matchQueue(database: DatabaseHandle, notices?: NoticeEvents): MatchQueue {
   const { capabilities } = database;
   return {
     // A claim is a write: it shares a commit with the writes of the moment rather than pay its
@@ -77,15 +85,29 @@ export function matchQueue(database: DatabaseHandle): MatchQueue {
         );
         await releaseMatches(tx, holder, settlement.release ?? []);
         await recordAttempts(tx, capabilities, settlement.attempts);
+        const failing = await countRuns(tx, settlement.runs ?? []);
         const disabled: SubscriptionRow[] = [];
-        for (const { subscription, reason, at: when } of settlement.disable) {
+        const told: SubscriptionNotice[] = [];
+        for (const { subscription, reason, at: when, tell } of settlement.disable) {
           const row = await disableSubscription(tx, capabilities, subscription, reason, when);
           if (row) {
             await cancelPendingMatches(tx, row.uuid, when);
+            await endRuns(tx, [row.uuid]);
             disabled.push(row);
+            if (tell) told.push({ kind: 'disabled', subscription: row });
           }
         }
-        return { at, rows, disabled };
+        // Failing is told only of a subscription still enabled, and before its being disabled.
+        const stillEnabled = await subscriptionsByUuid(
+          tx,
+          failing.map((run) => run.subscription),
+        );
+        for (const { subscription, failures, error } of failing) {
+          const row = stillEnabled.get(subscription);
+          if (row?.disabled === null && row.deleted === null) told.unshift({ kind: 'failing', subscription: row, failures, error });
+        }
+        const notified = await logNotices(tx, told, notices, at);
+        return { at, rows, disabled, notified };
       }),
     events: (uuids) => eventsByUuid(database.db, uuids),
     subscriptions: (uuids) => subscriptionsByUuid(database.db, uuids),

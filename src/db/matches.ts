@@ -91,7 +91,7 @@ export async function claimDueMatches(
 export interface MatchChange {
   state: MatchState;
   due?: number;
-  policyCode?: number;
+  policyCode?: number | null;
   targetCode?: number | null;
   attempts?: 'count' | 'reset';
   /**

@@ -71,6 +71,26 @@ export async function findLiveSubscription(db: Kysely<Database>, owner: string, 
     .executeTakeFirst();
 }
 
+/**
+ * Whether `owner`'s live subscription is disabled (undefined: there is none), held (PostgreSQL:
+ * the row locked until the transaction ends) so that a write after it in the transaction knows
+ * what it changed.
+ */
+export async function heldDisabledState(
+  db: Kysely<Database>,
+  capabilities: Capabilities,
+  owner: string,
+  uuid: string,
+): Promise<{ disabled: number | null } | undefined> {
+  const query = db
+    .selectFrom('subscriptions')
+    .select('disabled')
+    .where('uuid', '=', uuid)
+    .where('owner', '=', owner)
+    .where('deleted', 'is', null);
+  return (capabilities.rowLocks ? query.forUpdate() : query).executeTakeFirst();
+}
+
 /** The owner's live subscriptions, oldest first. */
 export async function listLiveSubscriptions(
   db: Kysely<Database>,

@@ -111,10 +111,17 @@ export interface PullCursorTable {
   last: number;
 }
 
+/** A subscription whose deliveries are failing: how many failed in a row (none while they succeed). */
+export interface FailureRunsTable {
+  subscription_uuid: string;
+  failures: number;
+}
+
 export interface Database {
   subscriptions: SubscriptionRow;
   events: EventsTable;
   matches: MatchesTable;
   attempts: AttemptsTable;
   pull_cursor: PullCursorTable;
+  failure_runs: FailureRunsTable;
 }

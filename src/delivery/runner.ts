@@ -20,6 +20,7 @@
  * Rows of subscriptions deleted or disabled meanwhile are cancelled instead of sent.
  */
 import type { EventRow } from '../db/events.js';
+import { OPERATIONAL_SOURCE } from '../operational-source.js';
 import type { SubscriptionChange } from '../db/subscriptions.js';
 import type { DeliveryOutcome } from '../metrics/metrics.js';
 import type { MatchesTable, SubscriptionRow } from '../db/tables.js';
@@ -209,7 +210,7 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
     lanes.finished(origin);
     if (!lanes.isFull(origin) && !health.isDown(origin)) options.pacer?.roomAgain(origin);
     const after = afterAttempt('deliver', [row], outcome, { at, durationMs }, options.schedule);
-    const settling = core.settle([row], after, { uuid: subscription.uuid, at });
+    const settling = core.settle([row], after, { uuid: subscription.uuid, at, tell: event.source !== OPERATIONAL_SOURCE });
     // The slot is free: the next row of this origin goes now, and the runner may take in more.
     dispatch(origin);
     core.wake();
@@ -224,6 +225,8 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
           after.result === 'delivered' ? (at - row.created) / 1e6 : undefined,
         );
       }
+      // Operational events written with it wait in the queue, due now.
+      if (settled.notified > 0) core.wake();
       for (const disabled of settled.disabled) {
         subscriptionChanged({ kind: 'upsert', row: disabled });
         options.onSubscriptionChange({ kind: 'upsert', row: disabled });

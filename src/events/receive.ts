@@ -15,9 +15,11 @@ import { type EventRow, eventsByUuid, insertMatches, type LoggedEvent, type Matc
 import type { JsonValue } from '../json.js';
 import type { LiveMatcher } from '../matching/live-matcher.js';
 import type { Handoff } from '../routing/handoff.js';
+import { OPERATIONAL_SOURCE } from '../operational-source.js';
 import type { Clock } from '../time/clock.js';
 import { timeOrderedUuid } from '../uuid.js';
 import type { EventLogBatch } from './event-log-batch.js';
+import { operationalMatchesAgain } from './operational-events.js';
 
 export interface ReceiveDependencies {
   eventLog: EventLogBatch;
@@ -81,7 +83,11 @@ export async function routeAgain(
     if (event === undefined) return undefined;
     // Its pending match will deliver it anyway: another would only deliver it twice.
     const unfinished = await subscriptionsWithUnfinishedMatch(tx, eventUuid);
-    const matched = newMatches(matcher, eventUuid, JSON.parse(event.body) as JsonValue, clock());
+    const document = JSON.parse(event.body) as JsonValue;
+    const matched =
+      event.source === OPERATIONAL_SOURCE
+        ? await operationalMatchesAgain(tx, matcher, eventUuid, document, clock())
+        : newMatches(matcher, eventUuid, document, clock());
     const matches = matched.filter((row) => !unfinished.has(row.subscription_uuid));
     await insertMatches(tx, matches);
     return { matches, inProgress: matched.filter((row) => unfinished.has(row.subscription_uuid)).map((row) => row.subscription_uuid) };

@@ -14,3 +14,6 @@ export function outcomeOfAnswer(answer: PolicyAnswer): AttemptOutcome {
   if (answer.kind === 'deny') return { kind: 'refused', status: answer.status };
   return { kind: 'later', status: answer.status, error: answer.error, reason: answer.error };
 }
+
+/** The service's own (operational) events tell owners of their own subscriptions: allowed without asking. */
+export const ALLOWED_UNASKED: AttemptOutcome = { kind: 'accepted', status: null };

@@ -11,6 +11,7 @@
  * queue because the delivery runner is full, it takes in no new questions.
  */
 import type { Settled } from '../db/match-queue.js';
+import { OPERATIONAL_SOURCE } from '../operational-source.js';
 import type { MatchesTable } from '../db/tables.js';
 import type { JsonValue } from '../json.js';
 import type { HandedMatch, Handoff } from '../routing/handoff.js';
@@ -20,7 +21,7 @@ import type { Batch } from '../routing/next-batch.js';
 import { RunnerCore } from '../routing/runner-core.js';
 import type { Runner } from '../routing/runner-loop.js';
 import type { RunnerOptions } from '../routing/runner-options.js';
-import { outcomeOfAnswer } from './decision.js';
+import { ALLOWED_UNASKED, outcomeOfAnswer } from './decision.js';
 import type { PolicyAnswer } from './policy-client.js';
 
 export interface PolicySource {
@@ -115,12 +116,13 @@ export function policyRunner(options: PolicyRunnerOptions): PolicyRunner {
   async function ask(question: Question): Promise<void> {
     const { owner, rows } = question;
     const started = performance.now();
-    const answer = await options.policy.ask(owner, rows[0]!.document);
+    const answer = rows[0]!.event.source === OPERATIONAL_SOURCE ? undefined : await options.policy.ask(owner, rows[0]!.document);
+    const outcome = answer === undefined ? ALLOWED_UNASKED : outcomeOfAnswer(answer);
     const at = clock();
     lanes.finished(owner);
     if (!lanes.isFull(owner)) options.pacer?.roomAgain(owner);
     const taken = rows.map((w) => w.row);
-    const after = afterAttempt('policy', taken, outcomeOfAnswer(answer), { at, durationMs: performance.now() - started }, options.schedule);
+    const after = afterAttempt('policy', taken, outcome, { at, durationMs: performance.now() - started }, options.schedule);
     const allowed = after.result === 'allowed';
     // Handed on still leased when the delivery runner has room; otherwise released to its claims.
     const handOn = allowed && (options.next?.reserve(rows.length) ?? false);
@@ -135,7 +137,7 @@ export function policyRunner(options: PolicyRunnerOptions): PolicyRunner {
       options.onError(error);
       return;
     }
-    options.metrics?.policyAnswered(answer.kind);
+    if (answer !== undefined) options.metrics?.policyAnswered(answer.kind);
     if (!allowed) return;
     if (handOn) {
       // A row not settled here is gone (its event purged during the call) or another holder's
@@ -146,7 +148,14 @@ export function policyRunner(options: PolicyRunnerOptions): PolicyRunner {
       options.next?.put(
         stillOurs.map((w) => ({
           ...w,
-          row: { ...w.row, state: 'deliver', policy_code: answer.status, attempts: 0, locked_until: leasedUntil, locked_by: holder },
+          row: {
+            ...w.row,
+            state: 'deliver',
+            policy_code: answer?.status ?? null,
+            attempts: 0,
+            locked_until: leasedUntil,
+            locked_by: holder,
+          },
         })),
       );
     }

@@ -32,8 +32,8 @@ export const ERROR_LIMIT = 1024;
 
 /** What came of one attempt, in terms every destination (and the policy service) can say. */
 export type AttemptOutcome =
-  /** Taken: a target's 2xx, the policy's allow. */
-  | { kind: 'accepted'; status: number }
+  /** Taken: a target's 2xx, the policy's allow (status null: allowed without asking). */
+  | { kind: 'accepted'; status: number | null }
   /** A definite no that is not a failure of the destination: the policy's deny. */
   | { kind: 'refused'; status: number }
   /**
@@ -67,6 +67,8 @@ export interface AfterAttempt {
   attempt?: Omit<AttemptRecord, 'matchUuid' | 'stage'>;
   /** Set when the subscription is disabled: what its `error` field says. */
   disable?: string;
+  /** A delivery that failed (for now or for good): why, as its subscription's run of failures tells it. */
+  failure?: string;
   result: Result;
 }
 
@@ -104,13 +106,18 @@ function afterDelivery(
   const targetCode = status ?? undefined;
   if (outcome.kind === 'accepted') return { change: { state: 'delivered', targetCode, attempts: 'count' }, attempt, result: 'delivered' };
   const attempts = Math.max(...rows.map((r) => r.attempts));
+  const said = (outcome.kind === 'refused' ? `refused with ${outcome.status}` : outcome.reason).slice(0, ERROR_LIMIT);
   const delayMs =
     outcome.kind === 'later' ? nextDelayMs(attempts + 1, schedule.delaysMs, schedule.random, outcome.retryAfterMs) : undefined;
   if (delayMs !== undefined)
-    return { change: { state: 'deliver', due: at + delayMs * 1000, targetCode, attempts: 'count' }, attempt, result: 'retry' };
-  const said = outcome.kind === 'refused' ? `refused with ${outcome.status}` : outcome.reason;
-  const reason = outcome.kind === 'later' ? `gave up after ${attempts + 1} attempts: ${said}` : said;
-  return { change: { state: 'failed', targetCode, attempts: 'count' }, attempt, disable: reason.slice(0, ERROR_LIMIT), result: 'failed' };
+    return {
+      change: { state: 'deliver', due: at + delayMs * 1000, targetCode, attempts: 'count' },
+      attempt,
+      failure: said,
+      result: 'retry',
+    };
+  const reason = (outcome.kind === 'later' ? `gave up after ${attempts + 1} attempts: ${said}` : said).slice(0, ERROR_LIMIT);
+  return { change: { state: 'failed', targetCode, attempts: 'count' }, attempt, disable: reason, failure: said, result: 'failed' };
 }
 
 function afterPolicy(
@@ -134,21 +141,33 @@ function afterPolicy(
   };
 }
 
-/** The settlement of `after` for the rows `uuids` of `subscription`: the change, the attempts, the disabling, or the release. */
-export function settlementOf(
-  stage: Stage,
-  uuids: readonly string[],
-  after: AfterAttempt,
-  subscription?: { uuid: string; at: number },
-): Settlement {
-  const { change, attempt, disable } = after;
+/** Whose destination an attempt went to. */
+export interface AttemptedFor {
+  uuid: string;
+  /** When the attempt ended. */
+  at: number;
+  /**
+   * Whether its owner hears of the subscription failing or being disabled by it: not when it
+   * delivered the service's own event (an operational event), which would tell of itself for ever.
+   */
+  tell: boolean;
+}
+
+/**
+ * The settlement of `after` for the rows `uuids` of `subscription`: the change, the attempts,
+ * the disabling and the run of failures, or the release.
+ */
+export function settlementOf(stage: Stage, uuids: readonly string[], after: AfterAttempt, subscription?: AttemptedFor): Settlement {
+  const { change, attempt, disable, failure, result } = after;
   if (change === undefined) return { changes: [], attempts: [], disable: [], release: uuids };
+  const counted = stage === 'deliver' && subscription?.tell === true && (result === 'delivered' || failure !== undefined);
   return {
     changes: uuids.map((uuid) => ({ uuid, change })),
     attempts: attempt === undefined ? [] : uuids.map((matchUuid) => ({ matchUuid, stage, ...attempt })),
     disable:
       disable === undefined || subscription === undefined
         ? []
-        : [{ subscription: subscription.uuid, reason: disable, at: subscription.at }],
+        : [{ subscription: subscription.uuid, reason: disable, at: subscription.at, tell: subscription.tell }],
+    runs: counted ? [{ subscription: subscription.uuid, failed: failure !== undefined, error: failure }] : [],
   };
 }

@@ -9,7 +9,7 @@
 import type { Settled } from '../db/match-queue.js';
 import type { Lease, Stage } from '../db/matches.js';
 import type { MatchesTable } from '../db/tables.js';
-import { type AfterAttempt, CANCELLED, settlementOf, UNTRIED } from './after-attempt.js';
+import { type AfterAttempt, type AttemptedFor, CANCELLED, settlementOf, UNTRIED } from './after-attempt.js';
 import { type Batch, type Claimed, nextBatch } from './next-batch.js';
 import { LeaseRoom, type Runner, RunnerLoop } from './runner-loop.js';
 import type { RunnerOptions } from './runner-options.js';
@@ -108,7 +108,7 @@ export class RunnerCore {
   }
 
   /** Records `after` for the rows of one attempt; `subscription`: whose destination it was, disabled when `after` says so. */
-  settle(rows: readonly MatchesTable[], after: AfterAttempt, subscription?: { uuid: string; at: number }): Promise<Settled> {
+  settle(rows: readonly MatchesTable[], after: AfterAttempt, subscription?: AttemptedFor): Promise<Settled> {
     const uuids = rows.map((row) => row.uuid);
     return this.options.settler.settle(settlementOf(this.stage, uuids, after, subscription));
   }

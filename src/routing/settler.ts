@@ -125,6 +125,7 @@ function merged(batch: readonly Pending[]): Settlement {
     changes: batch.flatMap((p) => p.settlement.changes),
     attempts: batch.flatMap((p) => p.settlement.attempts),
     disable: batch.flatMap((p) => p.settlement.disable),
+    runs: batch.flatMap((p) => p.settlement.runs ?? []),
     release: batch.flatMap((p) => p.settlement.release ?? []),
   };
 }

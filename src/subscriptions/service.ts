@@ -7,10 +7,13 @@ import type { Kysely } from 'kysely';
 import type { Keyring } from '../config/keyring.js';
 import { batchedWrite } from '../db/batched-write.js';
 import type { DatabaseHandle } from '../db/connect.js';
+import { endRuns } from '../db/failure-runs.js';
 import { cancelPendingMatches } from '../db/matches.js';
+import { logNotices, type NoticeEvents } from '../db/subscription-notices.js';
 import {
   deleteSubscription,
   findLiveSubscription,
+  heldDisabledState,
   insertSubscriptions,
   lockedLiveCounts,
   SUBSCRIPTION_ROWS_PER_STATEMENT,
@@ -59,6 +62,10 @@ export interface SubscriptionServiceDependencies {
   targetLookupTimeoutMs?: number;
   /** Told of every successful write, after it is committed. */
   onChange?: (change: SubscriptionChange) => void;
+  /** The operational events telling an owner their subscription was disabled or enabled; none without it. */
+  notices?: NoticeEvents;
+  /** Operational events were written (committed), due for delivery now. */
+  onNotified?: () => void;
 }
 
 export interface SigningSecretAnswer {
@@ -230,14 +237,25 @@ export function subscriptionService(deps: SubscriptionServiceDependencies): Subs
         key === undefined
           ? undefined
           : await deps.database.write(async (tx) => {
-              const updated = await updateSubscription(tx, deps.database.capabilities, owner, key, changes, now);
+              const { capabilities } = deps.database;
+              const before = changes.disabled === undefined ? undefined : await heldDisabledState(tx, capabilities, owner, key);
+              const updated = await updateSubscription(tx, capabilities, owner, key, changes, now);
               if (!updated) return undefined;
               // Disabling stops pending deliveries, as deleting does; re-enabling lets new events through.
               if (changes.disabled !== undefined && changes.disabled !== null) await cancelPendingMatches(tx, updated.uuid, now);
-              return { row: updated, record: answerable(updated) };
+              // Either way the subscription starts afresh: its run of failures ends, and its owner is told.
+              const turned = before === undefined ? undefined : (before.disabled === null) !== (updated.disabled === null);
+              let notified = 0;
+              if (turned) {
+                await endRuns(tx, [updated.uuid]);
+                const kind = updated.disabled === null ? 'enabled' : 'disabled';
+                notified = await logNotices(tx, [{ kind, subscription: updated }], deps.notices, now);
+              }
+              return { row: updated, record: answerable(updated), notified };
             });
       if (!written) throw subscriptionNotFound(uuid);
       notify({ kind: 'upsert', row: written.row });
+      if (written.notified > 0) deps.onNotified?.();
       return written.record;
     },
 
@@ -251,6 +269,7 @@ export function subscriptionService(deps: SubscriptionServiceDependencies): Subs
               const deleted = await deleteSubscription(tx, deps.database.capabilities, owner, key, now);
               if (!deleted) return undefined;
               await cancelPendingMatches(tx, deleted.uuid, deleted.updated);
+              await endRuns(tx, [deleted.uuid]);
               return { row: deleted, record: answerable(deleted) };
             });
       if (!written) throw subscriptionNotFound(uuid);

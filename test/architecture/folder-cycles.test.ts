@@ -23,6 +23,7 @@ const LAYERS: readonly (readonly string[])[] = [
     'characters.ts',
     'errors.ts',
     'json.ts',
+    'operational-source.ts',
     'package-info.ts',
     'random-bytes.ts',
     'turn-batch.ts',

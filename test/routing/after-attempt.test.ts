@@ -19,10 +19,11 @@ describe('afterAttempt', () => {
     for (const stage of ['policy', 'deliver'] as const) {
       const after = afterAttempt(stage, [{ attempts: 0 }], { kind: 'cancelled' }, tried, schedule);
       assert.deepEqual(after, { change: { state: 'cancelled' }, result: 'cancelled' });
-      assert.deepEqual(settlementOf(stage, ['a'], after, { uuid: 's', at: AT }), {
+      assert.deepEqual(settlementOf(stage, ['a'], after, { uuid: 's', at: AT, tell: true }), {
         changes: [{ uuid: 'a', change: { state: 'cancelled' } }],
         attempts: [],
         disable: [],
+        runs: [],
       });
     }
   });
@@ -36,11 +37,42 @@ describe('afterAttempt', () => {
       schedule,
     );
     assert.equal(after.result, 'failed');
-    assert.deepEqual(settlementOf('deliver', ['a'], after, { uuid: 's', at: AT }), {
+    assert.deepEqual(settlementOf('deliver', ['a'], after, { uuid: 's', at: AT, tell: true }), {
       changes: [{ uuid: 'a', change: { state: 'failed', targetCode: 410, attempts: 'count' } }],
       attempts: [{ matchUuid: 'a', stage: 'deliver', at: AT, status: 410, error: null, durationMs: 7 }],
-      disable: [{ subscription: 's', reason: 'target answered 410 Gone', at: AT }],
+      disable: [{ subscription: 's', reason: 'target answered 410 Gone', at: AT, tell: true }],
+      runs: [{ subscription: 's', failed: true, error: 'target answered 410 Gone' }],
     });
+  });
+
+  it("deliveries count into their subscription's run of failures: a success ends it, a retry adds to it", () => {
+    const delivered = afterAttempt('deliver', [{ attempts: 0 }], { kind: 'accepted', status: 204 }, tried, schedule);
+    assert.deepEqual(settlementOf('deliver', ['a'], delivered, { uuid: 's', at: AT, tell: true }).runs, [
+      { subscription: 's', failed: false, error: undefined },
+    ]);
+    const later = afterAttempt(
+      'deliver',
+      [{ attempts: 0 }],
+      { kind: 'later', status: 503, error: null, reason: 'target answered 503' },
+      tried,
+      schedule,
+    );
+    assert.equal(later.result, 'retry');
+    assert.deepEqual(settlementOf('deliver', ['a'], later, { uuid: 's', at: AT, tell: true }).runs, [
+      { subscription: 's', failed: true, error: 'target answered 503' },
+    ]);
+  });
+
+  it("a delivery of the service's own event is not counted, and the disabling it causes is not told (no loops)", () => {
+    const after = afterAttempt('deliver', [{ attempts: 0 }], { kind: 'refused', status: 403 }, tried, schedule);
+    const settlement = settlementOf('deliver', ['a'], after, { uuid: 's', at: AT, tell: false });
+    assert.deepEqual(settlement.runs, []);
+    assert.deepEqual(settlement.disable, [{ subscription: 's', reason: 'refused with 403', at: AT, tell: false }]);
+  });
+
+  it('the policy stage counts no runs', () => {
+    const after = afterAttempt('policy', [{ attempts: 0 }], { kind: 'later', status: 503, error: 'x', reason: 'x' }, tried, schedule);
+    assert.deepEqual(settlementOf('policy', ['a'], after, { uuid: 's', at: AT, tell: true }).runs, []);
   });
 
   it('a delivery refused: failed at once, the subscription disabled', () => {

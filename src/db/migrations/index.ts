@@ -5,6 +5,7 @@ import * as subscriptionRateLimit from './0003-subscription-rate-limit.js';
 import * as subscriptionAllowedRate from './0004-subscription-allowed-rate.js';
 import * as liveSubscriptionsByOwner from './0005-live-subscriptions-by-owner.js';
 import * as pullDelivery from './0006-pull-delivery.js';
+import * as failureRuns from './0007-failure-runs.js';
 
 /** Every migration, in order. Names are permanent: they are recorded in the database. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -14,4 +15,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0004-subscription-allowed-rate': subscriptionAllowedRate,
   '0005-live-subscriptions-by-owner': liveSubscriptionsByOwner,
   '0006-pull-delivery': pullDelivery,
+  '0007-failure-runs': failureRuns,
 };

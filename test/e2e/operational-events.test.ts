@@ -1,0 +1,190 @@
+/**
+ * Operational events end to end: the built server as a process, targets and a policy service as
+ * real HTTP servers on 127.0.0.1, on every database. The owner of a subscription whose target
+ * died learns it from the service's own events, delivered to another of their subscriptions;
+ * nobody else sees them, the policy service is never asked about them, and a failure to deliver
+ * them tells of nothing more (no loops).
+ */
+import assert from 'node:assert/strict';
+import { after, before, it } from 'node:test';
+import { type DatabaseHandle, openDatabase } from '../../src/db/connect.js';
+import { describeOn, type TestDatabase, testBackends } from '../support/database.js';
+import { eventually, type HttpStub, reply, startStub, type StubRequest } from '../support/http-stub.js';
+import { type RunningServer, runCli, startServer } from '../support/processes.js';
+
+/** Seven tries in all: the run of failures reaches five while the subscription is still enabled. */
+const RETRY_DELAYS = '50ms,50ms,50ms,50ms,50ms,50ms';
+const SOURCE = '/svc-notifications';
+const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}$/;
+
+interface Subscription {
+  uuid: string;
+  name: string;
+  disabled: string | null;
+  error: string | null;
+}
+
+interface CloudEvent {
+  specversion: string;
+  id: string;
+  source: string;
+  type: string;
+  subject: string;
+  time: string;
+  data: Record<string, unknown>;
+}
+
+const json = (user: string) => ({ 'content-type': 'application/json', 'http-remote-user': user });
+
+async function subscribe(server: RunningServer, user: string, name: string, jsonpath: string, targetUrl: string): Promise<Subscription> {
+  const response = await fetch(`${server.url}/eventmatch`, {
+    method: 'POST',
+    headers: json(user),
+    body: JSON.stringify({ name, jsonpath, target_url: targetUrl }),
+  });
+  assert.equal(response.status, 200, await response.clone().text());
+  return (await response.json()) as Subscription;
+}
+
+async function readSubscription(server: RunningServer, user: string, uuid: string): Promise<Subscription> {
+  const response = await fetch(`${server.url}/eventmatch/${uuid}`, { headers: { 'http-remote-user': user } });
+  assert.equal(response.status, 200, await response.clone().text());
+  return (await response.json()) as Subscription;
+}
+
+async function put(server: RunningServer, user: string, uuid: string, body: unknown): Promise<Subscription> {
+  const response = await fetch(`${server.url}/eventmatch/${uuid}`, { method: 'PUT', headers: json(user), body: JSON.stringify(body) });
+  assert.equal(response.status, 200, await response.clone().text());
+  return (await response.json()) as Subscription;
+}
+
+function receive(server: RunningServer, event: Record<string, unknown>): Promise<Response> {
+  return fetch(`${server.url}/receive`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/cloudevents+json' },
+    body: JSON.stringify({ specversion: '1.0', type: 'org.example.data', data: { n: 1 }, ...event }),
+  });
+}
+
+const operational = (requests: readonly StubRequest[]) =>
+  requests.map((r) => JSON.parse(r.body) as CloudEvent).filter((event) => event.source === SOURCE);
+
+for (const backend of testBackends()) {
+  describeOn(backend, `operational events (${backend.name})`, () => {
+    let database: TestDatabase;
+    let db: DatabaseHandle;
+    let policy: HttpStub;
+    let server: RunningServer;
+    const stubs: HttpStub[] = [];
+    const target = async (status = 200) => {
+      const stub = await startStub(reply(status));
+      stubs.push(stub);
+      return stub;
+    };
+    const operationalEventsLogged = () => db.db.selectFrom('events').select(['type', 'body']).where('source', '=', SOURCE).execute();
+
+    before(async () => {
+      database = await backend.create();
+      assert.equal((await runCli(['--database-url', database.url, 'dbsync'])).code, 0);
+      db = openDatabase(database.url);
+      // A policy that would deny every operational event: it must never be asked about one.
+      policy = await startStub((request, response) => {
+        response.writeHead((JSON.parse(request.body) as CloudEvent).source === SOURCE ? 403 : 200).end();
+      });
+      server = await startServer({
+        NOTIFICATIONS_DATABASE_URL: database.url,
+        NOTIFICATIONS_POLICY_URL: policy.url,
+        NOTIFICATIONS_RETRY_DELAYS: RETRY_DELAYS,
+        NOTIFICATIONS_TARGET_TIMEOUT: '1s',
+      });
+    });
+    after(async () => {
+      await server.stop();
+      await db.close();
+      for (const stub of [policy, ...stubs]) await stub.close();
+      await database.cleanup();
+    });
+
+    it('tells the owner of a dead target, through another of their subscriptions: failing once, then disabled; nobody else sees it', async () => {
+      const dead = await target(503);
+      const ops = await target(204);
+      const bobs = await target(204);
+      const died = await subscribe(server, 'alice', 'pipeline', "$[?$.source == '/e2e/died']", dead.url);
+      const told = await subscribe(server, 'alice', 'alerts', "$[?$.source == '/svc-notifications']", ops.url);
+      // Bob matches everything: he must never see Alice's operational events.
+      await subscribe(server, 'bob', 'everything', '$', bobs.url);
+
+      assert.equal((await receive(server, { id: 'died-1', source: '/e2e/died' })).status, 200);
+      await eventually(() => operational(ops.requests).length === 2, 'failing and disabled delivered to alerts');
+      const record = await readSubscription(server, 'alice', died.uuid);
+      assert.notEqual(record.disabled, null);
+
+      const [failing, disabled] = operational(ops.requests);
+      assert.equal(failing!.type, 'svc.notifications.subscription.failing');
+      assert.deepEqual(failing!.data, { subscription: died.uuid, name: 'pipeline', error: failing!.data.error, failures: 5 });
+      assert.match(String(failing!.data.error), /503/);
+      assert.equal(disabled!.type, 'svc.notifications.subscription.disabled');
+      assert.deepEqual(disabled!.data, { subscription: died.uuid, name: 'pipeline', error: record.error, disabled: record.disabled });
+      assert.match(String(disabled!.data.disabled), TIMESTAMP);
+      for (const event of [failing!, disabled!]) {
+        assert.equal(event.specversion, '1.0');
+        assert.equal(event.subject, died.uuid);
+        assert.match(event.time, /Z$/);
+      }
+      // Delivered as any event: signed, with the subscription's history.
+      for (const request of ops.requests) assert.match(String(request.headers['webhook-signature']), /^v1,/);
+      const history = await fetch(`${server.url}/eventmatch/${told.uuid}/deliveries`, { headers: { 'http-remote-user': 'alice' } });
+      const deliveries = (await history.json()) as Array<{ state: string; policy: number | null; event: { source: string } }>;
+      assert.deepEqual(
+        deliveries.map((d) => [d.state, d.policy, d.event.source]),
+        [
+          ['delivered', null, SOURCE],
+          ['delivered', null, SOURCE],
+        ],
+      );
+
+      // Never shown to anyone else, and the policy service was never asked about them.
+      assert.deepEqual(operational(bobs.requests), []);
+      assert.deepEqual(operational(policy.requests), []);
+      assert.equal(bobs.requests.length, 1, "Bob's $ got Alice's data event, nothing more");
+
+      // Enabled again by its owner: told too, and its failures start afresh.
+      await put(server, 'alice', died.uuid, { disabled: null });
+      await eventually(() => operational(ops.requests).length === 3, 'enabled delivered to alerts');
+      const enabled = operational(ops.requests)[2]!;
+      assert.equal(enabled.type, 'svc.notifications.subscription.enabled');
+      assert.deepEqual(enabled.data, { subscription: died.uuid, name: 'pipeline' });
+      assert.equal((await db.db.selectFrom('failure_runs').selectAll().where('subscription_uuid', '=', died.uuid).execute()).length, 0);
+      assert.deepEqual(operational(bobs.requests), []);
+    });
+
+    it('no loops: an operational subscription failing on an operational event tells of nothing more', async () => {
+      const dead = await target(410);
+      const deadOps = await target(410);
+      const died = await subscribe(server, 'carol', 'pipeline', "$[?$.source == '/e2e/loop']", dead.url);
+      const ops = await subscribe(server, 'carol', 'alerts', "$[?$.type == 'svc.notifications.subscription.disabled']", deadOps.url);
+
+      assert.equal((await receive(server, { id: 'loop-1', source: '/e2e/loop' })).status, 200);
+      // Its disabling would be told in the transaction that disables it: once it is disabled, all is said.
+      await eventually(
+        async () => (await readSubscription(server, 'carol', ops.uuid)).disabled !== null,
+        'the alerts subscription is disabled',
+      );
+      const about = (await operationalEventsLogged())
+        .map((row) => JSON.parse(row.body) as CloudEvent)
+        .filter((event) => [died.uuid, ops.uuid].includes(event.subject));
+      assert.deepEqual(
+        about.map((event) => [event.type, event.subject]),
+        [['svc.notifications.subscription.disabled', died.uuid]],
+      );
+      assert.equal(deadOps.requests.length, 1, 'the one disabled event was tried once (410: no retry)');
+    });
+
+    it("refuses an event from the service's own source at /receive, naming the attribute", async () => {
+      const response = await receive(server, { id: 'forged-1', source: SOURCE, type: 'svc.notifications.subscription.disabled' });
+      assert.equal(response.status, 400);
+      assert.match(((await response.json()) as { message: string }).message, /^source: .*\/svc-notifications/);
+      assert.equal((await db.db.selectFrom('events').select('uuid').where('event_id', '=', 'forged-1').execute()).length, 0);
+    });
+  });
+}
