@@ -155,7 +155,24 @@ for (const backend of testBackends()) {
       assert.equal(enabled.type, 'svc.notifications.subscription.enabled');
       assert.deepEqual(enabled.data, { subscription: died.uuid, name: 'pipeline' });
       assert.equal((await db.db.selectFrom('failure_runs').selectAll().where('subscription_uuid', '=', died.uuid).execute()).length, 0);
+
+      // Routed again (eventretry) and retried (one delivery): still the owner's alone, still not asked about.
+      const logged = await db.db.selectFrom('events').select('uuid').where('event_id', '=', enabled.id).executeTakeFirstOrThrow();
+      const again = await runCli(['--database-url', database.url, 'eventretry', logged.uuid]);
+      assert.equal(again.code, 0, again.stderr);
+      assert.equal(again.stdout.trim().split('\n').length, 1, 'one new match: the alerts subscription');
+      await eventually(() => operational(ops.requests).length === 4, 'the enabled event delivered again');
+      const [latest] = (await (
+        await fetch(`${server.url}/eventmatch/${told.uuid}/deliveries`, { headers: { 'http-remote-user': 'alice' } })
+      ).json()) as Array<{ elm: string }>;
+      const retried = await fetch(`${server.url}/eventmatch/${told.uuid}/deliveries/${latest!.elm}/retry`, {
+        method: 'POST',
+        headers: { 'http-remote-user': 'alice' },
+      });
+      assert.equal(retried.status, 202, await retried.clone().text());
+      await eventually(() => operational(ops.requests).length === 5, 'the retried delivery sent');
       assert.deepEqual(operational(bobs.requests), []);
+      assert.deepEqual(operational(policy.requests), []);
     });
 
     it('no loops: an operational subscription failing on an operational event tells of nothing more', async () => {
