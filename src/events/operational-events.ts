@@ -28,7 +28,7 @@ export function operationalEvents(matcher: LiveMatcher): NoticeEvents {
       source: OPERATIONAL_SOURCE,
       type: `${OPERATIONAL_TYPE_PREFIX}${notice.kind}`,
       subject: notice.subscription.uuid,
-      time: `${formatTimestamp(at)}Z`,
+      time: `${formatTimestamp(happened(notice, at))}Z`,
       datacontenttype: 'application/json',
       data: dataOf(notice),
     };
@@ -45,6 +45,13 @@ export function operationalEvents(matcher: LiveMatcher): NoticeEvents {
       matches: ownersMatches(matcher, document, uuid, notice.subscription, at),
     };
   };
+}
+
+/** When what the notice tells of happened: the record's own time for a change of the record. */
+function happened(notice: SubscriptionNotice, at: number): number {
+  if (notice.kind === 'disabled') return notice.subscription.disabled ?? at;
+  if (notice.kind === 'enabled') return notice.subscription.updated;
+  return at;
 }
 
 function dataOf(notice: SubscriptionNotice): JsonObject {
