@@ -25,6 +25,7 @@ import { matchQueue } from './db/match-queue.js';
 import { operationalEvents } from './events/operational-events.js';
 import { releaseAllLeases, releaseLeasesOf } from './db/matches.js';
 import { schemaStatus, syncSchema } from './db/migrate.js';
+import { ping } from './db/ping.js';
 import { queueReader } from './db/queue-stats.js';
 import { isStorageFull, StorageWatch } from './db/storage-full.js';
 import { liveSubscriptionPages, type SubscriptionChange } from './db/subscriptions.js';
@@ -140,6 +141,7 @@ async function serve(config: Config): Promise<number> {
       clock,
       onError: (error) => log.warn({ err: error }, 'metrics: cannot read the queue from the database'),
     },
+    databasePing: () => ping(database.db),
   });
   const matcher = new LiveMatcher({
     onUnusable: (uuid, error) =>

@@ -4,7 +4,7 @@
  */
 import { Gauge, type Registry } from 'prom-client';
 import type { Clock } from '../time/clock.js';
-import { within } from '../time/within.js';
+import { readWithinScrape } from './scrape-read.js';
 
 export interface QueueReader {
   /** Rows per unfinished state. */
@@ -20,16 +20,6 @@ export interface QueueGaugeOptions {
   onError: (error: unknown) => void;
 }
 
-/**
- * A scrape must not wait on a database that does not answer: Prometheus gives up on the whole
- * scrape (process metrics and counters too) after 10 s by default.
- */
-const SCRAPE_READ_TIMEOUT_MS = 2_000;
-
-function bounded<T>(read: () => Promise<T>): Promise<T> {
-  return within(read(), SCRAPE_READ_TIMEOUT_MS, () => new Error(`the database did not answer within ${SCRAPE_READ_TIMEOUT_MS} ms`));
-}
-
 export function registerQueueGauges(registry: Registry, options: QueueGaugeOptions): void {
   const { reader, clock, onError } = options;
   new Gauge({
@@ -39,7 +29,7 @@ export function registerQueueGauges(registry: Registry, options: QueueGaugeOptio
     registers: [registry],
     async collect() {
       try {
-        const depth = await bounded(() => reader.depth());
+        const depth = await readWithinScrape(() => reader.depth());
         this.reset();
         for (const [state, rows] of depth) this.set({ state }, rows);
       } catch (error) {
@@ -55,7 +45,7 @@ export function registerQueueGauges(registry: Registry, options: QueueGaugeOptio
     registers: [registry],
     async collect() {
       try {
-        const oldest = await bounded(() => reader.oldestCreated());
+        const oldest = await readWithinScrape(() => reader.oldestCreated());
         const now = clock();
         this.reset();
         // Another instance's clock may run ahead of this one's: never a negative age.

@@ -1,9 +1,11 @@
 /**
  * The Prometheus registry of one service instance: its counters and histograms, the queue
- * gauges, and prom-client's process metrics. One registry per instance (never prom-client's
- * global one), so several apps can live in one process, as they do in the tests.
+ * gauges, whether the database answers, and prom-client's process metrics. One registry per
+ * instance (never prom-client's global one), so several apps can live in one process, as they
+ * do in the tests.
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { type DatabasePing, registerDatabaseUp } from './database-up.js';
 import type { DeliveryOutcome, Metrics, PolicyOutcome } from './metrics.js';
 import { type QueueGaugeOptions, registerQueueGauges } from './queue-gauges.js';
 
@@ -20,6 +22,8 @@ export interface ServiceMetrics extends Metrics {
 export interface MetricsOptions {
   /** Without it there are no queue gauges (a registry for a test of the counters alone). */
   queue?: QueueGaugeOptions;
+  /** Without it there is no `notifications_database_up`. */
+  databasePing?: DatabasePing;
 }
 
 const POLICY_LABELS: Record<PolicyOutcome, string> = { allow: 'allowed', deny: 'denied', retry: 'retry' };
@@ -114,6 +118,7 @@ export function createMetrics(options: MetricsOptions = {}): ServiceMetrics {
     });
 
   if (options.queue) registerQueueGauges(registry, options.queue);
+  if (options.databasePing) registerDatabaseUp(registry, options.databasePing);
   collectDefaultMetrics({ register: registry });
 
   return {

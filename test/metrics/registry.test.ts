@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { QueueReader } from '../../src/metrics/queue-gauges.js';
 import { createMetrics } from '../../src/metrics/registry.js';
+import { SCRAPE_READ_TIMEOUT_MS } from '../../src/metrics/scrape-read.js';
 import { byOutcome, DELIVERY_OUTCOMES, POLICY_OUTCOMES, parseExposition, sample } from './exposition.js';
 
 const unexpected = (error: unknown) => assert.fail(`unexpected error: ${String(error)}`);
@@ -168,6 +169,40 @@ describe('metrics registry', () => {
         errors.map((e) => (e as Error).message),
         ['database unreachable', 'database unreachable'],
       );
+    });
+  });
+
+  describe('database up', () => {
+    it('is 1 while the database answers the ping of each scrape, and 0 once it fails', async () => {
+      let pings = 0;
+      let fail = false;
+      const metrics = createMetrics({
+        databasePing: async () => {
+          pings++;
+          if (fail) throw new Error('connection refused');
+        },
+      });
+      assert.equal(sample(await scrape(metrics), 'notifications_database_up'), 1);
+      fail = true;
+      const samples = await scrape(metrics);
+      assert.equal(sample(samples, 'notifications_database_up'), 0);
+      assert.equal(sample(samples, 'notifications_matches_total'), 0, 'the rest of the scrape is served');
+      fail = false;
+      assert.equal(sample(await scrape(metrics), 'notifications_database_up'), 1, 'up again as soon as it answers');
+      assert.equal(pings, 3, 'asked once per scrape');
+    });
+
+    it(`is 0 when the ping gets no answer within ${SCRAPE_READ_TIMEOUT_MS} ms, without holding the scrape longer`, async () => {
+      const metrics = createMetrics({ databasePing: () => new Promise(() => undefined) });
+      const started = performance.now();
+      const samples = await scrape(metrics);
+      const elapsed = performance.now() - started;
+      assert.equal(sample(samples, 'notifications_database_up'), 0);
+      assert.ok(elapsed >= SCRAPE_READ_TIMEOUT_MS - 50 && elapsed < SCRAPE_READ_TIMEOUT_MS + 2_000, `answered after ${elapsed} ms`);
+    });
+
+    it('is not there without a database to ask', async () => {
+      assert.equal(sample(await scrape(createMetrics()), 'notifications_database_up'), undefined);
     });
   });
 });

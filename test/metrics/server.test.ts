@@ -71,6 +71,7 @@ for (const backend of testBackends()) {
         assert.equal(sample(samples, 'notifications_queue_depth', { state }), 0);
         assert.equal(sample(samples, 'notifications_queue_oldest_pending_age_seconds', { state }), 0);
       }
+      assert.equal(sample(samples, 'notifications_database_up'), 1);
       assert.ok(sample(samples, 'process_start_time_seconds')! > 0);
       assert.equal(sample(samples, 'notifications_http_requests_total', { method: 'POST', route: '/eventmatch', status: '200' }), 1);
       assert.equal(sample(samples, 'notifications_http_requests_total', { method: 'POST', route: '/receive', status: '200' }), 2);

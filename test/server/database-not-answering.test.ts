@@ -1,13 +1,14 @@
 /**
  * A PostgreSQL database that does not answer: the server's start and the CLI give up after the
  * connect time-out (NOTIFICATIONS_DATABASE_TIMEOUT, 5 s by default) with one line, and a running
- * server's /readyz answers 503 within about 2 s. (PostgreSQL only: SQLite is a file in the
+ * server's /readyz answers 503 within about 2 s, and its /metrics says `notifications_database_up 0`. (PostgreSQL only: SQLite is a file in the
  * process, with no connection to wait for.)
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createPostgres, describeOn, POSTGRES, POSTGRES_TEST_URL } from '../support/database.js';
 import { startDatabaseProxy, startSilentListener } from '../support/database-proxy.js';
+import { eventually } from '../support/http-stub.js';
 import { run, runCli, SERVER_BIN, startServer } from '../support/processes.js';
 
 /** One line on stderr naming the time-out, no stack trace. */
@@ -54,7 +55,7 @@ describe('a database that accepts connections and never answers', { concurrency:
 });
 
 describeOn(POSTGRES, 'a running server whose PostgreSQL stops answering', () => {
-  it('answers /readyz with 503 within about 2 s', async () => {
+  it('answers /readyz with 503 within about 2 s, and says the database is down on /metrics until it answers again', async () => {
     const database = await createPostgres(POSTGRES_TEST_URL!);
     const proxy = await startDatabaseProxy(database.url);
     try {
@@ -71,6 +72,16 @@ describeOn(POSTGRES, 'a running server whose PostgreSQL stops answering', () => 
         assert.deepEqual(await ready.json(), { status: 'not ready', policy: 'allow-all', database: 'unreachable' });
         assert.ok(elapsed >= 1_900 && elapsed < 10_000, `answered after ${elapsed} ms`);
         assert.equal((await fetch(`${server.url}/healthz`)).status, 200, 'the process itself still answers');
+        const scraped = await fetch(`${server.url}/metrics`, { signal: AbortSignal.timeout(60_000) });
+        assert.equal(scraped.status, 200, 'the scrape is served without the database');
+        const metrics = await scraped.text();
+        assert.match(metrics, /^notifications_database_up 0$/m);
+        assert.doesNotMatch(metrics, /^notifications_queue_depth\{/m, 'no queue gauges: they could not be read');
+        proxy.release();
+        await eventually(
+          async () => /^notifications_database_up 1$/m.test(await (await fetch(`${server.url}/metrics`)).text()),
+          'up again once the database answers',
+        );
       } finally {
         // Its queries hang on the frozen connections: a graceful stop would only wait them out.
         await server.stop('SIGKILL');
