@@ -39,6 +39,12 @@ export const ERRORS = {
   /** `syntax`: a JsonPathSyntaxError's message, with the position where reading stopped (also sent as `position`: jsonPathSyntax). */
   JSONPATH_SYNTAX: define(400, (field: string, syntax: string) => `${field}: ${syntax}`),
   QUERY_PARAMETER_INVALID: define(400, fieldProblem),
+  /** A recover whose window holds more deliveries than one transaction should rewrite: nothing was queued. */
+  RECOVER_WINDOW_TOO_LARGE: define(
+    400,
+    (found: number, limit: number) =>
+      `body.since: the window holds ${found} failed or cancelled deliveries, more than the ${limit} one recover queues again; nothing was queued; recover narrower windows (a later since, or an until) one after another`,
+  ),
   BODY_NOT_JSON: define(400, (problem: string) => `body: ${problem}`),
   BODY_TOO_DEEP: define(400, (field: string, maxDepth: number) => `${field}: nested deeper than ${maxDepth} levels`),
   BODY_INCOMPLETE: define(400, (problem: string) => `body: ${problem}`),
@@ -87,15 +93,16 @@ export const ERRORS = {
     (method: string, path: string, allowed: readonly string[]) => `method ${method} not allowed on ${path}; use ${allowed.join(', ')}`,
   ),
   REQUEST_TIMEOUT: define(408, () => 'request: not received in time'),
-  /** Retrying a delivery of a disabled subscription: it would only be cancelled. */
   /** Reading events of a push subscription: they go to its target, there is nothing to read. */
   SUBSCRIPTION_NOT_PULL: define(
     409,
     (uuid: string) => `subscription ${uuid} delivers by push to its target_url; only a pull subscription's events are read here`,
   ),
+  /** Retrying a delivery (or recovering deliveries) of a disabled subscription: they would only be cancelled. */
   SUBSCRIPTION_DISABLED: define(
     409,
-    (uuid: string) => `subscription ${uuid} is disabled; enable it first (PUT {"disabled": null}), then retry the delivery`,
+    (uuid: string, asked: 'retry' | 'recover' = 'retry') =>
+      `subscription ${uuid} is disabled; enable it first (PUT {"disabled": null}), then ${asked === 'retry' ? 'retry the delivery' : 'recover its deliveries'}`,
   ),
   /** A runner holds the delivery right now (in flight, or waiting its turn): a retry now could send it twice. */
   DELIVERY_IN_PROGRESS: define(

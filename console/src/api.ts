@@ -175,6 +175,8 @@ export const api = {
   rotateSecret: (uuid: string) => call<{ secret: string }>('POST', `${at(uuid)}/secret/rotate`),
   deliveries: (uuid: string, limit: number) => call<Delivery[]>('GET', `${at(uuid)}/deliveries?limit=${limit}`),
   retry: (uuid: string, elm: string) => call<Delivery>('POST', `${at(uuid)}/deliveries/${encodeURIComponent(elm)}/retry`),
+  /** Queues again the failed and cancelled deliveries created since `since` (the API's UTC timestamp); how many. */
+  recover: (uuid: string, since: string) => call<{ requeued: number }>('POST', `${at(uuid)}/deliveries/recover`, json({ since })),
   /** The event's text as the producer sent it, unparsed, so that nothing in it changes. */
   eventText: (uuid: string, elm: string) => send('GET', `${at(uuid)}/deliveries/${encodeURIComponent(elm)}/event`),
   /**

@@ -1,12 +1,13 @@
 /**
  * A subscription's deliveries, newest first, each with its attempts (time, stage, status or
- * error, duration), a retry button and a way to try the JSONPath on its event. Looked at again
+ * error, duration), a retry button and a way to try the JSONPath on its event; above them, a
+ * way to send again every failed or cancelled one since a time (recover). Looked at again
  * every few seconds while the page is visible, so new events and attempts appear by themselves.
  * A pull subscription's are the same, read rather than sent: pending until read, then delivered
  * with an attempt of stage pull, or expired when never read.
  */
-import { api, type ApiError, type Attempt, type Delivery } from './api.js';
-import { DeliveryStateBadge, Time } from './format.js';
+import { api, ApiError, type Attempt, type Delivery } from './api.js';
+import { apiTimestamp, DeliveryStateBadge, localInputValue, plural, Time } from './format.js';
 import { html } from './html.js';
 import { href } from './routes.js';
 import { asApiError, ErrorMessage } from './ui.js';
@@ -17,6 +18,8 @@ const PAGE = 20;
 /** The API's largest page of deliveries. */
 const MOST = 200;
 const POLL_MS = 3_000;
+/** How far back a recover reaches unless told otherwise: a day, as long as the default retries try. */
+const RECOVER_DEFAULT_MS = 24 * 3_600_000;
 
 interface RetryState {
   status?: string;
@@ -94,6 +97,11 @@ export function Deliveries(props: {
     </p>
     ${error === undefined ? null : html`<${ErrorMessage} error=${error} />`}
     ${
+      deliveries !== undefined && deliveries.length > 0
+        ? html`<${Recover} uuid=${uuid} pull=${props.pull} disabled=${props.disabled} enable=${props.enable} onRecovered=${refresh} />`
+        : null
+    }
+    ${
       deliveries === undefined
         ? html`<p class="muted">Loading…</p>`
         : deliveries.length === 0
@@ -120,6 +128,79 @@ export function Deliveries(props: {
         : null
     }
   </section>`;
+}
+
+/**
+ * Sends again every failed or cancelled delivery of events matched since a time (the reader's
+ * local time; a day ago unless changed). A disabled subscription is enabled first, as the
+ * retry button does: its deliveries would only be cancelled again.
+ */
+function Recover(props: {
+  uuid: string;
+  pull: boolean;
+  disabled: boolean;
+  enable: () => Promise<boolean>;
+  onRecovered: () => void;
+}): VNode {
+  const [since, setSince] = useState(() => localInputValue(new Date(Date.now() - RECOVER_DEFAULT_MS)));
+  const [state, setState] = useState<RetryState>({});
+  const what = props.pull ? 'cancelled deliveries' : 'failed deliveries';
+
+  async function submit(event: Event): Promise<void> {
+    event.preventDefault();
+    const from = apiTimestamp(since);
+    if (from === undefined) return setState({ error: new ApiError(0, 'CONSOLE', 'Choose the date and time to start from.') });
+    setState({ busy: true });
+    if (props.disabled && !(await props.enable())) return setState({});
+    try {
+      const { requeued } = await api.recover(props.uuid, from);
+      const next = props.pull ? 'they are readable again, after your latest cursor' : 'delivery';
+      setState({
+        status:
+          requeued === 0
+            ? 'No failed or cancelled deliveries since then: nothing to send again.'
+            : `${plural(requeued, 'delivery', 'deliveries')} queued again: a policy check, then ${next}.`,
+      });
+      props.onRecovered();
+    } catch (failure) {
+      setState({ error: asApiError(failure) });
+    }
+  }
+
+  return html`<form class="recover" onSubmit=${submit}>
+    <div class="field">
+      <label for="recover-since">${props.pull ? 'Make cancelled deliveries readable again since' : 'Send failed deliveries again since'}</label>
+      <input
+        id="recover-since"
+        type="datetime-local"
+        required
+        aria-describedby="recover-help"
+        value=${since}
+        aria-invalid=${state.error?.field === 'since' ? 'true' : undefined}
+        onInput=${(e: Event) => setSince((e.target as HTMLInputElement).value)}
+      />
+    </div>
+    <button type="submit" class="secondary" disabled=${state.busy === true}>
+      ${props.disabled ? 'Enable and send again' : 'Send again'}
+    </button>
+    <p class="help" id="recover-help">
+      ${
+        props.disabled
+          ? `The subscription is disabled, so its deliveries would only be cancelled: this enables it first, then sends its ${what} of events matched since then (your local time) again.`
+          : `Every ${props.pull ? 'delivery cancelled when the subscription was disabled' : 'failed delivery, and every one cancelled when the subscription was disabled'}, of events matched since then (your local time), goes through the policy check again, then ${props.pull ? 'becomes readable again' : 'to the target'}.`
+      }
+    </p>
+    <p class="help" role="status">${state.status ?? ''}</p>
+    ${
+      state.error === undefined
+        ? null
+        : state.error.code === 'SUBSCRIPTION_DISABLED'
+          ? html`<div class="error-box" role="alert">
+              <p>The subscription is disabled, so the deliveries would only be cancelled: enable it first, then send them again.</p>
+            </div>`
+          : html`<${ErrorMessage} error=${state.error} />`
+    }
+  </form>`;
 }
 
 function DeliveryItem(props: {

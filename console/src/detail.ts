@@ -82,7 +82,7 @@ export function SubscriptionDetail(props: ViewProps & { uuid: string }): VNode {
         ? html`<div class="callout">
           <p><strong>A delivery failed for good, so delivery disabled this subscription.</strong> The last attempt ended with:</p>
           <p class="code wrap">${record.error}</p>
-          <p>${'Fix the target, or '}<a href=${href.edit(record.uuid)}>change the target URL</a>${'; then enable the subscription and retry the failed delivery below.'}</p>
+          <p>${'Fix the target, or '}<a href=${href.edit(record.uuid)}>change the target URL</a>${'; then enable the subscription and send the failed deliveries again below.'}</p>
         </div>`
         : null
     }

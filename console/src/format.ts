@@ -8,6 +8,21 @@ export function parseTimestamp(text: string): Date {
   return new Date(`${text.slice(0, 23)}Z`);
 }
 
+/** A moment as a datetime-local input shows it: the reader's local time, to the minute. */
+export function localInputValue(date: Date): string {
+  const two = (n: number) => String(n).padStart(2, '0');
+  return `${date.getFullYear()}-${two(date.getMonth() + 1)}-${two(date.getDate())}T${two(date.getHours())}:${two(date.getMinutes())}`;
+}
+
+/**
+ * A datetime-local input's value (the reader's local time: a date-time without a zone is read so)
+ * as the API's UTC timestamp, to the millisecond; undefined when it is not a time.
+ */
+export function apiTimestamp(localValue: string): string | undefined {
+  const date = new Date(localValue);
+  return localValue === '' || Number.isNaN(date.getTime()) ? undefined : date.toISOString().slice(0, 23);
+}
+
 const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
 
 /** A time in the reader's zone, with the exact UTC value for machines and on hover. */

@@ -1,16 +1,19 @@
 /**
  * `GET /eventmatch/{uuid}/deliveries`: a subscription's delivery history, for its owner
  * (subscriptions/delivery-history.ts says what it holds and who may read it),
- * `GET /eventmatch/{uuid}/deliveries/{elm}/event`: the event one of them is for, and
- * `POST /eventmatch/{uuid}/deliveries/{elm}/retry`: one of them queued again
- * (subscriptions/delivery-retry.ts). Anyone else gets the same 404 as for a missing uuid.
+ * `GET /eventmatch/{uuid}/deliveries/{elm}/event`: the event one of them is for,
+ * `POST /eventmatch/{uuid}/deliveries/{elm}/retry`: one of them queued again, and
+ * `POST /eventmatch/{uuid}/deliveries/recover`: those that failed or were cancelled within a
+ * window queued again (subscriptions/delivery-retry.ts). Anyone else gets the same 404 as for a
+ * missing uuid.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { DatabaseHandle } from '../db/connect.js';
 import { type DeliveryRecord, deliveryHistory } from '../subscriptions/delivery-history.js';
-import { type DeliveryRetryDependencies, deliveryRetry } from '../subscriptions/delivery-retry.js';
+import { type DeliveryRetryDependencies, deliveryRetry, RECOVER_LIMIT, type RecoverWindow } from '../subscriptions/delivery-retry.js';
 import { parsePage } from '../subscriptions/input.js';
-import { EVERY_ROUTE, eventmatchErrors, identityHeaders, pageQuerystring, timestamp, uuidParams } from './eventmatch-schemas.js';
+import { ignoreEmptyBody, readJsonBodies, requireJsonBody } from './eventmatch-routes.js';
+import { EVERY_ROUTE, eventmatchErrors, identityHeaders, JSON_BODY, pageQuerystring, timestamp, uuidParams } from './eventmatch-schemas.js';
 import { actingUser, type IdentityOptions } from './identity.js';
 
 export interface DeliveriesDependencies extends DeliveryRetryDependencies {
@@ -22,7 +25,7 @@ export interface DeliveriesDependencies extends DeliveryRetryDependencies {
 const DELIVERIES_PAGE = { default: 50, max: 200 };
 
 export function deliveriesRoutes(deps: DeliveriesDependencies) {
-  return (app: FastifyInstance) => {
+  return async (app: FastifyInstance) => {
     const schema = deliveriesSchema(deps.identity.header);
     const history = deliveryHistory(deps.database);
     const retries = deliveryRetry(deps);
@@ -61,6 +64,24 @@ export function deliveriesRoutes(deps: DeliveriesDependencies) {
         return reply.code(202).send(record);
       },
     );
+
+    // The window is a JSON body, read as strictly as /eventmatch reads its bodies.
+    await app.register(async (scope) => {
+      readJsonBodies(scope);
+      scope.post<{ Params: { uuid: string }; Body: RecoverWindow }>(
+        '/eventmatch/:uuid/deliveries/recover',
+        {
+          schema: recoverSchema(deps.identity.header, deps.recoverLimit ?? RECOVER_LIMIT),
+          onRequest: [onRequest, ignoreEmptyBody, requireJsonBody],
+          // No body at all is answered as one without `since`.
+          preValidation: async (request) => void (request.body ??= {} as RecoverWindow),
+        },
+        async (request, reply) => {
+          const recovered = await retries.recover(user(request), request.params.uuid, request.body);
+          return reply.code(202).send(recovered);
+        },
+      );
+    });
   };
 }
 
@@ -148,6 +169,53 @@ function retrySchema(userHeader: string) {
     response: {
       202: { ...deliveryRecord, description: 'The delivery, queued again (state policy)' },
       ...eventmatchErrors(...EVERY_ROUTE, 'SUBSCRIPTION_NOT_FOUND', 'DELIVERY_NOT_FOUND', 'SUBSCRIPTION_DISABLED', 'DELIVERY_IN_PROGRESS'),
+    },
+  };
+}
+
+const windowBound = (which: string) =>
+  `${which}, in the delivery history's created format: UTC, YYYY-MM-DDTHH:MM:SS.ffffff (the fraction may be shorter, or left out)`;
+
+function recoverSchema(userHeader: string, limit: number) {
+  return {
+    tags: ['subscriptions'],
+    summary: 'Queue again every delivery that failed, or was cancelled by a disable, among those created within a window',
+    description:
+      'Owner only. Each goes through a fresh policy check, then delivery, as a retry does; its attempts stay in its history ' +
+      'and its retry schedule starts afresh. Denied, delivered and unfinished deliveries are left as they are, and so is a ' +
+      'delivery a runner holds right now (not counted). A pull subscription has no failed deliveries: its cancelled ones ' +
+      'become readable again, after the latest cursor. A disabled subscription must be enabled first (409 SUBSCRIPTION_DISABLED). ' +
+      `All or none, in one transaction: a window holding more than ${limit} of them is refused (400 ` +
+      'RECOVER_WINDOW_TOO_LARGE); recover narrower windows one after another.',
+    headers: identityHeaders(userHeader),
+    params: uuidParams,
+    body: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        since: { type: 'string', description: windowBound('the first creation time taken (included)') },
+        until: { type: ['string', 'null'], description: windowBound('the last creation time taken (included); absent or null: up to now') },
+      },
+      required: ['since'],
+    },
+    response: {
+      202: {
+        type: 'object',
+        properties: { requeued: { type: 'integer', minimum: 0, description: 'how many deliveries were queued again' } },
+        required: ['requeued'],
+        description: 'Queued again: they are in state policy',
+      },
+      ...eventmatchErrors(
+        ...EVERY_ROUTE,
+        ...JSON_BODY,
+        'FIELD_REQUIRED',
+        'FIELD_UNKNOWN',
+        'FIELD_TYPE',
+        'FIELD_INVALID',
+        'RECOVER_WINDOW_TOO_LARGE',
+        'SUBSCRIPTION_NOT_FOUND',
+        'SUBSCRIPTION_DISABLED',
+      ),
     },
   };
 }

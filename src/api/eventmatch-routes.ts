@@ -39,19 +39,27 @@ const WRAPPED_EVENT = { bodyDepth: MAX_DOCUMENT_DEPTH + 1 };
 export function eventmatchRoutes(deps: EventmatchDependencies) {
   return async (app: FastifyInstance) => {
     await app.register(async (scope) => {
-      // Fastify's parsers would also take text/plain, turn broken UTF-8 into U+FFFD and
-      // accept any nesting. Which bodies get here at all is settled by requireJsonBody.
-      scope.removeAllContentTypeParsers();
-      scope.addContentTypeParser('*', { parseAs: 'buffer' }, (request, body, done) => {
-        try {
-          done(null, parseJsonBody(body as Buffer, request.routeOptions.config.bodyDepth ?? MAX_DOCUMENT_DEPTH));
-        } catch (error) {
-          done(error as Error, undefined);
-        }
-      });
+      readJsonBodies(scope);
       routes(scope, deps);
     });
   };
+}
+
+/**
+ * Bodies of the routes of `scope` are read as the header says: strict UTF-8 JSON, nested no
+ * deeper than the route's `bodyDepth`. Fastify's parsers would also take text/plain, turn broken
+ * UTF-8 into U+FFFD and accept any nesting. Which bodies get here at all is settled by
+ * requireJsonBody, which each route runs on request.
+ */
+export function readJsonBodies(scope: FastifyInstance): void {
+  scope.removeAllContentTypeParsers();
+  scope.addContentTypeParser('*', { parseAs: 'buffer' }, (request, body, done) => {
+    try {
+      done(null, parseJsonBody(body as Buffer, request.routeOptions.config.bodyDepth ?? MAX_DOCUMENT_DEPTH));
+    } catch (error) {
+      done(error as Error, undefined);
+    }
+  });
 }
 
 function routes(app: FastifyInstance, deps: EventmatchDependencies): void {
@@ -129,7 +137,7 @@ function hasBody(request: FastifyRequest): boolean {
  * Many HTTP clients send `Content-Type: application/json` on every request, DELETE included;
  * the empty "JSON" body would be a 400. A request without a body has no type and no coding.
  */
-async function ignoreEmptyBody(request: FastifyRequest): Promise<void> {
+export async function ignoreEmptyBody(request: FastifyRequest): Promise<void> {
   if (hasBody(request)) return;
   delete request.headers['content-type'];
   delete request.headers['content-encoding'];
@@ -140,7 +148,7 @@ async function ignoreEmptyBody(request: FastifyRequest): Promise<void> {
  * charset other than UTF-8 refused as /receive refuses it); a body without a type is a 415
  * too, and so is a content coding (content-coding.ts).
  */
-async function requireJsonBody(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+export async function requireJsonBody(request: FastifyRequest, reply: FastifyReply): Promise<void> {
   refuseContentCoding(request, reply);
   const header = request.headers['content-type'];
   if (header === undefined) {

@@ -53,7 +53,7 @@ export const EVERY_ROUTE: readonly ErrorCode[] = [
 /** A route that answers with subscription records opens their stored credentials. */
 const RECORDS: readonly ErrorCode[] = ['CREDENTIALS_UNREADABLE'];
 /** A route that reads a JSON body (requireJsonBody and parseJsonBody in eventmatch-routes.ts). */
-const JSON_BODY: readonly ErrorCode[] = [
+export const JSON_BODY: readonly ErrorCode[] = [
   'BODY_NOT_JSON',
   'BODY_TOO_DEEP',
   'BODY_INCOMPLETE',

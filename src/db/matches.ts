@@ -1,7 +1,7 @@
 /**
  * The matches table (the event log's ELM records, and the work queue).
  */
-import { type Kysely, sql } from 'kysely';
+import { type ExpressionBuilder, type Kysely, sql } from 'kysely';
 import { timeOrderedUuid } from '../uuid.js';
 import { chunks } from './chunks.js';
 import type { Capabilities } from './connect.js';
@@ -212,13 +212,7 @@ export type RequeueResult = 'requeued' | 'leased' | 'missing';
  * so a late settlement by its old holder changes nothing.
  */
 export async function requeueMatch(db: Kysely<Database>, subscriptionUuid: string, matchUuid: string, at: number): Promise<RequeueResult> {
-  const requeued = await db
-    .updateTable('matches')
-    .set({ state: 'policy', due: at, attempts: 0, locked_until: null, locked_by: null, updated: at })
-    .where('uuid', '=', matchUuid)
-    .where('subscription_uuid', '=', subscriptionUuid)
-    .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', at)]))
-    .executeTakeFirst();
+  const requeued = await requeue(db, at).where('uuid', '=', matchUuid).where('subscription_uuid', '=', subscriptionUuid).executeTakeFirst();
   if (Number(requeued.numUpdatedRows) > 0) return 'requeued';
   const present = await db
     .selectFrom('matches')
@@ -227,6 +221,72 @@ export async function requeueMatch(db: Kysely<Database>, subscriptionUuid: strin
     .where('subscription_uuid', '=', subscriptionUuid)
     .executeTakeFirst();
   return present === undefined ? 'missing' : 'leased';
+}
+
+/** The states a recover takes back: what failed for good, and what a disable cancelled. */
+export const RECOVERABLE_STATES: readonly MatchState[] = ['failed', 'cancelled'];
+
+/** Both bounds included, in µs; no `until`: up to now. */
+export interface CreatedWindow {
+  since: number;
+  until?: number;
+}
+
+/**
+ * How many matches of `subscriptionUuid` requeueRecoverable would queue again at `at`: those in
+ * a recoverable state created within `window`, no live lease holding them.
+ */
+export async function countRecoverable(db: Kysely<Database>, subscriptionUuid: string, window: CreatedWindow, at: number): Promise<number> {
+  const row = await db
+    .selectFrom('matches')
+    .select((eb) => eb.fn.countAll().as('count'))
+    .where((eb) => eb.and([recoverable(eb, subscriptionUuid, window), leaseFree(eb, at)]))
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
+/**
+ * Queues again, as requeueMatch does one, every match countRecoverable counts. One statement
+ * whatever the window, over the index of a subscription's matches by creation: no list of uuids
+ * goes back and forth. Returns how many were queued.
+ */
+export async function requeueRecoverable(
+  db: Kysely<Database>,
+  subscriptionUuid: string,
+  window: CreatedWindow,
+  at: number,
+): Promise<number> {
+  const result = await requeue(db, at)
+    .where((eb) => recoverable(eb, subscriptionUuid, window))
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+/** In a recoverable state, of the subscription, created within the window. */
+function recoverable(eb: ExpressionBuilder<Database, 'matches'>, subscriptionUuid: string, window: CreatedWindow) {
+  return eb.and([
+    eb('subscription_uuid', '=', subscriptionUuid),
+    eb('created', '>=', window.since),
+    ...(window.until === undefined ? [] : [eb('created', '<=', window.until)]),
+    eb('state', 'in', [...RECOVERABLE_STATES]),
+  ]);
+}
+
+/** No live lease: none at all, or one that ran out before `at`. */
+function leaseFree(eb: ExpressionBuilder<Database, 'matches'>, at: number) {
+  return eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', at)]);
+}
+
+/**
+ * Rows back to the policy check, due `at`, their retry count started afresh (their attempts stay
+ * recorded), if no live lease holds them; an expired lease is dropped, so that a late
+ * settlement by its old holder changes nothing.
+ */
+function requeue(db: Kysely<Database>, at: number) {
+  return db
+    .updateTable('matches')
+    .set({ state: 'policy', due: at, attempts: 0, locked_until: null, locked_by: null, updated: at })
+    .where((eb) => leaseFree(eb, at));
 }
 
 /**

@@ -75,6 +75,8 @@ for (const backend of testBackends()) {
           userSubscriptions: 3,
         },
         receiveToken: TOKEN,
+        // The one failed delivery seeded below is more than a recover takes.
+        recoverLimit: 0,
       });
       await app.listen({ port: 0, host: '127.0.0.1' });
       port = (app.server.address() as { port: number }).port;
@@ -110,6 +112,7 @@ for (const backend of testBackends()) {
             locked_until: now + 3_600_000_000,
             locked_by: 'another-instance',
           }),
+          matchRow({ event_uuid: eventUuid, subscription_uuid: sealed, owner: 'walker', state: 'failed', policy_code: 200, created: now }),
         ],
       );
       await test.handle.db.updateTable('subscriptions').set({ dialect: 'xpath' }).where('uuid', '=', unknownDialect).execute();
@@ -254,6 +257,18 @@ for (const backend of testBackends()) {
         status: 409,
         code: 'SUBSCRIPTION_DISABLED',
         send: send('POST', `/eventmatch/${disabled}/deliveries/0190d4c2-0000-7000-8000-000000000000/retry`, USER),
+      },
+      {
+        label: 'recovering the deliveries of a disabled subscription',
+        status: 409,
+        code: 'SUBSCRIPTION_DISABLED',
+        send: send('POST', `/eventmatch/${disabled}/deliveries/recover`, JSON_TYPE, '{"since":"2000-01-01T00:00:00"}'),
+      },
+      {
+        label: 'recovering a window of more deliveries than one recover takes',
+        status: 400,
+        code: 'RECOVER_WINDOW_TOO_LARGE',
+        send: send('POST', `/eventmatch/${sealed}/deliveries/recover`, JSON_TYPE, '{"since":"2000-01-01T00:00:00"}'),
       },
       {
         label: 'reading the events of a push subscription',

@@ -50,6 +50,8 @@ export interface ApiAppOptions {
   receiveAllow?: PeerList | null;
   /** For the subscription and the delivery routes alike. */
   identity?: Partial<IdentityOptions>;
+  /** The most deliveries one recover queues again; the service's RECOVER_LIMIT by default. */
+  recoverLimit?: number;
 }
 
 /**
@@ -64,7 +66,7 @@ export function startApiApp(database: DatabaseHandle, options: ApiAppOptions = {
     eventmatchRoutes(
       eventmatchDependencies(database, { clock, identity, onChange: (change) => matcher.apply(change), ...options.eventmatch }),
     ),
-    deliveriesRoutes({ database, clock, identity }),
+    deliveriesRoutes({ database, clock, identity, ...(options.recoverLimit === undefined ? {} : { recoverLimit: options.recoverLimit }) }),
     eventsRoutes({ reader: pullReader({ database, clock, databaseTimeoutMs: 5_000 }), waiters: new PullWaiters(), identity }),
     receiveRoutes({
       eventLog: new EventLogBatch(database),
