@@ -31,7 +31,7 @@ const propagator = new W3CTraceContextPropagator();
 
 export async function otlpTracing(protocol: TraceProtocol, options: TracingOptions): Promise<Tracing> {
   // Export failures (a collector that does not answer) are the SDK's to report: through diag.
-  const warn = (message: string, ...args: unknown[]) => options.warn([message, ...args.map(String)].join(' '));
+  const warn = (message: string, ...args: unknown[]) => options.warn(readable([message, ...args.map(String)].join(' ')));
   diag.setLogger({ error: warn, warn, info: () => {}, debug: () => {}, verbose: () => {} }, DiagLogLevel.WARN);
   const resource = defaultResource()
     .merge(resourceFromAttributes({ 'service.name': options.service.name, 'service.version': options.service.version }))
@@ -50,6 +50,17 @@ export async function otlpTracing(protocol: TraceProtocol, options: TracingOptio
     deliveryAttempt: (receive, attributes) => started(tracer, 'deliver', SpanKind.CLIENT, storedParent(receive), attributes),
     shutdown: () => provider.shutdown(),
   };
+}
+
+/** An error the SDK reports as JSON (its global error handler's way), as its message alone. */
+function readable(text: string): string {
+  try {
+    const parsed = JSON.parse(text) as unknown;
+    if (typeof parsed === 'object' && parsed !== null && 'message' in parsed && typeof parsed.message === 'string') return parsed.message;
+  } catch {
+    // Not JSON: as it is.
+  }
+  return text;
 }
 
 async function exporter(protocol: TraceProtocol): Promise<SpanExporter> {
