@@ -12,6 +12,7 @@
  *   sending an event to its delivery, p50/p99;
  * - sustained: a minute at an offered load above 5,000 deliveries/s, and the deliveries/s
  *   the target saw over that minute.
+ * - tracing: the throughput load with tracing off, then on, exporting to a sink (otlp-sink.ts).
  * The policy service is a stub answering 204 (allow) at once, as fast as the target.
  * The ceiling is a bare Fastify process parsing the same bodies under the same load.
  */
@@ -26,6 +27,7 @@ import type { RunningServer } from '../test/support/processes.js';
 import { type CountingTarget, startCountingTarget } from './counting-target.js';
 import { type CpuTimes, cpuRow, measureCpu } from './cpu-time.js';
 import { percentile } from './measure.js';
+import { startOtlpSink } from './otlp-sink.js';
 import { startBenchServer } from './server.js';
 import type { Row } from './table.js';
 
@@ -96,6 +98,58 @@ export async function benchReceive(label: string, databaseUrl: string, ceiling: 
       'all delivered': allDelivered(target.delivered(), received),
     };
   });
+}
+
+/** How the tracing section runs the service: without an endpoint, then exporting with each protocol. */
+const TRACING = [
+  { tracing: 'off', protocol: undefined },
+  { tracing: 'on, http/protobuf', protocol: 'http/protobuf' },
+  { tracing: 'on, http/json', protocol: 'http/json' },
+] as const;
+
+/**
+ * What tracing costs: the receive section's load with tracing off, then on (each protocol),
+ * exporting to a sink that answers at once (otlp-sink.ts). Each event is seven spans: its
+ * receive, three policy calls, three delivery attempts. The spans are counted once the server
+ * has stopped, which exports the last of them.
+ */
+export async function benchTracing(label: string, databaseUrl: string): Promise<Row[]> {
+  const rows: Row[] = [];
+  for (const { tracing, protocol } of TRACING) {
+    const sink = await startOtlpSink();
+    const env: Record<string, string> =
+      protocol === undefined ? {} : { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_EXPORTER_OTLP_PROTOCOL: protocol };
+    try {
+      const { row, received } = await withService(databaseUrl, { env }, async (server, target) => {
+        const started = performance.now();
+        const { result, perEvent } = await measuredLoad(server.process.pid!, `${server.url}/receive`, `${label}-${tracing}`);
+        await target.settle(QUIET_MS, DRAIN_TIMEOUT_MS);
+        const events = result['2xx'];
+        const row: Row = {
+          database: label,
+          tracing,
+          'events/s': events / THROUGHPUT_S,
+          'p50 ms': result.latency.p50,
+          'p99 ms': result.latency.p99,
+          'main thread ms/event': perEvent.main,
+          'process ms/event': perEvent.process,
+          'machine ms/event': perEvent.machine,
+          'deliveries/s end to end': target.delivered() / ((target.lastDeliveryAt() - started) / 1000),
+          'all delivered': allDelivered(target.delivered(), events),
+        };
+        return { row, received: events };
+      });
+      rows.push({
+        ...row,
+        // Events answered after the load's end are traced too: a little over seven.
+        'spans/event': protocol === undefined ? 0 : sink.spans() / received,
+        'exported bytes/event': sink.bytes() / received,
+      });
+    } finally {
+      await sink.close();
+    }
+  }
+  return rows;
 }
 
 /**

@@ -120,6 +120,12 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   };
 }
 
+/** How many spans an export request's body holds, by its content type (the benchmark's sink counts them after its load). */
+export function spanCount(body: Buffer, contentType: string): number {
+  const protobufBody = contentType.startsWith('application/x-protobuf');
+  return spansOf(protobufBody ? decodeProtobuf(body) : (JSON.parse(body.toString('utf8')) as ExportRequest), protobufBody).length;
+}
+
 function decodeProtobuf(body: Buffer): ExportRequest {
   return requestType.toObject(requestType.decode(body), { longs: String, bytes: String, enums: Number, defaults: false }) as ExportRequest;
 }
