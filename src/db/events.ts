@@ -57,7 +57,8 @@ export async function logEvent(db: Kysely<Database>, event: EventRow, matches: r
 export async function logEvents(db: Kysely<Database>, entries: readonly EventToLog[]): Promise<LoggedEvent[]> {
   const inserted = new Set<string>();
   for (const chunk of chunks(
-    entries.map((e) => e.event),
+    // Every row with every column: a row without one would be written with DEFAULT, which SQLite refuses in a multi-row insert.
+    entries.map((e) => ({ ...e.event, traceparent: e.event.traceparent ?? null })),
     EVENT_ROWS_PER_STATEMENT,
   )) {
     const rows = await db
