@@ -47,6 +47,7 @@ function startTraced(setup: Setup, env: Record<string, string> = {}, nodeArgs: s
       OTEL_EXPORTER_OTLP_ENDPOINT: setup.receiver.url,
       OTEL_BSP_SCHEDULE_DELAY: '50',
       OTEL_SERVICE_NAME: 'notifications-under-test',
+      OTEL_EXPORTER_OTLP_HEADERS: 'x-collector-token=t0ken',
       ...env,
     },
     { nodeArgs },
@@ -114,7 +115,13 @@ for (const backend of testBackends()) {
           );
 
           const expectedType = protocol === 'http/json' ? 'application/json' : 'application/x-protobuf';
-          assert.ok(setup.receiver.requests.every((r) => r.path === '/v1/traces' && r.contentType.startsWith(expectedType)));
+          for (const request of setup.receiver.requests) {
+            assert.deepEqual(
+              [request.path, request.contentType.startsWith(expectedType), request.headers['x-collector-token']],
+              ['/v1/traces', true, 't0ken'],
+              'exported to OTEL_EXPORTER_OTLP_ENDPOINT, with OTEL_EXPORTER_OTLP_HEADERS',
+            );
+          }
           assert.equal(receive.parentSpanId, '', 'an event without a traceparent extension starts a trace');
           assert.equal(receive.kind, SPAN_KIND.consumer);
           assert.equal(receive.resource['service.name'], 'notifications-under-test', 'OTEL_SERVICE_NAME names the service');
@@ -166,7 +173,11 @@ for (const backend of testBackends()) {
 
     it("continues the trace of an event's traceparent extension", async () => {
       const setup = await setUp(backend.create);
-      const server = await startTraced(setup);
+      // The traces' own endpoint, in full, wins over the base one.
+      const server = await startTraced(setup, {
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9/unused',
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${setup.receiver.url}/collector/traces`,
+      });
       try {
         await subscribeAll(server, '/continued', setup.target.url);
         const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
@@ -188,6 +199,8 @@ for (const backend of testBackends()) {
           // The event itself is delivered as it came, its extension untouched.
           assert.equal((JSON.parse(request.body) as { traceparent: string }).traceparent, `00-${traceId}-${producerSpan}-01`);
         }
+
+        assert.ok(setup.receiver.requests.every((r) => r.path === '/collector/traces'));
 
         // A malformed extension is the producer's business: that event starts a trace of its own.
         await send(server, { id: 'continued-2', source: '/continued', traceparent: 'not a traceparent' });

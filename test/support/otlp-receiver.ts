@@ -4,7 +4,7 @@
  * protobufjs from the OTLP schema below), and keeps the spans. It answers 200 with an empty
  * ExportTraceServiceResponse, as a collector does.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import protobuf from 'protobufjs';
 
@@ -26,12 +26,18 @@ export interface ReceivedSpan {
   resource: Record<string, AttributeValue>;
 }
 
+export interface ExportRequestSeen {
+  path: string;
+  contentType: string;
+  headers: IncomingHttpHeaders;
+}
+
 export interface OtlpReceiver {
   /** What OTEL_EXPORTER_OTLP_ENDPOINT is set to: the exporter adds /v1/traces. */
   readonly url: string;
   readonly spans: ReceivedSpan[];
-  /** Each export request's path and content type. */
-  readonly requests: Array<{ path: string; contentType: string }>;
+  /** Each export request's path, content type and headers. */
+  readonly requests: ExportRequestSeen[];
   close(): Promise<void>;
 }
 
@@ -87,13 +93,13 @@ interface WireSpan {
 
 export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = [];
-  const requests: Array<{ path: string; contentType: string }> = [];
+  const requests: ExportRequestSeen[] = [];
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const contentType = req.headers['content-type'] ?? '';
-      requests.push({ path: req.url ?? '', contentType });
+      requests.push({ path: req.url ?? '', contentType, headers: req.headers });
       const body = Buffer.concat(chunks);
       try {
         const protobufBody = contentType.startsWith('application/x-protobuf');
