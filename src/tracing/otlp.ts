@@ -48,7 +48,12 @@ export async function otlpTracing(protocol: TraceProtocol, options: TracingOptio
     },
     policyCall: (receive, attributes) => started(tracer, 'policy', SpanKind.CLIENT, storedParent(receive), attributes),
     deliveryAttempt: (receive, attributes) => started(tracer, 'deliver', SpanKind.CLIENT, storedParent(receive), attributes),
-    shutdown: () => provider.shutdown(),
+    // A batch the exporter refuses (too many exports at once, from a large OTEL_BSP_MAX_QUEUE_SIZE)
+    // rejects the flush: the spans are lost, the shutdown goes on.
+    shutdown: () =>
+      provider
+        .shutdown()
+        .catch((error: unknown) => options.warn(`spans lost at shutdown: ${error instanceof Error ? error.message : String(error)}`)),
   };
 }
 

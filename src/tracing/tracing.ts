@@ -31,7 +31,7 @@ export interface Tracing {
   policyCall(receive: string | null | undefined, attributes: SpanAttributes): TraceSpan;
   /** One delivery attempt of an event received under `receive`. */
   deliveryAttempt(receive: string | null | undefined, attributes: SpanAttributes): TraceSpan;
-  /** Exports the spans still waiting, then exports no more: the last step of a shutdown. */
+  /** Exports the spans still waiting, then exports no more: the last step of a shutdown. Never rejects. */
   shutdown(): Promise<void>;
 }
 
@@ -52,7 +52,8 @@ export class TracingConfigError extends Error {}
 
 /**
  * Tracing as the standard OpenTelemetry environment variables configure it, or undefined when
- * they set no OTLP endpoint (or OTEL_SDK_DISABLED is true): then the SDK is not even loaded.
+ * they set no OTLP endpoint (or OTEL_SDK_DISABLED is true, or OTEL_TRACES_EXPORTER none): then
+ * the SDK is not even loaded.
  * The SDK reads the rest itself (headers, time-outs, the batch processor's delays, the sampler,
  * the resource). Throws TracingConfigError for a protocol it cannot export with.
  */
@@ -67,6 +68,7 @@ export async function startTracing(env: NodeJS.ProcessEnv, options: TracingOptio
 export function traceProtocol(env: NodeJS.ProcessEnv): TraceProtocol | undefined {
   if (!present(env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) && !present(env.OTEL_EXPORTER_OTLP_ENDPOINT)) return undefined;
   if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return undefined;
+  if (env.OTEL_TRACES_EXPORTER?.trim().toLowerCase() === 'none') return undefined;
   const [name, value] = present(env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL)
     ? ['OTEL_EXPORTER_OTLP_TRACES_PROTOCOL', env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL]
     : ['OTEL_EXPORTER_OTLP_PROTOCOL', env.OTEL_EXPORTER_OTLP_PROTOCOL];

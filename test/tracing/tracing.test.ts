@@ -11,13 +11,15 @@ import { freePort, run, SERVER_BIN } from '../support/processes.js';
 const ENDPOINT = 'http://127.0.0.1:4318';
 
 describe('tracing configuration', () => {
-  it('exports only when an endpoint is set, and not when the SDK is disabled', () => {
+  it('exports only when an endpoint is set, and not when the SDK or the exporter is turned off', () => {
     assert.equal(traceProtocol({}), undefined);
     assert.equal(traceProtocol({ OTEL_EXPORTER_OTLP_ENDPOINT: ' ', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' }), undefined);
     assert.equal(traceProtocol({ OTEL_EXPORTER_OTLP_ENDPOINT: ENDPOINT }), 'http/protobuf', "the specification's default");
     assert.equal(traceProtocol({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${ENDPOINT}/v1/traces` }), 'http/protobuf');
     assert.equal(traceProtocol({ OTEL_EXPORTER_OTLP_ENDPOINT: ENDPOINT, OTEL_SDK_DISABLED: 'true' }), undefined);
     assert.equal(traceProtocol({ OTEL_EXPORTER_OTLP_ENDPOINT: ENDPOINT, OTEL_SDK_DISABLED: 'false' }), 'http/protobuf');
+    assert.equal(traceProtocol({ OTEL_EXPORTER_OTLP_ENDPOINT: ENDPOINT, OTEL_TRACES_EXPORTER: 'none' }), undefined);
+    assert.equal(traceProtocol({ OTEL_EXPORTER_OTLP_ENDPOINT: ENDPOINT, OTEL_TRACES_EXPORTER: 'otlp' }), 'http/protobuf');
   });
 
   it('exports with the protocol asked for, the traces-specific variable first', () => {
@@ -74,6 +76,22 @@ describe('tracing configuration', () => {
     } finally {
       await tracing.shutdown();
     }
+  });
+
+  it('shuts down without failing when the exporter refuses batches, and says spans were lost', async () => {
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = `http://127.0.0.1:${await freePort()}`;
+    // Room for more batches than the exporter sends at once (30): the flush at shutdown sends them all together.
+    process.env.OTEL_BSP_MAX_QUEUE_SIZE = '40000';
+    process.env.OTEL_BSP_SCHEDULE_DELAY = '600000';
+    const warnings: string[] = [];
+    const tracing = await startTracing(process.env, { service, warn: (message) => warnings.push(message) });
+    assert.ok(tracing);
+    for (let i = 0; i < 32 * 512; i++) tracing.receive({ traceparent: undefined, tracestate: undefined }, {}).end();
+    await tracing.shutdown();
+    assert.ok(
+      warnings.includes('spans lost at shutdown: Concurrent export limit reached'),
+      `the lost spans are reported:\n${warnings.join('\n')}`,
+    );
   });
 });
 
