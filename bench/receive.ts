@@ -12,6 +12,8 @@
  *   sending an event to its delivery, p50/p99;
  * - sustained: a minute at an offered load above 5,000 deliveries/s, and the deliveries/s
  *   the target saw over that minute.
+ * - tracing: a fixed pace with tracing off, then on, exporting to a sink (otlp-sink.ts): the CPU
+ *   each event costs, and the latencies.
  * The policy service is a stub answering 204 (allow) at once, as fast as the target.
  * The ceiling is a bare Fastify process parsing the same bodies under the same load.
  */
@@ -26,6 +28,7 @@ import type { RunningServer } from '../test/support/processes.js';
 import { type CountingTarget, startCountingTarget } from './counting-target.js';
 import { type CpuTimes, cpuRow, measureCpu } from './cpu-time.js';
 import { percentile } from './measure.js';
+import { startOtlpSink } from './otlp-sink.js';
 import { startBenchServer } from './server.js';
 import type { Row } from './table.js';
 
@@ -96,6 +99,92 @@ export async function benchReceive(label: string, databaseUrl: string, ceiling: 
       'all delivered': allDelivered(target.delivered(), received),
     };
   });
+}
+
+/** How the tracing section runs the service: without an endpoint, then exporting with each protocol. */
+const TRACING = [
+  { tracing: 'off', protocol: undefined },
+  { tracing: 'on, http/protobuf', protocol: 'http/protobuf' },
+  { tracing: 'on, http/json', protocol: 'http/json' },
+] as const;
+/** Events/s offered in the tracing section (a whole number per PACE_MS step): a pace the machine keeps even while other work shares it. */
+const TRACING_RATE = 300;
+const TRACING_S = 10;
+const TRACING_WARM_UP_S = 3;
+/** Each way is run this many times, the ways taking turns, and the least disturbed run is shown. */
+const TRACING_ROUNDS = 3;
+
+/**
+ * What tracing costs: the receive section's workload at a fixed pace, with tracing off, then on
+ * (each protocol), exporting to a sink that answers at once (otlp-sink.ts). Each event is seven
+ * spans: its receive, three policy calls, three delivery attempts. At a fixed pace, the CPU
+ * each event costs compares between the ways even while the machine's speed drifts, where a
+ * throughput under full load would not; of each way's runs, the one whose server process spent
+ * the least per event is shown (the one the rest of the machine disturbed least).
+ */
+export async function benchTracing(
+  eachDatabase: (bench: (label: string, databaseUrl: string) => Promise<Row>) => Promise<Row[]>,
+): Promise<Row[]> {
+  const runs: Row[] = [];
+  for (let round = 0; round < TRACING_ROUNDS; round++) {
+    // A fresh database each run: a run's subscriptions would add to the next one's matches.
+    for (const { tracing, protocol } of TRACING)
+      runs.push(...(await eachDatabase((label, url) => tracedRun(label, url, tracing, protocol))));
+  }
+  const databases = [...new Set(runs.map((run) => run.database))];
+  const cost = (run: Row) => run['server process ms/event'] as number;
+  return databases.flatMap((database) =>
+    TRACING.map(({ tracing }) => {
+      const own = runs.filter((run) => run.database === database && run.tracing === tracing);
+      const least = own.reduce((a, b) => (cost(b) < cost(a) ? b : a));
+      const most = own.reduce((a, b) => (cost(b) > cost(a) ? b : a));
+      return { ...least, 'server process ms/event, every run': `${cost(least).toFixed(2)}–${cost(most).toFixed(2)}` };
+    }),
+  );
+}
+
+async function tracedRun(label: string, databaseUrl: string, tracing: string, protocol: string | undefined): Promise<Row> {
+  const sink = await startOtlpSink();
+  const env: Record<string, string> =
+    protocol === undefined ? {} : { OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_EXPORTER_OTLP_PROTOCOL: protocol };
+  try {
+    let events = 0;
+    const row = await withService(databaseUrl, { env, timeArrivals: true }, async (server, target) => {
+      const url = `${server.url}/receive`;
+      const warmUp = await pacedLoad(url, `${label}-${tracing}-warm-up`, TRACING_WARM_UP_S, TRACING_RATE);
+      await target.settle(QUIET_MS, DRAIN_TIMEOUT_MS);
+      target.arrivals.clear();
+      const sent = new Map<string, number>();
+      const { result: answered, perEvent } = await measureCpu(
+        server.process.pid!,
+        () => pacedLoad(url, `${label}-${tracing}`, TRACING_S, TRACING_RATE, sent),
+        (result) => result.ok,
+      );
+      await target.settle(QUIET_MS, DRAIN_TIMEOUT_MS);
+      events = warmUp.ok + answered.ok;
+      const latencies = [...target.arrivals].flatMap(([id, times]) => times.map((t) => t - (sent.get(id) ?? NaN)));
+      return {
+        database: label,
+        tracing,
+        'answered events/s': answered.ok / TRACING_S,
+        'non-2xx': warmUp.failed + answered.failed,
+        'receive p99 ms': percentile(answered.latencies, 99),
+        'to delivered p50 ms': percentile(latencies, 50),
+        'to delivered p99 ms': percentile(latencies, 99),
+        'main thread ms/event': perEvent.main,
+        'server process ms/event': perEvent.process,
+        'all delivered': allDelivered(target.delivered(), events),
+      };
+    });
+    // Counted once the server has stopped, which exported the last of them.
+    return {
+      ...row,
+      'spans/event': protocol === undefined ? 0 : sink.spans() / events,
+      'exported bytes/event': sink.bytes() / events,
+    };
+  } finally {
+    await sink.close();
+  }
 }
 
 /**

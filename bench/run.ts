@@ -1,6 +1,6 @@
 /**
  * `npm run bench [-- section…]`: prints the benchmark tables and writes bench/results.json.
- * Sections: jsonpath, matching, memory, creates, receive, burst, latency, sustained, isolation, disk
+ * Sections: jsonpath, matching, memory, creates, receive, burst, latency, sustained, isolation, tracing, disk
  * (all by default). The services run on SQLite, and on PostgreSQL too when NOTIFICATIONS_BENCH_DATABASE_URL
  * names a database. Run with --expose-gc (the npm script does) so heap figures are settled.
  * Last, the goals of issue 15 with the figures of this run (bench/goals.ts).
@@ -15,11 +15,11 @@ import { benchIsolation } from './isolation.js';
 import { goals } from './goals.js';
 import { benchEvaluation } from './jsonpath-evaluation.js';
 import { benchMemory } from './memory.js';
-import { benchBurst, benchCeiling, benchLatency, benchReceive, benchSustained } from './receive.js';
+import { benchBurst, benchCeiling, benchLatency, benchReceive, benchSustained, benchTracing } from './receive.js';
 import { benchMatching } from './subscription-matching.js';
 import { printTable, type Row } from './table.js';
 
-const SECTIONS = ['jsonpath', 'matching', 'memory', 'creates', 'receive', 'burst', 'latency', 'sustained', 'isolation', 'disk'];
+const SECTIONS = ['jsonpath', 'matching', 'memory', 'creates', 'receive', 'burst', 'latency', 'sustained', 'isolation', 'tracing', 'disk'];
 
 async function main(): Promise<void> {
   const only = process.argv.slice(2);
@@ -78,6 +78,11 @@ async function main(): Promise<void> {
     'isolation',
     'Isolation: receive to delivered at a healthy target, 500 events/s for 10 s, alone and beside a target that never answers',
     () => forEachBenchDatabase(benchIsolation),
+  );
+  await section(
+    'tracing',
+    'Tracing off and on: the receive workload at 300 events/s for 10 s (2,100 spans/s when on), spans exported over OTLP/HTTP to a receiver that discards them; of three runs each, the least disturbed',
+    () => benchTracing(forEachBenchDatabase),
   );
   await section(
     'disk',

@@ -54,6 +54,7 @@ import { sealStoredSecrets } from './subscriptions/seal-at-rest.js';
 import { targetConsent } from './subscriptions/target-consent.js';
 import { systemClock } from './time/clock.js';
 import { within } from './time/within.js';
+import { startTracing, type Tracing, TracingConfigError } from './tracing/tracing.js';
 
 const PROGRAM = 'svc-notifications';
 /** Other instances' work (PostgreSQL) and retries coming due are found by polling this often. */
@@ -132,6 +133,8 @@ async function main(argv: string[]): Promise<number> {
  */
 async function serve(config: Config): Promise<number> {
   const log = createLogger(config.logLevel);
+  const tracing = await tracingFromEnvironment(log);
+  if (tracing === null) return 1;
   const database = openServerDatabase(config, log, storageWatch(log));
   if (database === undefined) return 1;
   const clock = systemClock();
@@ -225,6 +228,7 @@ async function serve(config: Config): Promise<number> {
     onSubscriptionChange: (change) => matcher.apply(change),
     onReadable: (subscription) => waiters.wake(subscription),
     onError: unlessStorageFull((error) => log.error({ err: error }, 'delivery runner: a step failed; retrying')),
+    tracing,
   });
   const policy = policyRunner({
     ...runner,
@@ -236,6 +240,7 @@ async function serve(config: Config): Promise<number> {
     pacer: new ClaimPacer(QUIET_CLAIM_MS, BUSY_CLAIM_MS),
     onAllowed: deliveries.wake,
     onError: unlessStorageFull((error) => log.error({ err: error }, 'policy runner: a step failed; retrying')),
+    tracing,
   });
   metrics.trackDownOrigins(() => deliveries.downOrigins().length);
   metrics.trackStorageFull(() => database.storage.full);
@@ -318,6 +323,7 @@ async function serve(config: Config): Promise<number> {
         receiveAllow: config.receiveAllow === null ? null : peerList(config.receiveAllow),
         onReceived: policy.wake,
         metrics,
+        tracing,
       }),
       consoleRoutes({ assets: consoleAssets() }),
     ],
@@ -351,15 +357,21 @@ async function serve(config: Config): Promise<number> {
     await releaseLeasesOf(database.db, holder);
     await outbound.close();
     await database.close();
+    // Every span has ended: what waits for the next export goes now.
+    await tracing?.shutdown();
   };
-  // Past the grace, what is still in flight is given back to the queue, to be made again.
+  // Past the grace, what is still in flight is given back to the queue, to be made again; the
+  // spans of what ended meanwhile are exported in the same second.
   const abandon = async () => {
+    const flushed =
+      tracing && within(tracing.shutdown(), RELEASE_AT_EXIT_MS, () => new Error('spans not exported in time')).catch(() => {});
     const released = await within(
       releaseLeasesOf(database.db, holder),
       RELEASE_AT_EXIT_MS,
       () => new Error(`the database did not answer within ${RELEASE_AT_EXIT_MS} ms`),
     );
     log.warn({ released }, 'released the rows still in flight: they will be delivered again');
+    await flushed;
   };
   const stopped = stopOnSignals(log, config.shutdownGraceMs, shutdown, abandon);
   try {
@@ -372,6 +384,23 @@ async function serve(config: Config): Promise<number> {
     return 1;
   }
   return stopped;
+}
+
+/**
+ * Traces as the OTEL_* environment variables configure them (tracing/tracing.ts): undefined when
+ * they set no endpoint, null (and said why) when they cannot be used.
+ */
+async function tracingFromEnvironment(log: FastifyBaseLogger): Promise<Tracing | undefined | null> {
+  try {
+    return await startTracing(process.env, {
+      service: { name: PROGRAM, version: packageInfo().version },
+      warn: (message) => log.warn({ error: message }, 'traces: the OpenTelemetry SDK reports a problem (spans may be lost)'),
+    });
+  } catch (error) {
+    if (!(error instanceof TracingConfigError)) throw error;
+    console.error(`${PROGRAM}: ${error.message}`);
+    return null;
+  }
 }
 
 /** Seals what is stored plain (see seal-at-rest.ts); a failure is logged and left for the next start. */

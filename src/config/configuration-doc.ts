@@ -98,6 +98,13 @@ nor \`NOTIFICATIONS_RECEIVE_ALLOW\` warns at start-up: anyone who reaches its po
 events. Set either or both (the metadata service's address in the list, its token in the
 header).
 
+**Traces.** OpenTelemetry's own variables turn tracing on and configure it:
+\`OTEL_EXPORTER_OTLP_ENDPOINT\` (or \`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT\`) names the collector,
+\`OTEL_EXPORTER_OTLP_PROTOCOL\` (\`http/protobuf\` or \`http/json\`), \`OTEL_EXPORTER_OTLP_HEADERS\`,
+\`OTEL_BSP_SCHEDULE_DELAY\`, \`OTEL_SERVICE_NAME\` and the others the SDK reads. They are not
+settings: no flag or file key sets them. Without an endpoint nothing is traced. See
+[Traces](operations.md#traces).
+
 **Other variables.** \`NOTIFICATIONS_CONFIG\` names the JSON file.
 \`NOTIFICATIONS_TEST_DATABASE_URL\` (PostgreSQL for \`npm test\`) and
 \`NOTIFICATIONS_BENCH_DATABASE_URL\` (PostgreSQL for \`npm run bench\`) are read by the tests and

@@ -57,7 +57,8 @@ export async function logEvent(db: Kysely<Database>, event: EventRow, matches: r
 export async function logEvents(db: Kysely<Database>, entries: readonly EventToLog[]): Promise<LoggedEvent[]> {
   const inserted = new Set<string>();
   for (const chunk of chunks(
-    entries.map((e) => e.event),
+    // Every row with every column: a row without one would be written with DEFAULT, which SQLite refuses in a multi-row insert.
+    entries.map((e) => ({ ...e.event, traceparent: e.event.traceparent ?? null })),
     EVENT_ROWS_PER_STATEMENT,
   )) {
     const rows = await db
@@ -87,11 +88,11 @@ export async function logEventsInOneStatement(db: Kysely<Database>, entries: rea
   const column = <R, K extends keyof R>(rows: readonly R[], key: K) => rows.map((row) => row[key]);
   const { rows } = await sql<{ uuid: string }>`
     with new_events as (
-      insert into events (uuid, source, event_id, type, spec_version, body, received)
+      insert into events (uuid, source, event_id, type, spec_version, body, received, traceparent)
       select * from unnest(
         ${column(events, 'uuid')}::text[], ${column(events, 'source')}::text[], ${column(events, 'event_id')}::text[],
         ${column(events, 'type')}::text[], ${column(events, 'spec_version')}::text[], ${column(events, 'body')}::text[],
-        ${column(events, 'received')}::bigint[])
+        ${column(events, 'received')}::bigint[], ${events.map((e) => e.traceparent ?? null)}::text[])
       on conflict (source, event_id) do nothing
       returning uuid
     ), new_matches as (
@@ -127,7 +128,7 @@ export async function insertMatches(db: Kysely<Database>, rows: readonly MatchRo
   for (const chunk of chunks(rows, MATCH_ROWS_PER_STATEMENT)) await db.insertInto('matches').values(chunk).execute();
 }
 
-// Both databases take at least 32,766 parameters per statement; events have 7 columns, matches 13.
+// Both databases take at least 32,766 parameters per statement; events have 8 columns, matches 13.
 const EVENT_ROWS_PER_STATEMENT = 2_000;
 const MATCH_ROWS_PER_STATEMENT = 1_000;
 

@@ -60,6 +60,12 @@ export interface EventsTable {
   /** The event in structured-mode JSON form. */
   body: string;
   received: number;
+  /**
+   * Its receive span (W3C traceparent), the parent of its policy calls' and delivery attempts'
+   * spans; null when received without tracing. Absent from rows written by code that does not
+   * trace (the storage probe).
+   */
+  traceparent?: string | null;
 }
 
 export type MatchState = 'policy' | 'deliver' | 'pending' | 'delivered' | 'denied' | 'failed' | 'cancelled' | 'expired';

@@ -30,6 +30,8 @@ export interface DeliveryAttempt {
   subscription: SubscriptionRow;
   /** By when (ms from now) the attempt must be over for its outcome to be recorded under the row's lease. */
   endWithinMs: number;
+  /** The attempt's span (W3C traceparent) when tracing: a destination passes it on with what it sends. */
+  traceparent?: string;
 }
 
 /** What came of one attempt, and how long it took (ms). */

@@ -24,7 +24,7 @@ export interface OutboundOptions {
   readonly policy?: PolicyClientOptions;
 }
 
-type OutboundCall = { kind: 'post'; target: TargetRequest } | { kind: 'ask'; user: string; event: JsonValue };
+type OutboundCall = { kind: 'post'; target: TargetRequest } | { kind: 'ask'; user: string; event: JsonValue; traceparent?: string };
 export type OutboundRequest = OutboundCall & { id: number };
 export type ToWorker = OutboundRequest[] | 'close';
 export interface OutboundAnswer {
@@ -101,8 +101,8 @@ export function startOutboundThread(options: OutboundOptions, onFailure: (error:
     close,
   };
   const policy: PolicyClient | undefined = options.policy && {
-    ask: async (user, event) => {
-      const result = await exchange({ kind: 'ask', user, event });
+    ask: async (user, event, traceparent) => {
+      const result = await exchange({ kind: 'ask', user, event, traceparent });
       return 'failed' in result ? { kind: 'retry', status: null, error: result.failed } : (result as PolicyAnswer);
     },
     close,

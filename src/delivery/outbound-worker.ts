@@ -19,7 +19,7 @@ const answer = batchPerTurn<OutboundAnswer>((answers) => port.postMessage(answer
 async function run(request: OutboundRequest): Promise<OutboundAnswer['result']> {
   if (request.kind === 'post') return target.post(request.target);
   if (!policy) throw new Error('no policy service is configured');
-  return policy.ask(request.user, request.event);
+  return policy.ask(request.user, request.event, request.traceparent);
 }
 
 port.on('message', (message: ToWorker) => {

@@ -30,7 +30,7 @@ export function pushDestination(options: PushDestinationOptions): Destination {
       before.auth === after.auth &&
       before.extensions === after.extensions &&
       before.signing_secret === after.signing_secret,
-    async deliver({ row, event, subscription, endWithinMs }) {
+    async deliver({ row, event, subscription, endWithinMs, traceparent }) {
       let response: TargetResponse;
       try {
         const request = {
@@ -39,6 +39,7 @@ export function pushDestination(options: PushDestinationOptions): Destination {
           body: bodies.body(event, subscription.extensions),
           signing: { id: row.uuid, secrets: signingSecretsAt(subscription, options.clock(), options.secretKey, options.secretOverlapUs) },
           endWithinMs,
+          traceparent,
         };
         response = await options.target.post(request).catch((error: unknown) => notSent(error, false));
       } catch (error) {

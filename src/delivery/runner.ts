@@ -24,12 +24,13 @@ import { OPERATIONAL_SOURCE } from '../operational-source.js';
 import type { SubscriptionChange } from '../db/subscriptions.js';
 import type { DeliveryOutcome } from '../metrics/metrics.js';
 import type { MatchesTable, SubscriptionRow } from '../db/tables.js';
-import { afterAttempt } from '../routing/after-attempt.js';
+import { afterAttempt, type AttemptOutcome } from '../routing/after-attempt.js';
 import { Lanes } from '../routing/lanes.js';
 import type { Batch } from '../routing/next-batch.js';
 import { RunnerCore } from '../routing/runner-core.js';
 import type { Runner } from '../routing/runner-loop.js';
 import type { RunnerOptions } from '../routing/runner-options.js';
+import type { SpanAttributes, TraceSpan, Tracing } from '../tracing/tracing.js';
 import type { Destination } from './destination.js';
 import { OriginHealth } from './origin-health.js';
 import { lowestLimit, RateLimiter } from './rate-limiter.js';
@@ -45,6 +46,8 @@ export interface DeliveryRunnerOptions extends RunnerOptions {
   onSubscriptionChange: (change: SubscriptionChange) => void;
   /** Rows of a pull subscription became readable (committed): its waiting readers must hear of it. */
   onReadable?: (subscription: string) => void;
+  /** When given, each attempt has a span, a child of its event's receive span. */
+  tracing?: Tracing;
 }
 
 /** Its rounds also take a probe for each down origin with nothing to probe with. */
@@ -194,7 +197,22 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
   async function deliver(delivery: Delivery): Promise<void> {
     const { row, event, subscription, origin } = delivery;
     const endWithinMs = core.leaseRoom.leftForExchangeMs(row, clock());
-    const { outcome, durationMs } = await options.destination.deliver({ row, event, subscription, endWithinMs });
+    const span = options.tracing?.deliveryAttempt(event.traceparent, {
+      'notifications.match.uuid': row.uuid,
+      'notifications.event.uuid': row.event_uuid,
+      'notifications.subscription.uuid': subscription.uuid,
+      'notifications.owner': row.owner,
+      'notifications.destination': origin,
+      'notifications.attempt': row.attempts + 1,
+    });
+    const { outcome, durationMs } = await options.destination.deliver({
+      row,
+      event,
+      subscription,
+      endWithinMs,
+      traceparent: span?.traceparent,
+    });
+    if (span !== undefined) endDeliverySpan(span, outcome);
     if (outcome.kind === 'untried') {
       // No connection came free in time for the exchange to end within the lease: back to the
       // queue in its place.
@@ -306,6 +324,14 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
       return runner.stop();
     },
   };
+}
+
+/** The outcome on the attempt's span: `later` and `permanent` are errors, with what the attempt record keeps. */
+function endDeliverySpan(span: TraceSpan, outcome: AttemptOutcome): void {
+  const attributes: SpanAttributes = { 'notifications.outcome': outcome.kind };
+  if ('status' in outcome && outcome.status !== null) attributes['http.response.status_code'] = outcome.status;
+  const failed = outcome.kind === 'later' || outcome.kind === 'permanent';
+  span.end(attributes, failed ? (outcome.error ?? outcome.reason) : undefined);
 }
 
 /** Whether rows read with `before` would be delivered, and paced, as they would with `after`. */

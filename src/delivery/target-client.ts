@@ -22,6 +22,8 @@ export interface TargetRequest {
    * takes.
    */
   readonly endWithinMs?: number;
+  /** The delivery attempt's span (W3C trace context): sent as the `traceparent` header. */
+  readonly traceparent?: string;
 }
 
 /**
@@ -238,6 +240,7 @@ function requestHeaders(target: TargetRequest, nowMs: number, requestOrigin: str
   const authorization = authorizationHeader(target.auth);
   if (authorization !== undefined) headers.authorization = authorization;
   if (target.signing !== undefined) Object.assign(headers, signatureHeaders(target.signing, Math.floor(nowMs / 1000), target.body));
+  if (target.traceparent !== undefined) headers.traceparent = target.traceparent;
   return headers;
 }
 

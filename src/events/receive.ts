@@ -12,11 +12,12 @@ import type { ReceivedEvent } from '../cloudevents/index.js';
 import type { DatabaseHandle } from '../db/connect.js';
 import { subscriptionsWithUnfinishedMatch } from '../db/event-log.js';
 import { type EventRow, eventsByUuid, insertMatches, type LoggedEvent, type MatchRow, pendingMatch } from '../db/events.js';
-import type { JsonValue } from '../json.js';
+import { isJsonObject, type JsonValue } from '../json.js';
 import type { LiveMatcher } from '../matching/live-matcher.js';
 import type { Handoff } from '../routing/handoff.js';
 import { OPERATIONAL_SOURCE } from '../operational-source.js';
 import type { Clock } from '../time/clock.js';
+import type { Tracing } from '../tracing/tracing.js';
 import { timeOrderedUuid } from '../uuid.js';
 import type { EventLogBatch } from './event-log-batch.js';
 import { operationalMatchesAgain } from './operational-events.js';
@@ -27,6 +28,8 @@ export interface ReceiveDependencies {
   clock: Clock;
   /** When given, new match rows are written leased to `holder` and handed to the policy stage. */
   handoff?: { to: Handoff; holder: string; leaseUs: number };
+  /** When given, each event has a receive span, stored with it for the spans of its policy calls and deliveries. */
+  tracing?: Tracing;
 }
 
 export async function receiveEvent(deps: ReceiveDependencies, event: ReceivedEvent): Promise<LoggedEvent> {
@@ -41,6 +44,13 @@ export async function receiveEvent(deps: ReceiveDependencies, event: ReceivedEve
     body: event.text,
     received: now,
   };
+  const span = deps.tracing?.receive(tracingExtension(event), {
+    'cloudevents.event_id': event.id,
+    'cloudevents.event_source': event.source,
+    'cloudevents.event_type': event.type,
+    'cloudevents.event_spec_version': event.specVersion,
+  });
+  if (span !== undefined) row.traceparent = span.traceparent;
   const matches = newMatches(deps.matcher, eventUuid, event.document, now);
   const { handoff } = deps;
   const handing = handoff !== undefined && matches.length > 0 && handoff.to.reserve(matches.length);
@@ -55,8 +65,14 @@ export async function receiveEvent(deps: ReceiveDependencies, event: ReceivedEve
     logged = await deps.eventLog.log({ event: row, matches });
   } catch (error) {
     if (handing) handoff.to.release(matches.length);
+    span?.end(undefined, error instanceof Error ? error.message : String(error));
     throw error;
   }
+  span?.end({
+    'notifications.event.uuid': logged.uuid,
+    'notifications.matches': logged.matches,
+    'notifications.duplicate': logged.duplicate,
+  });
   if (handing) {
     if (logged.duplicate) handoff.to.release(matches.length);
     else handoff.to.put(matches.map((match) => ({ row: match, event: row, document: event.document })));
@@ -92,6 +108,15 @@ export async function routeAgain(
     await insertMatches(tx, matches);
     return { matches, inProgress: matched.filter((row) => unfinished.has(row.subscription_uuid)).map((row) => row.subscription_uuid) };
   });
+}
+
+/** The CloudEvents distributed tracing extension's attributes (0.1 keeps extensions in a bag of their own). */
+function tracingExtension(event: ReceivedEvent): { traceparent: unknown; tracestate: unknown } {
+  const { document } = event;
+  const holder = event.specVersion === '0.1' && isJsonObject(document) ? document.extensions : document;
+  return isJsonObject(holder)
+    ? { traceparent: holder.traceparent, tracestate: holder.tracestate }
+    : { traceparent: undefined, tracestate: undefined };
 }
 
 /** One match row per live subscription the document matches, waiting for the policy stage now. */

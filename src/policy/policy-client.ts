@@ -11,8 +11,8 @@ export type PolicyAnswer =
   { kind: 'allow'; status: number } | { kind: 'deny'; status: number } | { kind: 'retry'; status: number | null; error: string };
 
 export interface PolicyClient {
-  /** Never rejects for network problems: they come back as `retry`. */
-  ask(user: string, event: JsonValue): Promise<PolicyAnswer>;
+  /** Never rejects for network problems: they come back as `retry`. `traceparent`: sent as the header of that name. */
+  ask(user: string, event: JsonValue, traceparent?: string): Promise<PolicyAnswer>;
   close(): Promise<void>;
 }
 
@@ -22,6 +22,8 @@ export interface PolicyClientOptions {
   /** Covers the whole exchange, like a target's. */
   readonly timeoutMs: number;
 }
+
+const JSON_BODY = { 'content-type': 'application/json' };
 
 /** The policy code recorded in allow-all mode. */
 const ALLOW_ALL_STATUS = 200;
@@ -39,14 +41,14 @@ export function createPolicyClient(options: PolicyClientOptions): PolicyClient {
   const basePath = base.pathname.replace(/\/+$/, '');
   const pool = new Pool(base.origin, { connect: { timeout: timeoutMs }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
 
-  async function ask(user: string, event: JsonValue): Promise<PolicyAnswer> {
+  async function ask(user: string, event: JsonValue, traceparent?: string): Promise<PolicyAnswer> {
     const abort = new AbortController();
     const timer = setTimeout(() => abort.abort(new ExchangeTimeoutError(timeoutMs)), timeoutMs);
     try {
       const response = await pool.request({
         method: 'POST',
         path: `${basePath}/events/${encodeURIComponent(user)}`,
-        headers: { 'content-type': 'application/json' },
+        headers: traceparent === undefined ? JSON_BODY : { ...JSON_BODY, traceparent },
         body: JSON.stringify(event),
         signal: abort.signal,
       });

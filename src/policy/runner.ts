@@ -21,11 +21,13 @@ import type { Batch } from '../routing/next-batch.js';
 import { RunnerCore } from '../routing/runner-core.js';
 import type { Runner } from '../routing/runner-loop.js';
 import type { RunnerOptions } from '../routing/runner-options.js';
+import type { TraceSpan, Tracing } from '../tracing/tracing.js';
 import { ALLOWED_UNASKED, outcomeOfAnswer } from './decision.js';
 import type { PolicyAnswer } from './policy-client.js';
 
 export interface PolicySource {
-  ask(user: string, event: JsonValue): Promise<PolicyAnswer>;
+  /** `traceparent`: the policy call's span, for the policy service to continue. */
+  ask(user: string, event: JsonValue, traceparent?: string): Promise<PolicyAnswer>;
 }
 
 export interface PolicyRunnerOptions extends RunnerOptions {
@@ -38,6 +40,8 @@ export interface PolicyRunnerOptions extends RunnerOptions {
   next?: Handoff;
   /** Rows were allowed: the delivery runner has work. */
   onAllowed: () => void;
+  /** When given, each policy call has a span, a child of its event's receive span. */
+  tracing?: Tracing;
 }
 
 export type PolicyRunner = Runner;
@@ -113,10 +117,23 @@ export function policyRunner(options: PolicyRunnerOptions): PolicyRunner {
     }
   }
 
+  /** The policy service's answer about the event of `rows`, under a span of its own when tracing. */
+  async function askPolicy(owner: string, rows: readonly HandedMatch[]): Promise<PolicyAnswer> {
+    const span = options.tracing?.policyCall(rows[0]!.event.traceparent, {
+      'notifications.owner': owner,
+      'notifications.event.uuid': rows[0]!.row.event_uuid,
+      'notifications.matches': rows.length,
+      'notifications.attempt': rows[0]!.row.attempts + 1,
+    });
+    const answer = await options.policy.ask(owner, rows[0]!.document, span?.traceparent);
+    if (span !== undefined) endPolicySpan(span, answer);
+    return answer;
+  }
+
   async function ask(question: Question): Promise<void> {
     const { owner, rows } = question;
     const started = performance.now();
-    const answer = rows[0]!.event.source === OPERATIONAL_SOURCE ? undefined : await options.policy.ask(owner, rows[0]!.document);
+    const answer = rows[0]!.event.source === OPERATIONAL_SOURCE ? undefined : await askPolicy(owner, rows);
     const outcome = answer === undefined ? ALLOWED_UNASKED : outcomeOfAnswer(answer);
     const at = clock();
     lanes.finished(owner);
@@ -163,6 +180,13 @@ export function policyRunner(options: PolicyRunnerOptions): PolicyRunner {
   }
 
   return core.runner();
+}
+
+function endPolicySpan(span: TraceSpan, answer: PolicyAnswer): void {
+  span.end(
+    { 'notifications.policy.answer': answer.kind, ...(answer.status === null ? {} : { 'http.response.status_code': answer.status }) },
+    answer.kind === 'retry' ? answer.error : undefined,
+  );
 }
 
 function rowsOf(given: readonly Question[]): MatchesTable[] {

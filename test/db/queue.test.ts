@@ -131,7 +131,14 @@ for (const backend of testBackends()) {
 
     it('logs every column of events and matches as given, bodies unchanged', async () => {
       await withEachLogger(async (log, { handle }) => {
-        const events = AWKWARD_BODIES.map((body) => ({ ...event(), body, received: 1_700_000_000_000_000 }));
+        // Received with tracing (a receive span stored with the event) and without.
+        const traceparent = (i: number) => (i % 2 === 0 ? `00-4bf92f3577b34da6a3ce929d0e0e4736-${String(i).padStart(16, '0')}-01` : null);
+        const events = AWKWARD_BODIES.map((body, i) => ({
+          ...event(),
+          body,
+          received: 1_700_000_000_000_000,
+          traceparent: traceparent(i),
+        }));
         const entries = events.map((e, i) => ({
           event: e,
           matches:

@@ -10,10 +10,11 @@ import { ROOT } from './project.js';
 export const SERVER_BIN = fileURLToPath(new URL('../../src/main.js', import.meta.url));
 export const CLI_BIN = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 
-/** The environment without the caller's NOTIFICATIONS_* settings, plus `extra`. */
+/** The environment without the caller's NOTIFICATIONS_* settings and OpenTelemetry's OTEL_*, plus `extra`. */
 export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('NOTIFICATIONS_')) env[key] = value;
+  for (const [key, value] of Object.entries(process.env))
+    if (!key.startsWith('NOTIFICATIONS_') && !key.startsWith('OTEL_')) env[key] = value;
   return { ...env, ...extra };
 }
 

@@ -6,6 +6,7 @@ import * as subscriptionAllowedRate from './0004-subscription-allowed-rate.js';
 import * as liveSubscriptionsByOwner from './0005-live-subscriptions-by-owner.js';
 import * as pullDelivery from './0006-pull-delivery.js';
 import * as failureRuns from './0007-failure-runs.js';
+import * as eventTraceparent from './0008-event-traceparent.js';
 
 /** Every migration, in order. Names are permanent: they are recorded in the database. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -16,4 +17,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0005-live-subscriptions-by-owner': liveSubscriptionsByOwner,
   '0006-pull-delivery': pullDelivery,
   '0007-failure-runs': failureRuns,
+  '0008-event-traceparent': eventTraceparent,
 };
