@@ -41,7 +41,7 @@ export interface BrokerMessage {
   /** The event JSON, exactly as sent over HTTP. */
   readonly body: string;
   readonly contentType: string;
-  /** The Standard Webhooks headers (webhook-id, webhook-timestamp, webhook-signature). */
+  /** The Standard Webhooks headers (webhook-id, webhook-timestamp, webhook-signature), and `traceparent` when tracing. */
   readonly headers: Readonly<Record<string, string>>;
 }
 

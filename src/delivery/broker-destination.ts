@@ -43,7 +43,7 @@ export function brokerDestination(options: BrokerDestinationOptions): Destinatio
       before.auth === after.auth &&
       before.extensions === after.extensions &&
       before.signing_secret === after.signing_secret,
-    async deliver({ row, event, subscription }) {
+    async deliver({ row, event, subscription, traceparent }) {
       let answer: BrokerAnswer;
       try {
         const request = {
@@ -52,6 +52,7 @@ export function brokerDestination(options: BrokerDestinationOptions): Destinatio
           body: bodies.body(event, subscription.extensions),
           contentType: BROKER_CONTENT_TYPE,
           signing: { id: row.uuid, secrets: signingSecretsAt(subscription, options.clock(), options.secretKey, options.secretOverlapUs) },
+          traceparent,
         };
         answer = await options.broker.publish(request).catch((error: unknown) => notSent(error, false));
       } catch (error) {

@@ -32,6 +32,8 @@ export interface BrokerRequest {
   readonly contentType: string;
   /** Signed right before it is published, as an HTTP delivery is, so each attempt has its own timestamp. */
   readonly signing: Signing;
+  /** The delivery attempt's span (W3C trace context): a `traceparent` message header, as HTTP sends the header. */
+  readonly traceparent?: string;
 }
 
 /** One try: `error` null when the broker confirmed the message. */
@@ -100,7 +102,10 @@ export function createBrokerPublisher(options: BrokerPublisherOptions): BrokerCl
       id: signing.id,
       body,
       contentType: request.contentType,
-      headers: { ...signatureHeaders(signing, Math.floor(now() / 1000), body) },
+      headers: {
+        ...signatureHeaders(signing, Math.floor(now() / 1000), body),
+        ...(request.traceparent === undefined ? {} : { traceparent: request.traceparent }),
+      },
     };
     const key = [target.lane, target.scope, credentials.username ?? '', credentials.password ?? ''].join('\u0000');
     const held = hold(key, target, credentials);

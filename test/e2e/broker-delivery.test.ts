@@ -9,6 +9,7 @@ import { after, before, it, type TestContext } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { describeOn, type TestDatabase, testBackends } from '../support/database.js';
 import { eventually, type HttpStub, startStub } from '../support/http-stub.js';
+import { startOtlpReceiver } from '../support/otlp-receiver.js';
 import { type RunningServer, runCli, startServer } from '../support/processes.js';
 import { RABBITMQ_PORT, rabbitmq } from '../support/rabbitmq.js';
 import { startTcpProxy } from '../support/tcp-proxy.js';
@@ -197,6 +198,44 @@ for (const backend of testBackends()) {
       await eventually(downLanes, 'the broker lane is down');
       await eventually(async () => (await record(down.uuid)).disabled !== null, 'the broker subscription disabled', 30_000);
       assert.equal((await record(down.uuid)).error, 'gave up after 4 attempts: connection refused');
+    });
+    it('with tracing on, the message carries the delivery span as a traceparent header', async (t: TestContext) => {
+      const rabbit = await rabbitmq(t);
+      const queue = await rabbit.queue();
+      const receiver = await startOtlpReceiver();
+      t.after(() => receiver.close());
+      const traced = await startServer({
+        NOTIFICATIONS_DATABASE_URL: database.url,
+        NOTIFICATIONS_LOG_LEVEL: 'warn',
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        OTEL_BSP_SCHEDULE_DELAY: '50',
+      });
+      t.after(async () => void (await traced.stop()));
+      const created = await fetch(`${traced.url}/eventmatch`, {
+        method: 'POST',
+        headers: { ...USER, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          name: 'traced',
+          jsonpath: "$[?$.source == '/traced']",
+          target_url: `amqp://127.0.0.1/?routing_key=${queue.name}`,
+        }),
+      });
+      assert.equal(created.status, 200);
+      await fetch(`${traced.url}/receive`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/cloudevents+json' },
+        body: event('/traced', 't1'),
+      });
+      await queue.received(1);
+      const traceparent = (queue.messages[0]!.properties.headers as Record<string, string>).traceparent ?? '';
+      const [, traceId, spanId] = /^00-([0-9a-f]{32})-([0-9a-f]{16})-01$/.exec(traceparent) ?? [];
+      assert.ok(traceId !== undefined, `a W3C traceparent: ${traceparent}`);
+      await eventually(() => receiver.spans.some((span) => span.spanId === spanId), 'the delivery span exported');
+      const span = receiver.spans.find((s) => s.spanId === spanId)!;
+      assert.deepEqual(
+        [span.name, span.traceId, span.attributes['notifications.destination'], span.attributes['notifications.outcome']],
+        ['deliver', traceId, 'amqp://127.0.0.1:5672', 'accepted'],
+      );
     });
   });
 }
