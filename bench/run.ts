@@ -1,6 +1,6 @@
 /**
  * `npm run bench [-- section…]`: prints the benchmark tables and writes bench/results.json.
- * Sections: jsonpath, matching, memory, creates, receive, burst, latency, sustained, isolation, tracing, disk
+ * Sections: jsonpath, matching, memory, creates, receive, burst, latency, sustained, isolation, tracing, brokers, disk
  * (all by default). The services run on SQLite, and on PostgreSQL too when NOTIFICATIONS_BENCH_DATABASE_URL
  * names a database. Run with --expose-gc (the npm script does) so heap figures are settled.
  * Last, the goals of issue 15 with the figures of this run (bench/goals.ts).
@@ -9,6 +9,7 @@ import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { createPostgres, createSqlite } from '../test/support/database.js';
 import { facilityEvent } from '../test/support/fixtures.js';
+import { benchBrokers } from './brokers.js';
 import { benchCreates } from './creates.js';
 import { benchDisk, DISK_EVENTS, DISK_MATCHES_PER_EVENT, DISK_RETRIED_EVENTS, FAILURES_BEFORE_DELIVERY } from './disk-usage.js';
 import { benchIsolation } from './isolation.js';
@@ -19,7 +20,20 @@ import { benchBurst, benchCeiling, benchLatency, benchReceive, benchSustained, b
 import { benchMatching } from './subscription-matching.js';
 import { printTable, type Row } from './table.js';
 
-const SECTIONS = ['jsonpath', 'matching', 'memory', 'creates', 'receive', 'burst', 'latency', 'sustained', 'isolation', 'tracing', 'disk'];
+const SECTIONS = [
+  'jsonpath',
+  'matching',
+  'memory',
+  'creates',
+  'receive',
+  'burst',
+  'latency',
+  'sustained',
+  'isolation',
+  'tracing',
+  'brokers',
+  'disk',
+];
 
 async function main(): Promise<void> {
   const only = process.argv.slice(2);
@@ -83,6 +97,11 @@ async function main(): Promise<void> {
     'tracing',
     'Tracing off and on: the receive workload at 300 events/s for 10 s (2,100 spans/s when on), spans exported over OTLP/HTTP to a receiver that discards them; of three runs each, the least disturbed',
     () => benchTracing(forEachBenchDatabase),
+  );
+  await section(
+    'brokers',
+    'Brokers: deliveries/s to RabbitMQ (publisher confirms, persistent, a durable queue) beside HTTP, 20 subscriptions to every event, 300 events/s offered for 10 s (6,000 deliveries/s)',
+    () => forEachBenchDatabase(benchBrokers),
   );
   await section(
     'disk',

@@ -29,6 +29,7 @@ import { ping } from './db/ping.js';
 import { queueReader } from './db/queue-stats.js';
 import { isStorageFull, StorageWatch } from './db/storage-full.js';
 import { liveSubscriptionPages, type SubscriptionChange } from './db/subscriptions.js';
+import { brokerDestination, destinationByTarget } from './delivery/broker-destination.js';
 import { startOutboundThread } from './delivery/outbound-thread.js';
 import { type DeliveryRunner, deliveryRunner } from './delivery/runner.js';
 import { destinationByDelivery, pullDestination } from './delivery/pull-destination.js';
@@ -210,15 +211,14 @@ async function serve(config: Config): Promise<number> {
   };
   // Pull readers waiting for their subscriptions' next events (one registry for this instance).
   const waiters = new PullWaiters();
+  const secrets = { secretKey: config.secretKey, secretOverlapUs: config.secretOverlapMs * 1000, clock };
   const deliveries = deliveryRunner({
     ...runner,
     destination: destinationByDelivery(
-      pushDestination({
-        target: outbound.target,
-        secretKey: config.secretKey,
-        secretOverlapUs: config.secretOverlapMs * 1000,
-        clock,
-      }),
+      destinationByTarget(
+        pushDestination({ target: outbound.target, ...secrets }),
+        brokerDestination({ broker: outbound.broker, ...secrets }),
+      ),
       pullDestination(),
     ),
     targetTimeoutMs: config.targetTimeoutMs,

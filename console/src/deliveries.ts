@@ -277,6 +277,7 @@ function AttemptRow({ attempt }: { attempt: Attempt }): VNode {
     <td data-label="Stage">${STAGES[attempt.stage]}</td>
     <td data-label="Result">
       ${attempt.stage === 'pull' && attempt.error === null ? 'Read and acknowledged' : null}
+      ${attempt.stage === 'deliver' && attempt.status === null && attempt.error === null ? 'Confirmed by the broker' : null}
       ${attempt.status === null ? null : html`<span class=${`status ${ok ? 'ok' : 'bad'}`}>HTTP ${attempt.status}</span>`}
       ${attempt.error === null ? null : html`<span class="attempt-error">${attempt.error}</span>`}
     </td>

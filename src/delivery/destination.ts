@@ -12,11 +12,12 @@
  *   row `pending` with a cursor, readable by the subscriber (db/pull.ts); the reader's
  *   acknowledgement makes it delivered later. Its lane is the subscription itself.
  *   `destinationByDelivery` picks push or pull by the subscription's `delivery`.
- * - Message brokers (AMQP, NATS, MQTT, Redis) are expected to be implementations that publish
- *   with a client in the outbound thread: a publisher confirm is `accepted`, a broker that cannot
- *   be reached `later` without a status (so the lane's health marks it down as it does an HTTP
- *   origin), a refused publish (authorization, no such exchange or stream) `permanent`. Their
- *   lane is the broker's address.
+ * - Message brokers (broker-destination.ts; the protocols in brokers/): publish with a client in
+ *   the outbound thread (broker-publisher.ts): a confirmation is `accepted` without a status, a
+ *   broker that cannot be reached `later` without a status (so the lane's health marks it down as
+ *   it does an HTTP origin), a refused publish (authorization, no such exchange or stream)
+ *   `permanent`. Their lane is the broker's address. `destinationByTarget` picks push or broker
+ *   by the target URL's scheme.
  */
 import type { EventRow } from '../db/events.js';
 import type { MatchesTable, SubscriptionRow } from '../db/tables.js';

@@ -4,7 +4,7 @@
  * main thread went to undici posting to targets and the policy service. Here the main thread
  * only hands over each exchange and takes back its answer, in batches (a message for all the
  * exchanges of one turn of the event loop), and the worker runs the same target and policy
- * clients as before.
+ * clients as before. Publishes to message brokers (broker-publisher.ts) are made there too.
  *
  * The worker failing (a bug: the clients answer network problems, they do not throw) is
  * reported to `onFailure`; the server then exits, as it would had the same error been thrown
@@ -15,6 +15,7 @@ import type { JsonValue } from '../json.js';
 import type { AddressRules } from '../net/address-guard.js';
 import type { PolicyAnswer, PolicyClient, PolicyClientOptions } from '../policy/policy-client.js';
 import { batchPerTurn } from '../turn-batch.js';
+import type { BrokerAnswer, BrokerClient, BrokerRequest } from './broker-publisher.js';
 import type { TargetClient, TargetClientOptions, TargetRequest, TargetResponse } from './target-client.js';
 
 export interface OutboundOptions {
@@ -24,17 +25,22 @@ export interface OutboundOptions {
   readonly policy?: PolicyClientOptions;
 }
 
-type OutboundCall = { kind: 'post'; target: TargetRequest } | { kind: 'ask'; user: string; event: JsonValue; traceparent?: string };
+type OutboundCall =
+  | { kind: 'post'; target: TargetRequest }
+  | { kind: 'ask'; user: string; event: JsonValue; traceparent?: string }
+  | { kind: 'publish'; broker: BrokerRequest };
 export type OutboundRequest = OutboundCall & { id: number };
 export type ToWorker = OutboundRequest[] | 'close';
 export interface OutboundAnswer {
   id: number;
   /** `failed`: the client threw (it was closed, or no policy service is configured). */
-  result: TargetResponse | PolicyAnswer | { failed: string };
+  result: TargetResponse | PolicyAnswer | BrokerAnswer | { failed: string };
 }
 
 export interface OutboundThread {
   readonly target: TargetClient;
+  /** Publishes to message brokers (broker-publisher.ts). */
+  readonly broker: BrokerClient;
   /** Undefined when no policy service is configured. */
   readonly policy: PolicyClient | undefined;
   /** Waits for the exchanges in flight, closes every connection, and ends the thread. */
@@ -100,6 +106,13 @@ export function startOutboundThread(options: OutboundOptions, onFailure: (error:
     },
     close,
   };
+  const broker: BrokerClient = {
+    publish: async (request) => {
+      const result = await exchange({ kind: 'publish', broker: request });
+      return 'failed' in result ? { error: result.failed, permanent: false, durationMs: 0 } : (result as BrokerAnswer);
+    },
+    close,
+  };
   const policy: PolicyClient | undefined = options.policy && {
     ask: async (user, event, traceparent) => {
       const result = await exchange({ kind: 'ask', user, event, traceparent });
@@ -107,5 +120,5 @@ export function startOutboundThread(options: OutboundOptions, onFailure: (error:
     },
     close,
   };
-  return { target, policy, close };
+  return { target, broker, policy, close };
 }

@@ -1,30 +1,34 @@
 /**
- * The worker thread side of outbound-thread.ts: the target and policy clients themselves, fed
- * batches of requests from the main thread and answering in batches.
+ * The worker thread side of outbound-thread.ts: the target, broker and policy clients themselves
+ * (one address guard for targets and brokers alike), fed batches of requests from the main thread and answering in batches.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { addressGuard } from '../net/address-guard.js';
 import { createPolicyClient } from '../policy/policy-client.js';
 import { batchPerTurn } from '../turn-batch.js';
+import { createBrokerPublisher } from './broker-publisher.js';
 import type { OutboundAnswer, OutboundOptions, OutboundRequest, ToWorker } from './outbound-thread.js';
 import { createTargetClient } from './target-client.js';
 
 const options = workerData as OutboundOptions;
 const port = parentPort!;
-const target = createTargetClient({ ...options.target, guard: addressGuard(options.target.rules) });
+const guard = addressGuard(options.target.rules);
+const target = createTargetClient({ ...options.target, guard });
+const broker = createBrokerPublisher({ timeoutMs: options.target.timeoutMs, guard });
 const policy = options.policy && createPolicyClient(options.policy);
 
 const answer = batchPerTurn<OutboundAnswer>((answers) => port.postMessage(answers));
 
 async function run(request: OutboundRequest): Promise<OutboundAnswer['result']> {
   if (request.kind === 'post') return target.post(request.target);
+  if (request.kind === 'publish') return broker.publish(request.broker);
   if (!policy) throw new Error('no policy service is configured');
   return policy.ask(request.user, request.event, request.traceparent);
 }
 
 port.on('message', (message: ToWorker) => {
   if (message === 'close') {
-    void Promise.all([target.close(), policy?.close()]).then(() => port.postMessage('closed'));
+    void Promise.all([target.close(), broker.close(), policy?.close()]).then(() => port.postMessage('closed'));
     return;
   }
   for (const request of message) {

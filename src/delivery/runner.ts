@@ -222,8 +222,9 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
     }
     const at = clock();
     // Any answer means the destination is up (what it said is the row's business); none at all,
-    // when one could come, counts towards its being down.
-    if ('status' in outcome && outcome.status !== null) health.answered(origin, durationMs);
+    // when one could come, counts towards its being down. A broker's confirmation is an answer
+    // without an HTTP status.
+    if (outcome.kind === 'accepted' || ('status' in outcome && outcome.status !== null)) health.answered(origin, durationMs);
     else if (outcome.kind === 'later') health.noAnswer(origin, at);
     lanes.finished(origin);
     if (!lanes.isFull(origin) && !health.isDown(origin)) options.pacer?.roomAgain(origin);

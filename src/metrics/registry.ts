@@ -63,7 +63,7 @@ export function createMetrics(options: MetricsOptions = {}): ServiceMetrics {
   });
   const attemptDuration = new Histogram({
     name: 'notifications_delivery_duration_seconds',
-    help: 'Duration of each delivery attempt: the HTTP exchange with the target.',
+    help: 'Duration of each delivery attempt: the HTTP exchange with the target, or the publish to a broker until its confirmation.',
     buckets: ATTEMPT_BUCKETS,
     registers,
   });

@@ -4,6 +4,8 @@
  * QUERY_PARAMETER_INVALID, BODY_TOO_DEEP) whose message starts with the field at fault
  * (`body.auth.basic.username: …`, the same form the schema errors take) and never repeats a credential.
  */
+import { brokerProtocolOf, brokerSchemes, readBrokerUrl } from '../brokers/broker-url.js';
+import { BrokerUrlError } from '../brokers/protocol.js';
 import { characterCount } from '../characters.js';
 import { jsonPathSyntax, serviceError } from '../errors.js';
 import { type JsonValue, MAX_DOCUMENT_DEPTH, nestedDeeperThan } from '../json.js';
@@ -68,6 +70,7 @@ export function validateCreate(body: Body, mode: DialectMode): SubscriptionCreat
   const input = validateUpdate(body, mode);
   const delivery = input.delivery ?? 'push';
   checkDeliveryFields(delivery, input);
+  if (typeof input.target_url === 'string' && input.auth !== undefined) checkTargetAuth(input.target_url, input.auth);
   return { ...input, delivery } as SubscriptionCreateInput;
 }
 
@@ -151,11 +154,13 @@ function compileExpression(value: unknown, field: string, mode: DialectMode): Co
  * Credentials in the URL are refused: they would be stored and echoed in clear text (only
  * `auth` is encrypted) and appear wherever the URL is logged. The URL is kept as written, so
  * what could make it read differently from how it parses (spaces, control characters) is refused.
+ * A broker's URL (`amqp://…`) is read by its protocol's rules (brokers/).
  */
 function validateTargetUrl(value: unknown): string {
   const text = requireAtMost(requireString(value, 'body.target_url'), TARGET_URL_MAX_CHARACTERS, 'body.target_url');
   // eslint-disable-next-line no-control-regex -- control characters are what it refuses
   if (/[\s\x00-\x1f\x7f]/.test(text)) throw serviceError('TARGET_URL_INVALID', 'must not contain spaces or control characters');
+  if (brokerProtocolOf(text) !== undefined) return validateBrokerUrl(text);
   let url: URL;
   try {
     url = new URL(text);
@@ -163,7 +168,11 @@ function validateTargetUrl(value: unknown): string {
     throw serviceError('TARGET_URL_INVALID', 'must be an absolute http or https URL, e.g. https://example.org/events');
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw serviceError('TARGET_URL_INVALID', `must be an http or https URL, not ${url.protocol.slice(0, -1)}`);
+    const schemes = ['http', 'https', ...brokerSchemes()];
+    throw serviceError(
+      'TARGET_URL_INVALID',
+      `must be an ${schemes.slice(0, -1).join(', ')} or ${schemes.at(-1)} URL, not ${url.protocol.slice(0, -1)}`,
+    );
   }
   // `http:host` parses as http://host/: stored as written, it would not say where deliveries go.
   if (!/^https?:\/\/[^/]/i.test(text))
@@ -172,6 +181,30 @@ function validateTargetUrl(value: unknown): string {
     throw serviceError('TARGET_URL_INVALID', 'must not contain credentials; put them in auth');
   }
   return text;
+}
+
+function validateBrokerUrl(text: string): string {
+  try {
+    readBrokerUrl(text);
+  } catch (error) {
+    if (error instanceof BrokerUrlError) throw serviceError('TARGET_URL_INVALID', error.message);
+    throw error;
+  }
+  return text;
+}
+
+/**
+ * A broker takes a user name and password (`basic`), or none; an Authorization header (`header`)
+ * means nothing to it. Checked wherever target and credentials meet: a create, a PUT of either.
+ */
+export function checkTargetAuth(targetUrl: string, auth: Auth): void {
+  const protocol = brokerProtocolOf(targetUrl);
+  if (protocol !== undefined && 'type' in auth && auth.type !== 'basic')
+    throw serviceError(
+      'FIELD_INVALID',
+      'body.auth.type',
+      `must be "basic" (the broker's user name and password), or send {} for none: the target_url is a broker's (${protocol.scheme})`,
+    );
 }
 
 // RFC 9110 token: what an auth scheme such as `Bearer` is made of.

@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import { brokerProtocolOf } from '../brokers/broker-url.js';
 import type { Keyring } from '../config/keyring.js';
 import { batchedWrite } from '../db/batched-write.js';
 import type { DatabaseHandle } from '../db/connect.js';
@@ -33,6 +34,7 @@ import { canonicalUuid } from '../uuid.js';
 import {
   type Body,
   checkDeliveryFields,
+  checkTargetAuth,
   evaluableDocument,
   type Page,
   type SubscriptionChangeInput,
@@ -153,10 +155,13 @@ export function subscriptionService(deps: SubscriptionServiceDependencies): Subs
 
   /**
    * The target's consent, asked after the address guard has passed it: the deliveries per minute
-   * it allowed (null: no cap; also when targets are not asked). Throws when it refused.
+   * it allowed (null: no cap; also when targets are not asked). Throws when it refused. A broker
+   * is not asked: the handshake is HTTP's, and a broker consents through its own access control
+   * (what the credentials in `auth` may write).
    */
   async function allowedRate(consent: ConsentRequest): Promise<number | null> {
-    return deps.targetConsent === undefined ? null : (await deps.targetConsent.ask(consent)).allowedPerMinute;
+    if (deps.targetConsent === undefined || brokerProtocolOf(consent.targetUrl) !== undefined) return null;
+    return (await deps.targetConsent.ask(consent)).allowedPerMinute;
   }
 
   async function findOwned(owner: string, uuid: string): Promise<SubscriptionRow> {
@@ -224,7 +229,10 @@ export function subscriptionService(deps: SubscriptionServiceDependencies): Subs
       // seconds); a record PUT back with the target it has is not refused for a rule made since,
       // nor asked again. The old target's allowed rate goes with it.
       const stored = touchesDelivery(input) ? await findOwned(owner, uuid) : undefined;
-      if (stored !== undefined) checkUpdateOf(stored, input);
+      if (stored !== undefined) {
+        checkUpdateOf(stored, input);
+        checkUpdatedAuth(stored, input, deps.secretKey);
+      }
       if (typeof input.target_url === 'string' && stored !== undefined && input.target_url !== stored.target_url) {
         await checkTarget(input.target_url);
         changes.allowed_rate = await allowedRate({
@@ -321,6 +329,14 @@ function checkUpdateOf(stored: SubscriptionRow, input: SubscriptionChangeInput):
   if (input.delivery !== undefined && input.delivery !== stored.delivery)
     throw serviceError('FIELD_INVALID', 'body.delivery', `cannot change (it is "${stored.delivery}"); create a new subscription instead`);
   checkDeliveryFields(stored.delivery, input, false);
+}
+
+/** A PUT of a target or of credentials: what they come to together must fit (checkTargetAuth). */
+function checkUpdatedAuth(stored: SubscriptionRow, input: SubscriptionChangeInput, secretKey: Keyring | null): void {
+  if (stored.delivery !== 'push' || (typeof input.target_url !== 'string' && input.auth === undefined)) return;
+  const targetUrl = typeof input.target_url === 'string' ? input.target_url : stored.target_url;
+  if (brokerProtocolOf(targetUrl) === undefined) return;
+  checkTargetAuth(targetUrl, input.auth ?? openAuth(stored.auth, secretKey));
 }
 
 function changesFrom(input: SubscriptionChangeInput, now: number, secretKey: Keyring | null): SubscriptionChanges {

@@ -71,13 +71,13 @@ const INVALID: Array<[string, Record<string, unknown>, RegExp, ErrorCode]> = [
   [
     'target_url ftp',
     { ...valid, target_url: 'ftp://example.org/x' },
-    /^body\.target_url: must be an http or https URL, not ftp$/,
+    /^body\.target_url: must be an http, https or amqp URL, not ftp$/,
     'TARGET_URL_INVALID',
   ],
   [
     'target_url mailto',
     { ...valid, target_url: 'mailto:a@example.org' },
-    /^body\.target_url: must be an http or https URL, not mailto$/,
+    /^body\.target_url: must be an http, https or amqp URL, not mailto$/,
     'TARGET_URL_INVALID',
   ],
   [
@@ -110,6 +110,30 @@ const INVALID: Array<[string, Record<string, unknown>, RegExp, ErrorCode]> = [
     { ...valid, target_url: 'http:///example.org/hook' },
     /^body\.target_url: must be an absolute http or https URL/,
     'TARGET_URL_INVALID',
+  ],
+  [
+    'amqp target_url with a password',
+    { ...valid, target_url: 'amqp://guest:guest@127.0.0.1/?routing_key=q' },
+    /^body\.target_url: must not contain credentials; put them in auth \(basic\)$/,
+    'TARGET_URL_INVALID',
+  ],
+  [
+    'amqp target_url without exchange or routing key',
+    { ...valid, target_url: 'amqp://127.0.0.1/' },
+    /^body\.target_url: routing_key is required without an exchange/,
+    'TARGET_URL_INVALID',
+  ],
+  [
+    'amqp target_url with another query parameter',
+    { ...valid, target_url: 'amqp://127.0.0.1/?routing_key=q&heartbeat=5' },
+    /^body\.target_url: unknown query parameter "heartbeat": only exchange and routing_key are read$/,
+    'TARGET_URL_INVALID',
+  ],
+  [
+    'amqp target_url with header auth',
+    { ...valid, target_url: 'amqp://127.0.0.1/?routing_key=q', auth: { type: 'header', header: { type: 'Bearer', credentials: 't' } } },
+    /^body\.auth\.type: must be "basic" \(the broker's user name and password\), or send \{\} for none: the target_url is a broker's \(amqp\)$/,
+    'FIELD_INVALID',
   ],
   ['auth not an object', { ...valid, auth: 'basic' }, /^body\.auth: must be an object$/, 'FIELD_TYPE'],
   ['auth array', { ...valid, auth: [] }, /^body\.auth: must be an object$/, 'FIELD_TYPE'],

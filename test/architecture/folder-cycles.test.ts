@@ -32,8 +32,8 @@ const LAYERS: readonly (readonly string[])[] = [
     'net',
     'time',
   ],
-  // Self-contained libraries: JSONPath, reading request bodies, the metrics and tracing interfaces.
-  ['jsonpath', 'request-body', 'metrics', 'tracing'],
+  // Self-contained libraries: JSONPath, reading request bodies, the metrics and tracing interfaces, broker protocols.
+  ['jsonpath', 'request-body', 'metrics', 'tracing', 'brokers'],
   // Storage, configuration, the CloudEvents format.
   ['db', 'config', 'cloudevents'],
   // Subscriptions as users see them; what the runners share (queue claims, handoffs, settling).

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { readBrokerUrl } from '../../src/brokers/broker-url.js';
 import { ServiceError } from '../../src/errors.js';
 import { parsePage, validateCreate, validateTryIt, validateUpdate } from '../../src/subscriptions/input.js';
 import { canonicalUuid } from '../../src/uuid.js';
@@ -160,5 +161,61 @@ describe('subscription input', () => {
     ]) {
       assert.equal(canonicalUuid(text), undefined, text);
     }
+  });
+});
+
+describe('subscription input: broker target URLs', () => {
+  it('accepts AMQP URLs, and reads from them the lane, virtual host and route delivery uses', () => {
+    const cases: Array<[string, { lane: string; scope: string; route: Record<string, string> }]> = [
+      ['amqp://127.0.0.1/?routing_key=jobs', { lane: 'amqp://127.0.0.1:5672', scope: '/', route: { exchange: '', routingKey: 'jobs' } }],
+      ['amqp://rabbit.example', { lane: '', scope: '', route: {} }],
+      [
+        'AMQP://Rabbit.Example:5673/facility?exchange=events&routing_key=files.new',
+        { lane: 'amqp://rabbit.example:5673', scope: 'facility', route: { exchange: 'events', routingKey: 'files.new' } },
+      ],
+      ['amqp://h/%2F?exchange=fan', { lane: 'amqp://h:5672', scope: '/', route: { exchange: 'fan', routingKey: '' } }],
+      ['amqp://[::1]:5672/?routing_key=a%23b+c', { lane: 'amqp://[::1]:5672', scope: '/', route: { exchange: '', routingKey: 'a#b+c' } }],
+      ['amqp://h/v%C3%A4?exchange=&routing_key=q', { lane: 'amqp://h:5672', scope: 'vä', route: { exchange: '', routingKey: 'q' } }],
+    ];
+    for (const [url, read] of cases) {
+      if (read.lane === '') {
+        rejects(() => validateCreate({ ...valid, target_url: url }, 'auto'), /routing_key is required without an exchange/);
+        continue;
+      }
+      assert.equal(validateCreate({ ...valid, target_url: url }, 'auto').target_url, url, 'kept as written');
+      const { lane, scope, route } = readBrokerUrl(url);
+      assert.deepEqual({ lane, scope, route }, read, url);
+    }
+  });
+
+  it('refuses what an AMQP URL must not be, naming body.target_url and what to do', () => {
+    const refused: Array<[string, RegExp]> = [
+      ['amqp://guest:guest@h/?routing_key=q', /^body\.target_url: must not contain credentials; put them in auth \(basic\)$/],
+      ['amqp://guest@h/?routing_key=q', /must not contain credentials/],
+      ['amqp://h/', /^body\.target_url: routing_key is required without an exchange: the default exchange routes it to the queue/],
+      ['amqp://h/?exchange=', /routing_key is required without an exchange/],
+      ['amqp://h/?routing_key=q&vhost=x', /^body\.target_url: unknown query parameter "vhost": only exchange and routing_key are read$/],
+      ['amqp://h/?routing_key=q&routing_key=r', /the query parameter routing_key is given twice/],
+      ['amqp://h/?routing_key=orders.#', /must not contain a fragment \(#\); write a # of a name or key as %23/],
+      ['amqp://h/a/b?routing_key=q', /the path is the virtual host: one segment \(write a \/ in its name as %2F\)/],
+      ['amqp://h/?routing_key=%E0', /routing_key has a % that does not start an escape of UTF-8/],
+      [`amqp://h/?routing_key=${'k'.repeat(256)}`, /routing_key is at most 255 bytes \(found 256\)/],
+      ['amqp://h:0/?routing_key=q', /the port must be from 1 to 65535/],
+      ['amqp:///?routing_key=q', /names no host: write it as amqp:\/\/host\[:port\]\/\[vhost\]\?exchange=X&routing_key=K/],
+      ['amqp:h?routing_key=q', /names no host/],
+      ['amqp://h%41/?routing_key=q', /the host "h%41" is not a host name or an IP address/],
+      ['amqps://h/?routing_key=q', /^body\.target_url: must be an http, https or amqp URL, not amqps$/],
+    ];
+    for (const [url, message] of refused) rejects(() => validateCreate({ ...valid, target_url: url }, 'auto'), message);
+  });
+
+  it('takes basic credentials or none for a broker, never an Authorization header', () => {
+    const url = 'amqp://h/?routing_key=q';
+    const basic = { type: 'basic', basic: { username: 'publisher', password: 's3cret' } };
+    assert.deepEqual(validateCreate({ ...valid, target_url: url, auth: basic }, 'auto').auth, basic);
+    assert.deepEqual(validateCreate({ ...valid, target_url: url, auth: {} }, 'auto').auth, {});
+    const header = { type: 'header', header: { type: 'Bearer', credentials: 't' } };
+    rejects(() => validateCreate({ ...valid, target_url: url, auth: header }, 'auto'), /^body\.auth\.type: must be "basic"/);
+    assert.deepEqual(validateCreate({ ...valid, auth: header }, 'auto').auth, header, 'an HTTP target takes it');
   });
 });

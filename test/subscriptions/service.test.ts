@@ -6,6 +6,7 @@ import type { MatchState, SubscriptionRow } from '../../src/db/tables.js';
 import { ServiceError } from '../../src/errors.js';
 import { addressGuard } from '../../src/net/address-guard.js';
 import { type SubscriptionChange, type SubscriptionServiceDependencies, subscriptionService } from '../../src/subscriptions/service.js';
+import { targetConsent } from '../../src/subscriptions/target-consent.js';
 import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
 import { AT_LIMITS, overLimits } from '../support/subscription-limits.js';
 import { defaultTargetGuard } from '../support/target-guard.js';
@@ -158,6 +159,29 @@ for (const backend of testBackends()) {
         "someone else's: 404 first",
       );
       assert.equal((await tightened.get('alice', before.uuid)).target_url, 'http://127.0.0.1:9/hook');
+    });
+
+    it('a broker target_url: its host is judged by the address rules, no consent is asked, and credentials must be basic', async () => {
+      const broker = 'amqp://127.0.0.1:5672/?routing_key=q';
+      await assert.rejects(
+        service({ targetGuard: addressGuard({ allow: [], deny: ['127.0.0.0/8'] }) }).create('alice', { ...valid, target_url: broker }),
+        (error: ServiceError) =>
+          error.statusCode === 400 && error.message === 'body.target_url: address 127.0.0.1 is denied by NOTIFICATIONS_TARGET_DENY',
+      );
+      // The handshake is HTTP's: asked of an amqp URL, it could only fail.
+      const asking = service({ targetConsent: targetConsent({ origin: 'me', timeoutMs: 1_000, guard: defaultTargetGuard() }) });
+      const created = await asking.create('alice', { ...valid, target_url: broker });
+      assert.equal((await rowOf(created.uuid)).allowed_rate, null);
+
+      const header = { type: 'header', header: { type: 'Bearer', credentials: 't' } };
+      const basic = { type: 'basic', basic: { username: 'publisher', password: 'p' } };
+      const refusesHeader = (error: ServiceError) =>
+        error.statusCode === 400 && error.message.startsWith('body.auth.type: must be "basic"');
+      await assert.rejects(asking.update('alice', created.uuid, { auth: header }), refusesHeader);
+      const http = await service().create('alice', { ...valid, auth: header });
+      await assert.rejects(asking.update('alice', http.uuid, { target_url: broker }), refusesHeader, 'the stored header with a broker URL');
+      const moved = await asking.update('alice', http.uuid, { target_url: broker, auth: basic });
+      assert.equal(moved.target_url, broker);
     });
 
     it('moves updated strictly forward even when the clock stands still', async () => {

@@ -4,6 +4,8 @@
  */
 import type { DatabaseHandle } from '../../src/db/connect.js';
 import { matchQueue } from '../../src/db/match-queue.js';
+import { brokerDestination, destinationByTarget } from '../../src/delivery/broker-destination.js';
+import type { BrokerClient } from '../../src/delivery/broker-publisher.js';
 import { type DeliveryRunner, type DeliveryRunnerOptions, deliveryRunner } from '../../src/delivery/runner.js';
 import { type PushDestinationOptions, pushDestination } from '../../src/delivery/push-destination.js';
 import { type PolicyRunner, type PolicyRunnerOptions, policyRunner } from '../../src/policy/runner.js';
@@ -41,13 +43,18 @@ export function testDeliveryRunner(
   base: Common,
   options: Pick<PushDestinationOptions, 'target'> &
     Partial<Omit<PushDestinationOptions, 'clock'>> &
-    Partial<Omit<DeliveryRunnerOptions, 'queue' | 'settler' | 'clock' | 'holder' | 'destination'>>,
+    Partial<Omit<DeliveryRunnerOptions, 'queue' | 'settler' | 'clock' | 'holder' | 'destination'>> & {
+      /** Broker target URLs go to it (as the server wires it); without it, every row is pushed over HTTP. */
+      broker?: BrokerClient;
+    },
 ): DeliveryRunner {
-  const { target, secretKey = null, secretOverlapUs = 24 * 3600 * 1e6, ...rest } = options;
+  const { target, broker, secretKey = null, secretOverlapUs = 24 * 3600 * 1e6, ...rest } = options;
   const runnerOptions = common(base);
+  const secrets = { secretKey, secretOverlapUs, clock: runnerOptions.clock };
+  const push = pushDestination({ target, ...secrets });
   return deliveryRunner({
     ...runnerOptions,
-    destination: pushDestination({ target, secretKey, secretOverlapUs, clock: runnerOptions.clock }),
+    destination: broker === undefined ? push : destinationByTarget(push, brokerDestination({ broker, ...secrets })),
     targetTimeoutMs: 2_000,
     connectionsPerOrigin: 4,
     onSubscriptionChange: () => undefined,

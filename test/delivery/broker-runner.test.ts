@@ -1,0 +1,199 @@
+/**
+ * The delivery runner with broker destinations, as the server wires it (HTTP targets and broker
+ * URLs side by side), over a real database, the real RabbitMQ (through a TCP proxy the test can
+ * stop) and a real HTTP target, driven a round at a time with the clock in the test's hand: a
+ * broker that cannot be reached is a lane that goes down and is probed as an HTTP origin is,
+ * while HTTP targets are served; its confirmation, an answer without an HTTP status, brings the
+ * lane back; its refusals and the end of the schedule disable the subscription, saying why.
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { it, type TestContext } from 'node:test';
+import { type DatabaseHandle } from '../../src/db/connect.js';
+import { logEvent, pendingMatch } from '../../src/db/events.js';
+import { insertSubscription } from '../../src/db/subscriptions.js';
+import type { MatchesTable, SubscriptionRow } from '../../src/db/tables.js';
+import { type BrokerClient, createBrokerPublisher } from '../../src/delivery/broker-publisher.js';
+import { DOWN_AFTER } from '../../src/delivery/origin-health.js';
+import { createTargetClient, type TargetClient } from '../../src/delivery/target-client.js';
+import { addressGuard } from '../../src/net/address-guard.js';
+import { describeOn, openTestDatabase, type TestBackend, testBackends } from '../support/database.js';
+import { startStub } from '../support/http-stub.js';
+import { RABBITMQ_PORT, rabbitmq } from '../support/rabbitmq.js';
+import { round, testDeliveryRunner } from '../support/runners.js';
+import { subscriptionRow } from '../support/subscription-row.js';
+import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
+
+const NOW = 1_800_000_000_000_000;
+const SCHEDULE = { delaysMs: [60_000, 60_000], random: () => 0.5 };
+
+interface Scene {
+  handle: DatabaseHandle;
+  target: TargetClient;
+  broker: BrokerClient;
+  /** RabbitMQ, through a proxy the test can stop and start. */
+  proxy: TcpProxy;
+  now: number;
+  clock: () => number;
+  subscribe(targetUrl: string, fields?: Partial<SubscriptionRow>): Promise<SubscriptionRow>;
+  queue(subscription: SubscriptionRow, count: number): Promise<MatchesTable[]>;
+  read(uuid: string): Promise<MatchesTable>;
+  subscription(uuid: string): Promise<SubscriptionRow>;
+  attempts(uuid: string): Promise<Array<{ status: number | null; error: string | null }>>;
+}
+
+async function scene(t: TestContext, backend: TestBackend): Promise<Scene> {
+  const db = await openTestDatabase(backend);
+  const guard = addressGuard({ allow: [], deny: [] });
+  const target = createTargetClient({ timeoutMs: 2_000, connectionsPerOrigin: 4, guard });
+  const broker = createBrokerPublisher({ timeoutMs: 2_000, guard });
+  const proxy = await startTcpProxy(RABBITMQ_PORT);
+  t.after(async () => {
+    await Promise.all([target.close(), broker.close(), proxy.close()]);
+    await db.close();
+  });
+  let events = 0;
+  const s: Scene = {
+    handle: db.handle,
+    target,
+    broker,
+    proxy,
+    now: NOW,
+    clock: () => s.now,
+    subscribe: async (targetUrl, fields = {}) => {
+      const row = subscriptionRow({ target_url: targetUrl, ...fields });
+      await insertSubscription(db.handle.db, db.handle.capabilities, row);
+      return row;
+    },
+    queue: async (subscription, count) => {
+      const rows: MatchesTable[] = [];
+      for (let i = 0; i < count; i++) {
+        const eventUuid = randomUUID();
+        const id = `e${++events}`;
+        const match = { ...pendingMatch(eventUuid, subscription, NOW - 1_000_000 + events), state: 'deliver' as const };
+        const body = JSON.stringify({ specversion: '1.0', id, source: '/t', type: 't' });
+        await logEvent(db.handle.db, { uuid: eventUuid, source: '/t', event_id: id, type: 't', spec_version: '1.0', body, received: 1 }, [
+          match,
+        ]);
+        rows.push(match);
+      }
+      return rows;
+    },
+    read: (uuid) => db.handle.db.selectFrom('matches').selectAll().where('uuid', '=', uuid).executeTakeFirstOrThrow(),
+    subscription: (uuid) => db.handle.db.selectFrom('subscriptions').selectAll().where('uuid', '=', uuid).executeTakeFirstOrThrow(),
+    attempts: (uuid) =>
+      db.handle.db.selectFrom('attempts').select(['status', 'error']).where('match_uuid', '=', uuid).orderBy('at').execute(),
+  };
+  return s;
+}
+
+const states = async (s: Scene, rows: readonly MatchesTable[]) => (await Promise.all(rows.map((r) => s.read(r.uuid)))).map((r) => r.state);
+const count = (values: readonly string[], value: string) => values.filter((v) => v === value).length;
+
+for (const backend of testBackends()) {
+  describeOn(backend, `delivery runner, broker destinations (${backend.name})`, () => {
+    it('delivers to RabbitMQ on its confirmation: no HTTP status recorded, the message in the queue', async (t) => {
+      const s = await scene(t, backend);
+      const rabbit = await rabbitmq(t);
+      const queue = await rabbit.queue();
+      const rows = await s.queue(await s.subscribe(`amqp://127.0.0.1:${RABBITMQ_PORT}/?routing_key=${queue.name}`), 3);
+      const runner = testDeliveryRunner({ handle: s.handle, clock: s.clock }, { target: s.target, broker: s.broker });
+      assert.equal(await round(runner), 3);
+      assert.deepEqual(await states(s, rows), ['delivered', 'delivered', 'delivered']);
+      assert.equal((await s.read(rows[0]!.uuid)).target_code, null);
+      assert.deepEqual(await s.attempts(rows[0]!.uuid), [{ status: null, error: null }]);
+      await queue.received(3);
+      assert.deepEqual(
+        queue.messages.map((m) => m.properties.messageId as string),
+        rows.map((r) => r.uuid),
+      );
+    });
+
+    it('a broker that cannot be reached: its lane is down and probed once a second, while an HTTP target is served', async (t) => {
+      const s = await scene(t, backend);
+      const stub = await startStub();
+      t.after(() => stub.close());
+      await s.proxy.stop();
+      const lane = `amqp://127.0.0.1:${s.proxy.port}`;
+      const brokerRows = await s.queue(await s.subscribe(`${lane}/?routing_key=q`), 30);
+      const httpRows = await s.queue(await s.subscribe(stub.url), 5);
+      const runner = testDeliveryRunner(
+        { handle: s.handle, clock: s.clock },
+        { target: s.target, broker: s.broker, connectionsPerOrigin: 4, schedule: SCHEDULE },
+      );
+      const tried = async () => (await Promise.all(brokerRows.map((r) => s.attempts(r.uuid)))).flat().length;
+
+      await round(runner);
+      assert.deepEqual(await states(s, httpRows), ['delivered', 'delivered', 'delivered', 'delivered', 'delivered'], 'HTTP unaffected');
+      assert.deepEqual(runner.downOrigins(), [lane]);
+      const first = 4 + DOWN_AFTER - 1;
+      assert.equal(await tried(), first);
+      const attempt = (await Promise.all(brokerRows.map((r) => s.attempts(r.uuid)))).flat()[0];
+      assert.deepEqual(attempt, { status: null, error: 'connection refused' });
+      await round(runner);
+      assert.equal(await tried(), first, 'down: nothing more within the second');
+      for (let second = 1; second <= 3; second++) {
+        s.now += 1_000_000;
+        await round(runner);
+        await round(runner);
+        assert.equal(await tried(), first + second, `one probe in second ${second}`);
+      }
+      const waiting = await states(s, brokerRows);
+      assert.equal(count(waiting, 'deliver'), 30, 'none lost, none failed: due again on the schedule or waiting untried');
+    });
+
+    it('a down broker that confirms a probe is up again (a confirmation is an answer): its waiting rows are delivered', async (t) => {
+      const s = await scene(t, backend);
+      const rabbit = await rabbitmq(t);
+      const queue = await rabbit.queue();
+      await s.proxy.stop();
+      const lane = `amqp://127.0.0.1:${s.proxy.port}`;
+      const rows = await s.queue(await s.subscribe(`${lane}/?routing_key=${queue.name}`), 16);
+      const runner = testDeliveryRunner(
+        { handle: s.handle, clock: s.clock },
+        { target: s.target, broker: s.broker, connectionsPerOrigin: 4, schedule: SCHEDULE },
+      );
+      await round(runner);
+      assert.deepEqual(runner.downOrigins(), [lane]);
+      await s.proxy.start();
+      s.now += 1_000_000;
+      await round(runner);
+      assert.deepEqual(runner.downOrigins(), [], 'the probe was confirmed');
+      for (let i = 0; i < 4; i++) await round(runner);
+      const tried = 4 + DOWN_AFTER - 1;
+      assert.equal(count(await states(s, rows), 'delivered'), 16 - tried, 'the probe, then the rows that waited untried');
+      await queue.received(16 - tried);
+    });
+
+    it('the end of the schedule fails the row and disables the subscription, saying why', async (t) => {
+      const s = await scene(t, backend);
+      await s.proxy.stop();
+      const subscription = await s.subscribe(`amqp://127.0.0.1:${s.proxy.port}/?routing_key=q`);
+      const [row] = await s.queue(subscription, 1);
+      const runner = testDeliveryRunner(
+        { handle: s.handle, clock: s.clock },
+        { target: s.target, broker: s.broker, schedule: { delaysMs: [1_000], random: () => 0.5 } },
+      );
+      await round(runner);
+      assert.equal((await s.read(row!.uuid)).state, 'deliver');
+      s.now += 2_000_000;
+      await round(runner);
+      assert.equal((await s.read(row!.uuid)).state, 'failed');
+      const stored = await s.subscription(subscription.uuid);
+      assert.notEqual(stored.disabled, null);
+      assert.equal(stored.error, 'gave up after 2 attempts: connection refused');
+    });
+
+    it("the broker's refusal (a wrong password) fails at once and disables the subscription, naming the reason", async (t) => {
+      const s = await scene(t, backend);
+      const wrong = JSON.stringify({ type: 'basic', basic: { username: 'guest', password: 'wrong' } });
+      const subscription = await s.subscribe(`amqp://127.0.0.1:${RABBITMQ_PORT}/?routing_key=q`, { auth: wrong });
+      const [row] = await s.queue(subscription, 1);
+      await round(testDeliveryRunner({ handle: s.handle, clock: s.clock }, { target: s.target, broker: s.broker }));
+      assert.equal((await s.read(row!.uuid)).state, 'failed');
+      const stored = await s.subscription(subscription.uuid);
+      assert.notEqual(stored.disabled, null);
+      assert.match(stored.error ?? '', /^the broker refused the connection: ACCESS_REFUSED - Login was refused/);
+    });
+  });
+}
