@@ -15,6 +15,7 @@
  *   authorized, topic name invalid, packet too large, quota exceeded, payload format invalid).
  * - For later: no connection, a connection closed before its PUBACK came.
  */
+import { randomBytes } from 'node:crypto';
 import type { IClientOptions, MqttClient } from 'mqtt';
 import {
   type BrokerConnection,
@@ -26,7 +27,6 @@ import {
   type BrokerUrlParts,
   BrokerUrlError,
 } from './protocol.js';
-import { randomBytes } from 'node:crypto';
 
 /** A topic is an MQTT string: at most 65535 bytes of UTF-8. */
 const TOPIC_BYTES = 65_535;
