@@ -90,6 +90,10 @@ async function connectAs(protocolVersion: 4 | 5, endpoint: BrokerEndpoint, timeo
   await new Promise<void>((resolve, reject) => {
     const fail = (error: Error) => {
       client.removeListener('connect', connected);
+      client.removeListener('error', fail);
+      client.removeListener('close', closed);
+      // Late errors of the socket being ended are of no interest.
+      client.on('error', () => undefined);
       client.end(true);
       reject(refusedLogin(error) ?? error);
     };
