@@ -8,9 +8,12 @@
  * - HTTP: the counting keep-alive target (answers 204 at once).
  * - AMQP: the shared RabbitMQ on 127.0.0.1:5672, a durable queue of the bench's own (persistent
  *   messages are written to disk before the broker confirms them), consumed here; deleted after.
+ * - MQTT: the shared Mosquitto on 127.0.0.1:1883 (MQTT 5, QoS 1: delivered on PUBACK), a topic of
+ *   the bench's own, subscribed here at QoS 1 before the load.
  */
 import { randomBytes } from 'node:crypto';
 import amqplib from 'amqplib';
+import { connectAsync } from 'mqtt';
 import type { RunningServer } from '../test/support/processes.js';
 import { startCountingTarget } from './counting-target.js';
 import { pacedLoad } from './receive.js';
@@ -33,7 +36,11 @@ interface Arrivals {
 }
 
 export async function benchBrokers(label: string, databaseUrl: string): Promise<Row[]> {
-  return [await measure(label, 'HTTP', databaseUrl, httpArrivals), await measure(label, 'AMQP (RabbitMQ)', databaseUrl, amqpArrivals)];
+  return [
+    await measure(label, 'HTTP', databaseUrl, httpArrivals),
+    await measure(label, 'AMQP (RabbitMQ)', databaseUrl, amqpArrivals),
+    await measure(label, 'MQTT (Mosquitto)', databaseUrl, mqttArrivals),
+  ];
 }
 
 async function measure(label: string, destination: string, databaseUrl: string, arrivals: () => Promise<Arrivals>): Promise<Row> {
@@ -121,6 +128,27 @@ async function amqpArrivals(): Promise<Arrivals> {
     close: async () => {
       await channel.deleteQueue(queue);
       await connection.close();
+    },
+  };
+}
+
+async function mqttArrivals(): Promise<Arrivals> {
+  const client = await connectAsync({ host: '127.0.0.1', port: 1883, protocolVersion: 5, reconnectPeriod: 0 });
+  const topic = `svc-notifications-bench/${randomBytes(6).toString('hex')}`;
+  let count = 0;
+  let last = 0;
+  client.on('message', () => {
+    count++;
+    last = performance.now();
+  });
+  await client.subscribeAsync(topic, { qos: 1 });
+  return {
+    targetUrl: `mqtt://127.0.0.1:1883/${topic}`,
+    count: () => count,
+    lastAt: () => last,
+    close: async () => {
+      await client.unsubscribeAsync(topic);
+      await client.endAsync();
     },
   };
 }

@@ -3,6 +3,7 @@
  * implementing BrokerProtocol (protocol.ts), listed here.
  */
 import { amqp } from './amqp.js';
+import { mqtt } from './mqtt.js';
 import type { BrokerProtocol } from './protocol.js';
 
-export const BROKER_PROTOCOLS: ReadonlyMap<string, BrokerProtocol> = new Map([amqp].map((protocol) => [protocol.scheme, protocol]));
+export const BROKER_PROTOCOLS: ReadonlyMap<string, BrokerProtocol> = new Map([amqp, mqtt].map((protocol) => [protocol.scheme, protocol]));

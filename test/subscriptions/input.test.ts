@@ -204,9 +204,49 @@ describe('subscription input: broker target URLs', () => {
       ['amqp:///?routing_key=q', /names no host: write it as amqp:\/\/host\[:port\]\/\[vhost\]\?exchange=X&routing_key=K/],
       ['amqp:h?routing_key=q', /names no host/],
       ['amqp://h%41/?routing_key=q', /the host "h%41" is not a host name or an IP address/],
-      ['amqps://h/?routing_key=q', /^body\.target_url: must be an http, https or amqp URL, not amqps$/],
+      ['amqps://h/?routing_key=q', /^body\.target_url: must be an http, https, amqp or mqtt URL, not amqps$/],
     ];
     for (const [url, message] of refused) rejects(() => validateCreate({ ...valid, target_url: url }, 'auto'), message);
+  });
+
+  it('accepts MQTT URLs: the path is the topic, percent-decoded, its levels kept', () => {
+    const cases: Array<[string, { lane: string; scope: string; route: Record<string, string> }]> = [
+      ['mqtt://127.0.0.1/orders', { lane: 'mqtt://127.0.0.1:1883', scope: '', route: { topic: 'orders' } }],
+      [
+        'MQTT://Broker.Example:8883/orders/created/eu',
+        { lane: 'mqtt://broker.example:8883', scope: '', route: { topic: 'orders/created/eu' } },
+      ],
+      ['mqtt://h/a%2Fb/v%C3%A4%20x', { lane: 'mqtt://h:1883', scope: '', route: { topic: 'a/b/vä x' } }],
+      ['mqtt://h/a//b/', { lane: 'mqtt://h:1883', scope: '', route: { topic: 'a//b/' } }],
+    ];
+    for (const [url, read] of cases) {
+      assert.equal(validateCreate({ ...valid, target_url: url }, 'auto').target_url, url, 'kept as written');
+      const { lane, scope, route } = readBrokerUrl(url);
+      assert.deepEqual({ lane, scope, route }, read, url);
+    }
+  });
+
+  it('refuses what an MQTT URL must not be, naming body.target_url', () => {
+    const refused: Array<[string, RegExp]> = [
+      ['mqtt://h', /^body\.target_url: names no topic: write it as the path, mqtt:\/\/host\[:port\]\/TOPIC$/],
+      ['mqtt://h/', /^body\.target_url: names no topic/],
+      [
+        'mqtt://h/a/+/b',
+        /^body\.target_url: the topic "a\/\+\/b" has a wildcard \(\+ or #\): a message is published to one topic, not a filter$/,
+      ],
+      ['mqtt://h/a/%2B', /the topic "a\/\+" has a wildcard/],
+      ['mqtt://h/a/%23', /the topic "a\/#" has a wildcard/],
+      ['mqtt://h/a/#', /must not contain a fragment/],
+      ['mqtt://h/%24SYS/x', /^body\.target_url: the topic "\$SYS\/x" starts with \$: those are the broker's own topics$/],
+      ['mqtt://h/a?qos=2', /^body\.target_url: an MQTT URL has no query: the topic is the path$/],
+      ['mqtt://h/a%00b', /the topic must not contain a NUL character/],
+      ['mqtt://h/%E0', /the topic has a % that does not start an escape of UTF-8/],
+      ['mqtt://u:p@h/a', /must not contain credentials; put them in auth \(basic\)/],
+      ['mqtts://h/a', /^body\.target_url: must be an http, https, amqp or mqtt URL, not mqtts$/],
+    ];
+    for (const [url, message] of refused) rejects(() => validateCreate({ ...valid, target_url: url }, 'auto'), message);
+    // Past the 2,048 characters of a target_url: for a URL read at delivery.
+    assert.throws(() => readBrokerUrl(`mqtt://h/${'é'.repeat(32_768)}`), /the topic is at most 65535 bytes \(found 65536\)/);
   });
 
   it('takes basic credentials or none for a broker, never an Authorization header', () => {
