@@ -3,6 +3,7 @@
  * implementing BrokerProtocol (protocol.ts), listed here.
  */
 import { amqp } from './amqp.js';
+import { nats } from './nats.js';
 import type { BrokerProtocol } from './protocol.js';
 
-export const BROKER_PROTOCOLS: ReadonlyMap<string, BrokerProtocol> = new Map([amqp].map((protocol) => [protocol.scheme, protocol]));
+export const BROKER_PROTOCOLS: ReadonlyMap<string, BrokerProtocol> = new Map([amqp, nats].map((protocol) => [protocol.scheme, protocol]));
