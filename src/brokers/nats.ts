@@ -7,8 +7,8 @@
  *   delivery's uuid: the stream drops a repeat within its duplicate window) and the webhook
  *   headers as NATS headers: delivered when a stream acknowledges it.
  * - Refused for good (BrokerRefusedError): a subject no stream holds (no responders, 503), an
- *   error the stream answers (4xx: the message is too large, the stream is sealed), and a login
- *   the server refuses (authorization violation).
+ *   error the stream answers (4xx: the message is too large for it, the stream is sealed), a
+ *   message larger than the server's max_payload, and a login the server refuses.
  * - For later: no connection, a connection closed meanwhile, no acknowledgement.
  *
  * The client does not reconnect by itself: a closed connection is reported by `onClose`, and the
@@ -123,6 +123,8 @@ class NatsBrokerConnection implements BrokerConnection {
     try {
       await this.stream.publish(subject, Buffer.from(message.body), { msgID: message.id, headers, timeout: this.timeoutMs });
     } catch (error) {
+      if (codeOf(error) === 'MAX_PAYLOAD_EXCEEDED')
+        throw new BrokerRefusedError(`the message is larger than the server takes (${this.connection.info?.max_payload ?? '?'} bytes)`);
       throw refusal(error, subject) ?? publishFailure(error);
     }
   }

@@ -106,6 +106,18 @@ describe('broker publisher: NATS JetStream', () => {
     await stream.received(5);
   });
 
+  it('a message larger than the server takes is refused for good; the connection goes on', async (t) => {
+    const stream = await natsStream(t);
+    const client = publisher(t);
+    const large = `{"specversion":"1.0","id":"1","data":"${'x'.repeat(1_100_000)}"}`;
+    assert.deepEqual(outcome(await client.publish(request(toSubject(stream.subject()), { body: large }))), {
+      error: 'the message is larger than the server takes (1048576 bytes)',
+      permanent: true,
+    });
+    assert.deepEqual(outcome(await client.publish(request(toSubject(stream.subject())))), confirmed);
+    await stream.received(1);
+  });
+
   it('credentials of auth basic are sent as user and password; a refused login is refused for good', async (t) => {
     const server = await refusingServer(t);
     const auth = { type: 'basic', basic: { username: 'notifier', password: 's3cret' } } as const;
