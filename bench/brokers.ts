@@ -8,9 +8,12 @@
  * - HTTP: the counting keep-alive target (answers 204 at once).
  * - AMQP: the shared RabbitMQ on 127.0.0.1:5672, a durable queue of the bench's own (persistent
  *   messages are written to disk before the broker confirms them), consumed here; deleted after.
+ * - NATS: the shared NATS server on 127.0.0.1:4222, a JetStream stream of the bench's own (file
+ *   storage: written before it acknowledges), read here by an ordered consumer; deleted after.
  */
 import { randomBytes } from 'node:crypto';
 import amqplib from 'amqplib';
+import { connect as connectNats } from 'nats';
 import type { RunningServer } from '../test/support/processes.js';
 import { startCountingTarget } from './counting-target.js';
 import { pacedLoad } from './receive.js';
@@ -33,7 +36,11 @@ interface Arrivals {
 }
 
 export async function benchBrokers(label: string, databaseUrl: string): Promise<Row[]> {
-  return [await measure(label, 'HTTP', databaseUrl, httpArrivals), await measure(label, 'AMQP (RabbitMQ)', databaseUrl, amqpArrivals)];
+  return [
+    await measure(label, 'HTTP', databaseUrl, httpArrivals),
+    await measure(label, 'AMQP (RabbitMQ)', databaseUrl, amqpArrivals),
+    await measure(label, 'NATS JetStream', databaseUrl, natsArrivals),
+  ];
 }
 
 async function measure(label: string, destination: string, databaseUrl: string, arrivals: () => Promise<Arrivals>): Promise<Row> {
@@ -120,6 +127,33 @@ async function amqpArrivals(): Promise<Arrivals> {
     lastAt: () => last,
     close: async () => {
       await channel.deleteQueue(queue);
+      await connection.close();
+    },
+  };
+}
+
+async function natsArrivals(): Promise<Arrivals> {
+  const connection = await connectNats({ servers: '127.0.0.1:4222' });
+  const manager = await connection.jetstreamManager();
+  const suffix = randomBytes(6).toString('hex');
+  const stream = `svc-notifications-bench-${suffix}`;
+  await manager.streams.add({ name: stream, subjects: [`svcnbench${suffix}.>`] });
+  const messages = await (await connection.jetstream().consumers.get(stream)).consume();
+  let count = 0;
+  let last = 0;
+  void (async () => {
+    for await (const _ of messages) {
+      count++;
+      last = performance.now();
+    }
+  })();
+  return {
+    targetUrl: `nats://127.0.0.1:4222/svcnbench${suffix}.events`,
+    count: () => count,
+    lastAt: () => last,
+    close: async () => {
+      await messages.close();
+      await manager.streams.delete(stream);
       await connection.close();
     },
   };
