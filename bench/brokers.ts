@@ -10,10 +10,13 @@
  *   messages are written to disk before the broker confirms them), consumed here; deleted after.
  * - MQTT: the shared Mosquitto on 127.0.0.1:1883 (MQTT 5, QoS 1: delivered on PUBACK), a topic of
  *   the bench's own, subscribed here at QoS 1 before the load.
+ * - NATS: the shared NATS server on 127.0.0.1:4222, a JetStream stream of the bench's own (file
+ *   storage: written before it acknowledges), read here by an ordered consumer; deleted after.
  */
 import { randomBytes } from 'node:crypto';
 import amqplib from 'amqplib';
 import { connectAsync } from 'mqtt';
+import { connect as connectNats } from 'nats';
 import type { RunningServer } from '../test/support/processes.js';
 import { startCountingTarget } from './counting-target.js';
 import { pacedLoad } from './receive.js';
@@ -40,6 +43,7 @@ export async function benchBrokers(label: string, databaseUrl: string): Promise<
     await measure(label, 'HTTP', databaseUrl, httpArrivals),
     await measure(label, 'AMQP (RabbitMQ)', databaseUrl, amqpArrivals),
     await measure(label, 'MQTT (Mosquitto)', databaseUrl, mqttArrivals),
+    await measure(label, 'NATS JetStream', databaseUrl, natsArrivals),
   ];
 }
 
@@ -149,6 +153,33 @@ async function mqttArrivals(): Promise<Arrivals> {
     close: async () => {
       await client.unsubscribeAsync(topic);
       await client.endAsync();
+    },
+  };
+}
+
+async function natsArrivals(): Promise<Arrivals> {
+  const connection = await connectNats({ servers: '127.0.0.1:4222' });
+  const manager = await connection.jetstreamManager();
+  const suffix = randomBytes(6).toString('hex');
+  const stream = `svc-notifications-bench-${suffix}`;
+  await manager.streams.add({ name: stream, subjects: [`svcnbench${suffix}.>`] });
+  const messages = await (await connection.jetstream().consumers.get(stream)).consume();
+  let count = 0;
+  let last = 0;
+  void (async () => {
+    for await (const _ of messages) {
+      count++;
+      last = performance.now();
+    }
+  })();
+  return {
+    targetUrl: `nats://127.0.0.1:4222/svcnbench${suffix}.events`,
+    count: () => count,
+    lastAt: () => last,
+    close: async () => {
+      await messages.close();
+      await manager.streams.delete(stream);
+      await connection.close();
     },
   };
 }

@@ -251,7 +251,7 @@ export function SubscriptionForm(props: ViewProps & { uuid?: string; jsonpath?: 
           ? html`<${TextField}
         id="field-target"
         label="Target URL"
-        help="Where matching events are POSTed: an http or https URL; or the message broker they are published to: amqp://host/vhost?exchange=X&routing_key=K. Put credentials in Authentication, not in the URL."
+        help="Where matching events are POSTed: an http or https URL; or the message broker they are published to: amqp://host/vhost?exchange=X&routing_key=K, mqtt://host/TOPIC or nats://host/SUBJECT. Put credentials in Authentication, not in the URL."
         value=${draft.target_url}
         error=${errors.target_url}
         inputmode="url"

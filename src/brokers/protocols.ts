@@ -4,6 +4,7 @@
  */
 import { amqp } from './amqp.js';
 import { mqtt } from './mqtt.js';
+import { nats } from './nats.js';
 import type { BrokerProtocol } from './protocol.js';
 
-export const BROKER_PROTOCOLS: ReadonlyMap<string, BrokerProtocol> = new Map([amqp, mqtt].map((protocol) => [protocol.scheme, protocol]));
+export const BROKER_PROTOCOLS: ReadonlyMap<string, BrokerProtocol> = new Map([amqp, mqtt, nats].map((protocol) => [protocol.scheme, protocol]));

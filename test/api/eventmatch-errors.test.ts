@@ -71,13 +71,13 @@ const INVALID: Array<[string, Record<string, unknown>, RegExp, ErrorCode]> = [
   [
     'target_url ftp',
     { ...valid, target_url: 'ftp://example.org/x' },
-    /^body\.target_url: must be an http, https, amqp or mqtt URL, not ftp$/,
+    /^body\.target_url: must be an http, https, amqp, mqtt or nats URL, not ftp$/,
     'TARGET_URL_INVALID',
   ],
   [
     'target_url mailto',
     { ...valid, target_url: 'mailto:a@example.org' },
-    /^body\.target_url: must be an http, https, amqp or mqtt URL, not mailto$/,
+    /^body\.target_url: must be an http, https, amqp, mqtt or nats URL, not mailto$/,
     'TARGET_URL_INVALID',
   ],
   [
@@ -145,6 +145,18 @@ const INVALID: Array<[string, Record<string, unknown>, RegExp, ErrorCode]> = [
     'mqtt target_url without a topic',
     { ...valid, target_url: 'mqtt://127.0.0.1/' },
     /^body\.target_url: names no topic: write it as the path, mqtt:\/\/host\[:port\]\/TOPIC$/,
+    'TARGET_URL_INVALID',
+  ],
+  [
+    'nats target_url without a subject',
+    { ...valid, target_url: 'nats://127.0.0.1:4222' },
+    /^body\.target_url: names no subject: write it as the path, nats:\/\/host\[:port\]\/SUBJECT$/,
+    'TARGET_URL_INVALID',
+  ],
+  [
+    'nats target_url with a wildcard',
+    { ...valid, target_url: 'nats://127.0.0.1/orders.>' },
+    /^body\.target_url: the subject "orders.>" has a wildcard: publish to one subject$/,
     'TARGET_URL_INVALID',
   ],
   ['auth not an object', { ...valid, auth: 'basic' }, /^body\.auth: must be an object$/, 'FIELD_TYPE'],

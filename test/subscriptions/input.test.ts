@@ -204,7 +204,35 @@ describe('subscription input: broker target URLs', () => {
       ['amqp:///?routing_key=q', /names no host: write it as amqp:\/\/host\[:port\]\/\[vhost\]\?exchange=X&routing_key=K/],
       ['amqp:h?routing_key=q', /names no host/],
       ['amqp://h%41/?routing_key=q', /the host "h%41" is not a host name or an IP address/],
-      ['amqps://h/?routing_key=q', /^body\.target_url: must be an http, https, amqp or mqtt URL, not amqps$/],
+      ['amqps://h/?routing_key=q', /^body\.target_url: must be an http, https, amqp, mqtt or nats URL, not amqps$/],
+    ];
+    for (const [url, message] of refused) rejects(() => validateCreate({ ...valid, target_url: url }, 'auto'), message);
+  });
+
+  it('accepts NATS URLs, reading the subject from the path, and refuses what cannot be published to', () => {
+    const accepted: Array<[string, { lane: string; subject: string }]> = [
+      ['nats://127.0.0.1/orders.new', { lane: 'nats://127.0.0.1:4222', subject: 'orders.new' }],
+      ['NATS://Nats.Example:4333/a.b-c_d.%C3%A4', { lane: 'nats://nats.example:4333', subject: 'a.b-c_d.ä' }],
+      ['nats://[::1]/x', { lane: 'nats://[::1]:4222', subject: 'x' }],
+    ];
+    for (const [url, read] of accepted) {
+      assert.equal(validateCreate({ ...valid, target_url: url }, 'auto').target_url, url, 'kept as written');
+      const { lane, scope, route } = readBrokerUrl(url);
+      assert.deepEqual({ lane, scope, route }, { lane: read.lane, scope: '', route: { subject: read.subject } }, url);
+    }
+    const refused: Array<[string, RegExp]> = [
+      ['nats://h', /^body\.target_url: names no subject: write it as the path, nats:\/\/host\[:port\]\/SUBJECT$/],
+      ['nats://h/', /names no subject/],
+      ['nats://h/a/b', /the path is the subject: one segment \(tokens are separated by dots\)/],
+      ['nats://h/a.*.c', /the subject "a\.\*\.c" has a wildcard: publish to one subject/],
+      ['nats://h/a.>', /has a wildcard/],
+      ['nats://h/a..b', /the subject "a\.\.b" has an empty token or white space/],
+      ['nats://h/.a', /has an empty token or white space/],
+      ['nats://h/a%20b', /the subject "a b" has an empty token or white space/],
+      ['nats://h/a%E0', /the subject has a % that does not start an escape of UTF-8/],
+      ['nats://h/a?stream=s', /^body\.target_url: takes no query parameters: the path is the subject$/],
+      ['nats://u:p@h/a', /must not contain credentials; put them in auth \(basic\)/],
+      ['nats://h/a#b', /must not contain a fragment/],
     ];
     for (const [url, message] of refused) rejects(() => validateCreate({ ...valid, target_url: url }, 'auto'), message);
   });
@@ -242,7 +270,7 @@ describe('subscription input: broker target URLs', () => {
       ['mqtt://h/a%00b', /the topic must not contain a NUL character/],
       ['mqtt://h/%E0', /the topic has a % that does not start an escape of UTF-8/],
       ['mqtt://u:p@h/a', /must not contain credentials; put them in auth \(basic\)/],
-      ['mqtts://h/a', /^body\.target_url: must be an http, https, amqp or mqtt URL, not mqtts$/],
+      ['mqtts://h/a', /^body\.target_url: must be an http, https, amqp, mqtt or nats URL, not mqtts$/],
     ];
     for (const [url, message] of refused) rejects(() => validateCreate({ ...valid, target_url: url }, 'auto'), message);
     // Past the 2,048 characters of a target_url: for a URL read at delivery.
