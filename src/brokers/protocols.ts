@@ -4,5 +4,6 @@
  */
 import { amqp } from './amqp.js';
 import type { BrokerProtocol } from './protocol.js';
+import { redis } from './redis.js';
 
-export const BROKER_PROTOCOLS: ReadonlyMap<string, BrokerProtocol> = new Map([amqp].map((protocol) => [protocol.scheme, protocol]));
+export const BROKER_PROTOCOLS: ReadonlyMap<string, BrokerProtocol> = new Map([amqp, redis].map((protocol) => [protocol.scheme, protocol]));

@@ -71,13 +71,13 @@ const INVALID: Array<[string, Record<string, unknown>, RegExp, ErrorCode]> = [
   [
     'target_url ftp',
     { ...valid, target_url: 'ftp://example.org/x' },
-    /^body\.target_url: must be an http, https or amqp URL, not ftp$/,
+    /^body\.target_url: must be an http, https, amqp or redis URL, not ftp$/,
     'TARGET_URL_INVALID',
   ],
   [
     'target_url mailto',
     { ...valid, target_url: 'mailto:a@example.org' },
-    /^body\.target_url: must be an http, https or amqp URL, not mailto$/,
+    /^body\.target_url: must be an http, https, amqp or redis URL, not mailto$/,
     'TARGET_URL_INVALID',
   ],
   [
@@ -134,6 +134,18 @@ const INVALID: Array<[string, Record<string, unknown>, RegExp, ErrorCode]> = [
     { ...valid, target_url: 'amqp://127.0.0.1/?routing_key=q', auth: { type: 'header', header: { type: 'Bearer', credentials: 't' } } },
     /^body\.auth\.type: must be "basic" \(the broker's user name and password\), or send \{\} for none: the target_url is a broker's \(amqp\)$/,
     'FIELD_INVALID',
+  ],
+  [
+    'redis target_url without a key',
+    { ...valid, target_url: 'redis://127.0.0.1/' },
+    /^body\.target_url: names no stream key: write it as redis:\/\/host\[:port\]\/KEY$/,
+    'TARGET_URL_INVALID',
+  ],
+  [
+    'redis target_url with a database and a key',
+    { ...valid, target_url: 'redis://127.0.0.1/1/events' },
+    /^body\.target_url: the path is the stream key: one segment/,
+    'TARGET_URL_INVALID',
   ],
   ['auth not an object', { ...valid, auth: 'basic' }, /^body\.auth: must be an object$/, 'FIELD_TYPE'],
   ['auth array', { ...valid, auth: [] }, /^body\.auth: must be an object$/, 'FIELD_TYPE'],
