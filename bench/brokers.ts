@@ -8,9 +8,12 @@
  * - HTTP: the counting keep-alive target (answers 204 at once).
  * - AMQP: the shared RabbitMQ on 127.0.0.1:5672, a durable queue of the bench's own (persistent
  *   messages are written to disk before the broker confirms them), consumed here; deleted after.
+ * - Redis Streams: the shared Redis on 127.0.0.1:6379, a stream of the bench's own (durable as
+ *   the server's persistence settings make it), read here with blocking XREAD; deleted after.
  */
 import { randomBytes } from 'node:crypto';
 import amqplib from 'amqplib';
+import { Redis } from 'ioredis';
 import type { RunningServer } from '../test/support/processes.js';
 import { startCountingTarget } from './counting-target.js';
 import { pacedLoad } from './receive.js';
@@ -33,7 +36,11 @@ interface Arrivals {
 }
 
 export async function benchBrokers(label: string, databaseUrl: string): Promise<Row[]> {
-  return [await measure(label, 'HTTP', databaseUrl, httpArrivals), await measure(label, 'AMQP (RabbitMQ)', databaseUrl, amqpArrivals)];
+  return [
+    await measure(label, 'HTTP', databaseUrl, httpArrivals),
+    await measure(label, 'AMQP (RabbitMQ)', databaseUrl, amqpArrivals),
+    await measure(label, 'Redis Streams', databaseUrl, redisArrivals),
+  ];
 }
 
 async function measure(label: string, destination: string, databaseUrl: string, arrivals: () => Promise<Arrivals>): Promise<Row> {
@@ -121,6 +128,37 @@ async function amqpArrivals(): Promise<Arrivals> {
     close: async () => {
       await channel.deleteQueue(queue);
       await connection.close();
+    },
+  };
+}
+
+async function redisArrivals(): Promise<Arrivals> {
+  const key = `svc-notifications-bench-${randomBytes(6).toString('hex')}`;
+  const reader = new Redis({ host: '127.0.0.1', port: 6379, lazyConnect: true });
+  await reader.connect();
+  let count = 0;
+  let last = 0;
+  let reading = true;
+  const read = (async () => {
+    let from = '0';
+    while (reading) {
+      const answer = await reader.xread('COUNT', 10_000, 'BLOCK', 200, 'STREAMS', key, from);
+      const entries = answer?.[0]?.[1] ?? [];
+      if (entries.length === 0) continue;
+      count += entries.length;
+      last = performance.now();
+      from = entries[entries.length - 1]![0];
+    }
+  })();
+  return {
+    targetUrl: `redis://127.0.0.1:6379/${key}`,
+    count: () => count,
+    lastAt: () => last,
+    close: async () => {
+      reading = false;
+      await read;
+      await reader.del(key);
+      await reader.quit();
     },
   };
 }

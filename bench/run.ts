@@ -100,7 +100,7 @@ async function main(): Promise<void> {
   );
   await section(
     'brokers',
-    'Brokers: deliveries/s to RabbitMQ (publisher confirms, persistent, a durable queue) beside HTTP, 20 subscriptions to every event, 300 events/s offered for 10 s (6,000 deliveries/s)',
+    'Brokers: deliveries/s to RabbitMQ (publisher confirms, persistent, a durable queue) and Redis Streams (XADD) beside HTTP, 20 subscriptions to every event, 300 events/s offered for 10 s (6,000 deliveries/s)',
     () => forEachBenchDatabase(benchBrokers),
   );
   await section(
