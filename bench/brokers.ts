@@ -12,9 +12,12 @@
  *   the bench's own, subscribed here at QoS 1 before the load.
  * - NATS: the shared NATS server on 127.0.0.1:4222, a JetStream stream of the bench's own (file
  *   storage: written before it acknowledges), read here by an ordered consumer; deleted after.
+ * - Redis Streams: the shared Redis on 127.0.0.1:6379, a stream of the bench's own (durable as
+ *   the server's persistence settings make it), read here with blocking XREAD; deleted after.
  */
 import { randomBytes } from 'node:crypto';
 import amqplib from 'amqplib';
+import { Redis } from 'ioredis';
 import { connectAsync } from 'mqtt';
 import { connect as connectNats } from 'nats';
 import type { RunningServer } from '../test/support/processes.js';
@@ -44,6 +47,7 @@ export async function benchBrokers(label: string, databaseUrl: string): Promise<
     await measure(label, 'AMQP (RabbitMQ)', databaseUrl, amqpArrivals),
     await measure(label, 'MQTT (Mosquitto)', databaseUrl, mqttArrivals),
     await measure(label, 'NATS JetStream', databaseUrl, natsArrivals),
+    await measure(label, 'Redis Streams', databaseUrl, redisArrivals),
   ];
 }
 
@@ -180,6 +184,37 @@ async function natsArrivals(): Promise<Arrivals> {
       await messages.close();
       await manager.streams.delete(stream);
       await connection.close();
+    },
+  };
+}
+
+async function redisArrivals(): Promise<Arrivals> {
+  const key = `svc-notifications-bench-${randomBytes(6).toString('hex')}`;
+  const reader = new Redis({ host: '127.0.0.1', port: 6379, lazyConnect: true });
+  await reader.connect();
+  let count = 0;
+  let last = 0;
+  let reading = true;
+  const read = (async () => {
+    let from = '0';
+    while (reading) {
+      const answer = await reader.xread('COUNT', 10_000, 'BLOCK', 200, 'STREAMS', key, from);
+      const entries = answer?.[0]?.[1] ?? [];
+      if (entries.length === 0) continue;
+      count += entries.length;
+      last = performance.now();
+      from = entries[entries.length - 1]![0];
+    }
+  })();
+  return {
+    targetUrl: `redis://127.0.0.1:6379/${key}`,
+    count: () => count,
+    lastAt: () => last,
+    close: async () => {
+      reading = false;
+      await read;
+      await reader.del(key);
+      await reader.quit();
     },
   };
 }

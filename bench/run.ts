@@ -100,7 +100,7 @@ async function main(): Promise<void> {
   );
   await section(
     'brokers',
-    'Brokers: deliveries/s to RabbitMQ (publisher confirms, persistent, a durable queue), Mosquitto (MQTT 5, QoS 1) and NATS JetStream (acknowledged by a file stream) beside HTTP, 20 subscriptions to every event, 300 events/s offered for 10 s (6,000 deliveries/s)',
+    'Brokers: deliveries/s to RabbitMQ (publisher confirms, persistent, a durable queue), Mosquitto (MQTT 5, QoS 1), NATS JetStream (acknowledged by a file stream) and Redis Streams (XADD) beside HTTP, 20 subscriptions to every event, 300 events/s offered for 10 s (6,000 deliveries/s)',
     () => forEachBenchDatabase(benchBrokers),
   );
   await section(

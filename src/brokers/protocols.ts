@@ -6,5 +6,8 @@ import { amqp } from './amqp.js';
 import { mqtt } from './mqtt.js';
 import { nats } from './nats.js';
 import type { BrokerProtocol } from './protocol.js';
+import { redis } from './redis.js';
 
-export const BROKER_PROTOCOLS: ReadonlyMap<string, BrokerProtocol> = new Map([amqp, mqtt, nats].map((protocol) => [protocol.scheme, protocol]));
+export const BROKER_PROTOCOLS: ReadonlyMap<string, BrokerProtocol> = new Map(
+  [amqp, mqtt, nats, redis].map((protocol) => [protocol.scheme, protocol]),
+);

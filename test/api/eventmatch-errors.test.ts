@@ -71,13 +71,13 @@ const INVALID: Array<[string, Record<string, unknown>, RegExp, ErrorCode]> = [
   [
     'target_url ftp',
     { ...valid, target_url: 'ftp://example.org/x' },
-    /^body\.target_url: must be an http, https, amqp, mqtt or nats URL, not ftp$/,
+    /^body\.target_url: must be an http, https, amqp, mqtt, nats or redis URL, not ftp$/,
     'TARGET_URL_INVALID',
   ],
   [
     'target_url mailto',
     { ...valid, target_url: 'mailto:a@example.org' },
-    /^body\.target_url: must be an http, https, amqp, mqtt or nats URL, not mailto$/,
+    /^body\.target_url: must be an http, https, amqp, mqtt, nats or redis URL, not mailto$/,
     'TARGET_URL_INVALID',
   ],
   [
@@ -157,6 +157,18 @@ const INVALID: Array<[string, Record<string, unknown>, RegExp, ErrorCode]> = [
     'nats target_url with a wildcard',
     { ...valid, target_url: 'nats://127.0.0.1/orders.>' },
     /^body\.target_url: the subject "orders.>" has a wildcard: publish to one subject$/,
+    'TARGET_URL_INVALID',
+  ],
+  [
+    'redis target_url without a key',
+    { ...valid, target_url: 'redis://127.0.0.1/' },
+    /^body\.target_url: names no stream key: write it as redis:\/\/host\[:port\]\/KEY$/,
+    'TARGET_URL_INVALID',
+  ],
+  [
+    'redis target_url with a database and a key',
+    { ...valid, target_url: 'redis://127.0.0.1/1/events' },
+    /^body\.target_url: the path is the stream key: one segment/,
     'TARGET_URL_INVALID',
   ],
   ['auth not an object', { ...valid, auth: 'basic' }, /^body\.auth: must be an object$/, 'FIELD_TYPE'],

@@ -161,7 +161,7 @@ for (const backend of testBackends()) {
       await page.getByRole('button', { name: 'Create subscription' }).click();
       const targetError = page.locator('#field-target-error');
       await targetError.waitFor();
-      assert.match((await targetError.textContent()) ?? '', /http, https, amqp, mqtt or nats URL, not ftp/);
+      assert.match((await targetError.textContent()) ?? '', /http, https, amqp, mqtt, nats or redis URL, not ftp/);
       assert.equal(await page.evaluate('document.activeElement.id'), 'field-target');
       assert.equal(await page.getByLabel('Target URL').getAttribute('aria-invalid'), 'true');
       await look(page, 'subscription-form');

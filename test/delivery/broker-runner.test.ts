@@ -20,6 +20,7 @@ import { addressGuard } from '../../src/net/address-guard.js';
 import { describeOn, openTestDatabase, type TestBackend, testBackends } from '../support/database.js';
 import { startStub } from '../support/http-stub.js';
 import { RABBITMQ_PORT, rabbitmq } from '../support/rabbitmq.js';
+import { REDIS_PORT, testRedis } from '../support/redis.js';
 import { round, testDeliveryRunner } from '../support/runners.js';
 import { subscriptionRow } from '../support/subscription-row.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
@@ -194,6 +195,70 @@ for (const backend of testBackends()) {
       const stored = await s.subscription(subscription.uuid);
       assert.notEqual(stored.disabled, null);
       assert.match(stored.error ?? '', /^the broker refused the connection: ACCESS_REFUSED - Login was refused/);
+    });
+
+    it('delivers to a Redis stream on its entry id; a Redis that cannot be reached is a lane down, served again once back', async (t) => {
+      const s = await scene(t, backend);
+      const redis = await testRedis(t);
+      const stream = redis.stream();
+      const proxy = await startTcpProxy(REDIS_PORT);
+      t.after(() => proxy.close());
+      const stub = await startStub();
+      t.after(() => stub.close());
+      const lane = `redis://127.0.0.1:${proxy.port}`;
+      const subscription = await s.subscribe(`${lane}/${stream.key}`);
+      const runner = testDeliveryRunner(
+        { handle: s.handle, clock: s.clock },
+        { target: s.target, broker: s.broker, connectionsPerOrigin: 4, schedule: SCHEDULE },
+      );
+      const first = await s.queue(subscription, 3);
+      assert.equal(await round(runner), 3);
+      assert.deepEqual(await states(s, first), ['delivered', 'delivered', 'delivered']);
+      assert.deepEqual(await s.attempts(first[0]!.uuid), [{ status: null, error: null }]);
+      assert.deepEqual(
+        (await stream.received(3)).map((entry) => entry.field('webhook-id')),
+        first.map((r) => r.uuid),
+      );
+
+      await proxy.stop();
+      const waiting = await s.queue(subscription, 16);
+      const httpRows = await s.queue(await s.subscribe(stub.url), 5);
+      await round(runner);
+      assert.deepEqual(await states(s, httpRows), ['delivered', 'delivered', 'delivered', 'delivered', 'delivered'], 'HTTP unaffected');
+      assert.deepEqual(runner.downOrigins(), [lane]);
+      const attempt = (await Promise.all(waiting.map((r) => s.attempts(r.uuid)))).flat()[0];
+      assert.deepEqual(attempt, { status: null, error: 'connection refused' });
+      assert.equal(count(await states(s, waiting), 'deliver'), 16, 'none lost, none failed');
+
+      await proxy.start();
+      s.now += 1_000_000;
+      await round(runner);
+      assert.deepEqual(runner.downOrigins(), [], 'the probe was added');
+      for (let i = 0; i < 4; i++) await round(runner);
+      // Rows refused while it was down are due again on the schedule; every other one is delivered.
+      const refused = (await Promise.all(waiting.map(async (r) => (await s.attempts(r.uuid)).some((a) => a.error !== null)))).filter(
+        Boolean,
+      );
+      assert.ok(refused.length >= DOWN_AFTER, `${refused.length} refused while down`);
+      const delivered = count(await states(s, waiting), 'delivered');
+      assert.equal(delivered, 16 - refused.length, 'the probe, then the rows that waited untried');
+      assert.equal((await stream.received(3 + delivered)).length, 3 + delivered);
+    });
+
+    it('a key of another type than a stream fails at once and disables the subscription, naming the key', async (t) => {
+      const s = await scene(t, backend);
+      const redis = await testRedis(t);
+      const key = await redis.stringKey();
+      const subscription = await s.subscribe(`redis://127.0.0.1:${REDIS_PORT}/${key}`);
+      const [row] = await s.queue(subscription, 1);
+      await round(testDeliveryRunner({ handle: s.handle, clock: s.clock }, { target: s.target, broker: s.broker }));
+      assert.equal((await s.read(row!.uuid)).state, 'failed');
+      const stored = await s.subscription(subscription.uuid);
+      assert.notEqual(stored.disabled, null);
+      assert.equal(
+        stored.error,
+        `Redis refused to add to stream "${key}": WRONGTYPE Operation against a key holding the wrong kind of value`,
+      );
     });
   });
 }

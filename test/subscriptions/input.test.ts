@@ -204,7 +204,40 @@ describe('subscription input: broker target URLs', () => {
       ['amqp:///?routing_key=q', /names no host: write it as amqp:\/\/host\[:port\]\/\[vhost\]\?exchange=X&routing_key=K/],
       ['amqp:h?routing_key=q', /names no host/],
       ['amqp://h%41/?routing_key=q', /the host "h%41" is not a host name or an IP address/],
-      ['amqps://h/?routing_key=q', /^body\.target_url: must be an http, https, amqp, mqtt or nats URL, not amqps$/],
+      ['amqps://h/?routing_key=q', /^body\.target_url: must be an http, https, amqp, mqtt, nats or redis URL, not amqps$/],
+    ];
+    for (const [url, message] of refused) rejects(() => validateCreate({ ...valid, target_url: url }, 'auto'), message);
+  });
+
+  it('accepts Redis URLs, and reads from them the lane and the stream key delivery uses', () => {
+    const cases: Array<[string, { lane: string; scope: string; route: Record<string, string> }]> = [
+      ['redis://127.0.0.1/events', { lane: 'redis://127.0.0.1:6379', scope: '', route: { key: 'events' } }],
+      ['REDIS://Cache.Example:6380/app:events', { lane: 'redis://cache.example:6380', scope: '', route: { key: 'app:events' } }],
+      ['redis://[::1]/a%2Fb%20c%C3%A9%23', { lane: 'redis://[::1]:6379', scope: '', route: { key: 'a/b cé#' } }],
+    ];
+    for (const [url, read] of cases) {
+      assert.equal(validateCreate({ ...valid, target_url: url }, 'auto').target_url, url, 'kept as written');
+      const { lane, scope, route } = readBrokerUrl(url);
+      assert.deepEqual({ lane, scope, route }, read, url);
+    }
+  });
+
+  it('refuses what a Redis URL must not be, naming body.target_url and what to do', () => {
+    const refused: Array<[string, RegExp]> = [
+      ['redis://user:pw@h/k', /^body\.target_url: must not contain credentials; put them in auth \(basic\)$/],
+      ['redis://:pw@h/k', /must not contain credentials/],
+      ['redis://h', /^body\.target_url: names no stream key: write it as redis:\/\/host\[:port\]\/KEY$/],
+      ['redis://h/', /names no stream key/],
+      [
+        'redis://h/0/k',
+        /^body\.target_url: the path is the stream key: one segment \(write a \/ in the key as %2F; the database is always 0\)$/,
+      ],
+      ['redis://h/k?db=1', /^body\.target_url: takes no query: the path is the stream key$/],
+      ['redis://h/k?', /takes no query/],
+      ['redis://h/k#x', /must not contain a fragment/],
+      ['redis://h/%E0', /the stream key has a % that does not start an escape of UTF-8/],
+      ['redis:///k', /names no host: write it as redis:\/\/host\[:port\]\/KEY/],
+      ['rediss://h/k', /^body\.target_url: must be an http, https, amqp, mqtt, nats or redis URL, not rediss$/],
     ];
     for (const [url, message] of refused) rejects(() => validateCreate({ ...valid, target_url: url }, 'auto'), message);
   });
@@ -270,7 +303,7 @@ describe('subscription input: broker target URLs', () => {
       ['mqtt://h/a%00b', /the topic must not contain a NUL character/],
       ['mqtt://h/%E0', /the topic has a % that does not start an escape of UTF-8/],
       ['mqtt://u:p@h/a', /must not contain credentials; put them in auth \(basic\)/],
-      ['mqtts://h/a', /^body\.target_url: must be an http, https, amqp, mqtt or nats URL, not mqtts$/],
+      ['mqtts://h/a', /^body\.target_url: must be an http, https, amqp, mqtt, nats or redis URL, not mqtts$/],
     ];
     for (const [url, message] of refused) rejects(() => validateCreate({ ...valid, target_url: url }, 'auto'), message);
     // Past the 2,048 characters of a target_url: for a URL read at delivery.

@@ -1,0 +1,189 @@
+/**
+ * Publishing to the real Redis on 127.0.0.1:6379, read back with XRANGE: what each entry
+ * carries, what Redis's refusals come to, and the connections: kept, reused, opened again after
+ * they are cut. A TCP proxy in front of Redis stands for one that goes away; Redis itself is
+ * never touched.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { createServer, type Socket } from 'node:net';
+import { describe, it, type TestContext } from 'node:test';
+import { Webhook } from 'standardwebhooks';
+import { BROKER_CONTENT_TYPE } from '../../src/delivery/broker-destination.js';
+import { type BrokerClient, type BrokerRequest, createBrokerPublisher } from '../../src/delivery/broker-publisher.js';
+import { addressGuard } from '../../src/net/address-guard.js';
+import type { Auth } from '../../src/subscriptions/input.js';
+import { freePort } from '../support/processes.js';
+import { REDIS_PORT, testRedis } from '../support/redis.js';
+import { startTcpProxy } from '../support/tcp-proxy.js';
+
+const SECRET = `whsec_${randomBytes(32).toString('base64')}`;
+
+function publisher(t: TestContext, { timeoutMs = 5_000 } = {}): BrokerClient {
+  const client = createBrokerPublisher({ timeoutMs, guard: addressGuard({ allow: [], deny: [] }) });
+  t.after(() => client.close());
+  return client;
+}
+
+function request(url: string, { body = '{"specversion":"1.0","id":"1"}', auth = {} as Auth } = {}): BrokerRequest {
+  return { url, auth, body, contentType: BROKER_CONTENT_TYPE, signing: { id: randomUUID(), secrets: [SECRET] } };
+}
+
+const toStream = (key: string, port = REDIS_PORT) => `redis://127.0.0.1:${port}/${encodeURIComponent(key)}`;
+const confirmed = { error: null, permanent: false };
+const outcome = ({ error, permanent }: { error: string | null; permanent: boolean }) => ({ error, permanent });
+
+describe('broker publisher: Redis Streams', () => {
+  it('adds the exact bytes as field cloudevent, with the content type and verifiable webhook headers as fields', async (t) => {
+    const redis = await testRedis(t);
+    const stream = redis.stream();
+    const body = '{ "specversion" : "1.0", "id":"e\\u00e9", "data": {"b":1,"a":[1.0, 2e3], "s":"é🎉"} }';
+    const sent = request(toStream(stream.key), { body });
+    assert.deepEqual(outcome(await publisher(t).publish(sent)), confirmed);
+    const [entry] = await stream.received(1);
+    assert.deepEqual(
+      entry!.fields.map(([name]) => name),
+      ['cloudevent', 'content-type', 'webhook-id', 'webhook-timestamp', 'webhook-signature'],
+    );
+    assert.ok(entry!.fields[0]![1].equals(Buffer.from(body, 'utf8')), 'byte for byte');
+    assert.equal(entry!.field('content-type'), 'application/cloudevents+json; charset=utf-8');
+    assert.equal(entry!.field('webhook-id'), sent.signing.id);
+    const headers = Object.fromEntries(entry!.fields.slice(2).map(([name, value]) => [name, value.toString('utf8')]));
+    assert.doesNotThrow(() => new Webhook(SECRET).verify(entry!.field('cloudevent')!, headers));
+    assert.throws(() => new Webhook(`whsec_${randomBytes(32).toString('base64')}`).verify(body, headers), 'another secret does not verify');
+  });
+
+  it('reads the key percent-decoded: a slash, a colon, a space, a non-ASCII letter', async (t) => {
+    const redis = await testRedis(t);
+    const stream = redis.stream('/a:b cé');
+    assert.ok(toStream(stream.key).endsWith('%2Fa%3Ab%20c%C3%A9'));
+    assert.deepEqual(outcome(await publisher(t).publish(request(toStream(stream.key)))), confirmed);
+    await stream.received(1);
+  });
+
+  it('a key holding another type is refused for good, naming the key; other keys meanwhile are added to', async (t) => {
+    const redis = await testRedis(t);
+    const stream = redis.stream();
+    const wrong = await redis.stringKey();
+    const client = publisher(t);
+    const [refused, ...others] = await Promise.all([
+      client.publish(request(toStream(wrong))),
+      ...Array.from({ length: 5 }, () => client.publish(request(toStream(stream.key)))),
+    ]);
+    assert.deepEqual(outcome(refused!), {
+      error: `Redis refused to add to stream "${wrong}": WRONGTYPE Operation against a key holding the wrong kind of value`,
+      permanent: true,
+    });
+    for (const other of others) assert.deepEqual(outcome(other), confirmed);
+    await stream.received(5);
+  });
+
+  it('logs in with auth basic as an ACL user; a wrong password is refused for good; no auth is the default user', async (t) => {
+    const redis = await testRedis(t);
+    const stream = redis.stream();
+    const password = randomBytes(12).toString('hex');
+    const user = await redis.user(password);
+    const client = publisher(t);
+    const wrong = await client.publish(
+      request(toStream(stream.key), { auth: { type: 'basic', basic: { username: user, password: 'not-it' } } }),
+    );
+    assert.deepEqual(outcome(wrong), {
+      error: 'Redis refused the login: WRONGPASS invalid username-password pair or user is disabled.',
+      permanent: true,
+    });
+    const right = await client.publish(request(toStream(stream.key), { auth: { type: 'basic', basic: { username: user, password } } }));
+    assert.deepEqual(outcome(right), confirmed);
+    assert.deepEqual(outcome(await client.publish(request(toStream(stream.key)))), confirmed);
+    await stream.received(2);
+  });
+
+  it('a key the ACL user may not write is refused for good (NOPERM), naming the key', async (t) => {
+    const redis = await testRedis(t);
+    const password = randomBytes(12).toString('hex');
+    const user = await redis.user(password, 'only-these-*');
+    const stream = redis.stream();
+    const answer = await publisher(t).publish(
+      request(toStream(stream.key), { auth: { type: 'basic', basic: { username: user, password } } }),
+    );
+    assert.equal(answer.permanent, true);
+    assert.match(answer.error!, new RegExp(`^Redis refused to add to stream "${stream.key}": NOPERM`));
+  });
+
+  it('a URL or credentials that cannot be used are permanent failures, without a connection', async (t) => {
+    const client = publisher(t);
+    assert.deepEqual(outcome(await client.publish(request('redis://127.0.0.1/'))), {
+      error: 'target URL is not usable: names no stream key: write it as redis://host[:port]/KEY',
+      permanent: true,
+    });
+    const header = { type: 'header', header: { type: 'Bearer', credentials: 't' } } as const;
+    assert.deepEqual(outcome(await client.publish(request('redis://127.0.0.1/k', { auth: header }))), {
+      error: 'not sent: auth of type "header" cannot be used with redis: only basic (user name and password)',
+      permanent: true,
+    });
+  });
+
+  it('nothing listening: later (connection refused), never permanent', async (t) => {
+    const port = await freePort();
+    assert.deepEqual(outcome(await publisher(t).publish(request(toStream('k', port)))), { error: 'connection refused', permanent: false });
+  });
+
+  it('a server that accepts the connection and never speaks: later, within the time-out', async (t) => {
+    const sockets = new Set<Socket>();
+    const silent = createServer((socket) => void sockets.add(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    t.after(() => {
+      for (const socket of sockets) socket.destroy();
+      return new Promise<void>((resolve) => silent.close(() => resolve()));
+    });
+    const port = (silent.address() as { port: number }).port;
+    const answer = await publisher(t, { timeoutMs: 300 }).publish(request(toStream('k', port)));
+    assert.deepEqual(outcome(answer), { error: `time-out after 300 ms connecting to redis://127.0.0.1:${port}`, permanent: false });
+    assert.ok(answer.durationMs < 1_000, `${answer.durationMs} ms`);
+  });
+
+  it('keeps one connection per server and credentials, and opens a new one after it is cut; nothing added is lost', async (t) => {
+    const redis = await testRedis(t);
+    const stream = redis.stream();
+    const proxy = await startTcpProxy(REDIS_PORT);
+    t.after(() => proxy.close());
+    const client = publisher(t);
+    const url = toStream(stream.key, proxy.port);
+    const first = await Promise.all(Array.from({ length: 20 }, () => client.publish(request(url))));
+    for (const answer of first) assert.deepEqual(outcome(answer), confirmed);
+    assert.equal(proxy.accepted(), 1, 'twenty publishes, one connection');
+
+    proxy.cut();
+    const answers = [];
+    for (let i = 0; i < 20; i++) answers.push(await client.publish(request(url)));
+    // The cut may be noticed by the first publish after it (later); then the connection is opened again.
+    const failed = answers.filter((a) => a.error !== null);
+    assert.ok(failed.length <= 1, JSON.stringify(failed));
+    for (const answer of failed) assert.equal(answer.permanent, false);
+    assert.equal(proxy.accepted(), 2, 'one new connection after the cut');
+    const entries = await stream.received(40 - failed.length);
+    assert.equal(entries.length, 40 - failed.length, 'each added once');
+
+    const password = randomBytes(12).toString('hex');
+    const user = await redis.user(password);
+    const other = await client.publish(request(url, { auth: { type: 'basic', basic: { username: user, password } } }));
+    assert.deepEqual(outcome(other), confirmed);
+    assert.equal(proxy.accepted(), 3, 'other credentials, another connection');
+  });
+
+  it('a server that is down, then back: later while down, added once it is back', async (t) => {
+    const redis = await testRedis(t);
+    const stream = redis.stream();
+    const proxy = await startTcpProxy(REDIS_PORT);
+    t.after(() => proxy.close());
+    const client = publisher(t);
+    const url = toStream(stream.key, proxy.port);
+    assert.deepEqual(outcome(await client.publish(request(url))), confirmed);
+    await proxy.stop();
+    const down = [await client.publish(request(url)), await client.publish(request(url))];
+    for (const answer of down) assert.equal(answer.permanent, false);
+    assert.deepEqual(outcome(down[1]!), { error: 'connection refused', permanent: false });
+    await proxy.start();
+    assert.deepEqual(outcome(await client.publish(request(url))), confirmed);
+    await stream.received(2);
+  });
+});
