@@ -15,8 +15,16 @@ export const PACKAGE = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8
   devDependencies: Record<string, string>;
 };
 
-/** The names of the development dependencies, none of which an installation may hold. */
-export const DEV_DEPENDENCIES = Object.keys(PACKAGE.devDependencies);
+const LOCK = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as {
+  packages: Record<string, { dev?: boolean }>;
+};
+
+/**
+ * The names of the development dependencies that no production dependency needs as well (the
+ * lock marks them `dev`), none of which an installation may hold. (`@types/node` is not one:
+ * mqtt's published types depend on it.)
+ */
+export const DEV_DEPENDENCIES = Object.keys(PACKAGE.devDependencies).filter((name) => LOCK.packages[`node_modules/${name}`]?.dev === true);
 
 /** `reason` when `command args` cannot be run here or fails; false when it succeeds. */
 export function skipUnless(command: string, args: string[], reason: string): string | false {
