@@ -7,94 +7,20 @@
  * lane back; its refusals and the end of the schedule disable the subscription, saying why.
  */
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
-import { it, type TestContext } from 'node:test';
-import { type DatabaseHandle } from '../../src/db/connect.js';
-import { logEvent, pendingMatch } from '../../src/db/events.js';
-import { insertSubscription } from '../../src/db/subscriptions.js';
-import type { MatchesTable, SubscriptionRow } from '../../src/db/tables.js';
-import { type BrokerClient, createBrokerPublisher } from '../../src/delivery/broker-publisher.js';
+import { it } from 'node:test';
 import { DOWN_AFTER } from '../../src/delivery/origin-health.js';
-import { createTargetClient, type TargetClient } from '../../src/delivery/target-client.js';
-import { addressGuard } from '../../src/net/address-guard.js';
-import { describeOn, openTestDatabase, type TestBackend, testBackends } from '../support/database.js';
+import { describeOn, testBackends } from '../support/database.js';
 import { startStub } from '../support/http-stub.js';
 import { RABBITMQ_PORT, rabbitmq } from '../support/rabbitmq.js';
 import { REDIS_PORT, testRedis } from '../support/redis.js';
+import { startTcpProxy } from '../support/tcp-proxy.js';
+import { count, SCHEDULE, scene, states } from '../support/broker-runner-scene.js';
 import { round, testDeliveryRunner } from '../support/runners.js';
-import { subscriptionRow } from '../support/subscription-row.js';
-import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
-
-const NOW = 1_800_000_000_000_000;
-const SCHEDULE = { delaysMs: [60_000, 60_000], random: () => 0.5 };
-
-interface Scene {
-  handle: DatabaseHandle;
-  target: TargetClient;
-  broker: BrokerClient;
-  /** RabbitMQ, through a proxy the test can stop and start. */
-  proxy: TcpProxy;
-  now: number;
-  clock: () => number;
-  subscribe(targetUrl: string, fields?: Partial<SubscriptionRow>): Promise<SubscriptionRow>;
-  queue(subscription: SubscriptionRow, count: number): Promise<MatchesTable[]>;
-  read(uuid: string): Promise<MatchesTable>;
-  subscription(uuid: string): Promise<SubscriptionRow>;
-  attempts(uuid: string): Promise<Array<{ status: number | null; error: string | null }>>;
-}
-
-async function scene(t: TestContext, backend: TestBackend): Promise<Scene> {
-  const db = await openTestDatabase(backend);
-  const guard = addressGuard({ allow: [], deny: [] });
-  const target = createTargetClient({ timeoutMs: 2_000, connectionsPerOrigin: 4, guard });
-  const broker = createBrokerPublisher({ timeoutMs: 2_000, guard });
-  const proxy = await startTcpProxy(RABBITMQ_PORT);
-  t.after(async () => {
-    await Promise.all([target.close(), broker.close(), proxy.close()]);
-    await db.close();
-  });
-  let events = 0;
-  const s: Scene = {
-    handle: db.handle,
-    target,
-    broker,
-    proxy,
-    now: NOW,
-    clock: () => s.now,
-    subscribe: async (targetUrl, fields = {}) => {
-      const row = subscriptionRow({ target_url: targetUrl, ...fields });
-      await insertSubscription(db.handle.db, db.handle.capabilities, row);
-      return row;
-    },
-    queue: async (subscription, count) => {
-      const rows: MatchesTable[] = [];
-      for (let i = 0; i < count; i++) {
-        const eventUuid = randomUUID();
-        const id = `e${++events}`;
-        const match = { ...pendingMatch(eventUuid, subscription, NOW - 1_000_000 + events), state: 'deliver' as const };
-        const body = JSON.stringify({ specversion: '1.0', id, source: '/t', type: 't' });
-        await logEvent(db.handle.db, { uuid: eventUuid, source: '/t', event_id: id, type: 't', spec_version: '1.0', body, received: 1 }, [
-          match,
-        ]);
-        rows.push(match);
-      }
-      return rows;
-    },
-    read: (uuid) => db.handle.db.selectFrom('matches').selectAll().where('uuid', '=', uuid).executeTakeFirstOrThrow(),
-    subscription: (uuid) => db.handle.db.selectFrom('subscriptions').selectAll().where('uuid', '=', uuid).executeTakeFirstOrThrow(),
-    attempts: (uuid) =>
-      db.handle.db.selectFrom('attempts').select(['status', 'error']).where('match_uuid', '=', uuid).orderBy('at').execute(),
-  };
-  return s;
-}
-
-const states = async (s: Scene, rows: readonly MatchesTable[]) => (await Promise.all(rows.map((r) => s.read(r.uuid)))).map((r) => r.state);
-const count = (values: readonly string[], value: string) => values.filter((v) => v === value).length;
 
 for (const backend of testBackends()) {
   describeOn(backend, `delivery runner, broker destinations (${backend.name})`, () => {
     it('delivers to RabbitMQ on its confirmation: no HTTP status recorded, the message in the queue', async (t) => {
-      const s = await scene(t, backend);
+      const s = await scene(t, backend, RABBITMQ_PORT);
       const rabbit = await rabbitmq(t);
       const queue = await rabbit.queue();
       const rows = await s.queue(await s.subscribe(`amqp://127.0.0.1:${RABBITMQ_PORT}/?routing_key=${queue.name}`), 3);
@@ -111,7 +37,7 @@ for (const backend of testBackends()) {
     });
 
     it('a broker that cannot be reached: its lane is down and probed once a second, while an HTTP target is served', async (t) => {
-      const s = await scene(t, backend);
+      const s = await scene(t, backend, RABBITMQ_PORT);
       const stub = await startStub();
       t.after(() => stub.close());
       await s.proxy.stop();
@@ -144,7 +70,7 @@ for (const backend of testBackends()) {
     });
 
     it('a down broker that confirms a probe is up again (a confirmation is an answer): its waiting rows are delivered', async (t) => {
-      const s = await scene(t, backend);
+      const s = await scene(t, backend, RABBITMQ_PORT);
       const rabbit = await rabbitmq(t);
       const queue = await rabbit.queue();
       await s.proxy.stop();
@@ -167,7 +93,7 @@ for (const backend of testBackends()) {
     });
 
     it('the end of the schedule fails the row and disables the subscription, saying why', async (t) => {
-      const s = await scene(t, backend);
+      const s = await scene(t, backend, RABBITMQ_PORT);
       await s.proxy.stop();
       const subscription = await s.subscribe(`amqp://127.0.0.1:${s.proxy.port}/?routing_key=q`);
       const [row] = await s.queue(subscription, 1);
@@ -186,7 +112,7 @@ for (const backend of testBackends()) {
     });
 
     it("the broker's refusal (a wrong password) fails at once and disables the subscription, naming the reason", async (t) => {
-      const s = await scene(t, backend);
+      const s = await scene(t, backend, RABBITMQ_PORT);
       const wrong = JSON.stringify({ type: 'basic', basic: { username: 'guest', password: 'wrong' } });
       const subscription = await s.subscribe(`amqp://127.0.0.1:${RABBITMQ_PORT}/?routing_key=q`, { auth: wrong });
       const [row] = await s.queue(subscription, 1);
@@ -198,7 +124,7 @@ for (const backend of testBackends()) {
     });
 
     it('delivers to a Redis stream on its entry id; a Redis that cannot be reached is a lane down, served again once back', async (t) => {
-      const s = await scene(t, backend);
+      const s = await scene(t, backend, RABBITMQ_PORT);
       const redis = await testRedis(t);
       const stream = redis.stream();
       const proxy = await startTcpProxy(REDIS_PORT);
@@ -246,7 +172,7 @@ for (const backend of testBackends()) {
     });
 
     it('a key of another type than a stream fails at once and disables the subscription, naming the key', async (t) => {
-      const s = await scene(t, backend);
+      const s = await scene(t, backend, RABBITMQ_PORT);
       const redis = await testRedis(t);
       const key = await redis.stringKey();
       const subscription = await s.subscribe(`redis://127.0.0.1:${REDIS_PORT}/${key}`);
