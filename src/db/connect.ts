@@ -4,14 +4,14 @@
  */
 import { existsSync } from 'node:fs';
 import { dirname } from 'node:path';
-import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient, SqliteDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient, sql } from 'kysely';
 import pg from 'pg';
 import { within } from '../time/within.js';
 import { maskUrlPassword } from '../url-password.js';
 import { GroupCommit, type TransactionRunner, type WriteOptions } from './group-commit.js';
 import { postgresTarget } from './postgres-target.js';
-import { withStatementCache } from './sqlite-statement-cache.js';
+import { SqliteThread } from './sqlite-thread.js';
+import { SqliteThreadDialect } from './sqlite-thread-dialect.js';
 import { StorageWatch, writeSpaceProbe } from './storage-full.js';
 import type { Database } from './tables.js';
 import { DatabaseUnavailable, isDatabaseUnavailable } from './unavailable.js';
@@ -127,26 +127,32 @@ function openSqlite(path: string, options: OpenOptions): DatabaseHandle {
   // A missing directory is left to SQLite's own error: dbsync could not create the file either.
   if (mustExist && !existsSync(path) && existsSync(dirname(path))) throw new DatabaseMissing(path);
   const timeoutMs = options.timeoutMs ?? DEFAULT_DATABASE_TIMEOUT_MS;
-  // A lock another connection holds (the CLI's eventpurge) is waited for, up to the time-out.
-  // SQLite waits by sleeping in the calling thread, the server's main thread: there it waits
-  // only in short slices, between which the group commit waits without blocking (see below).
-  const database = new SQLite(path, { timeout: options.boundStatements ? SQLITE_BUSY_SLICE_MS : timeoutMs, fileMustExist: mustExist });
-  switchToWal(database, timeoutMs);
-  // COMMIT writes the log without syncing it; the group commit syncs it off the main thread
+  // COMMIT writes the log without syncing it; the group commit syncs it in libuv's thread pool
   // before answering, so a commit is on disk before /receive answers, even across a power cut.
   const walSync = inMemory ? undefined : new WalSync(`${path}-wal`);
-  database.pragma(walSync ? 'synchronous = NORMAL' : 'synchronous = FULL');
-  database.pragma('foreign_keys = ON');
-  // A multi-row insert keeps a statement journal (to undo itself alone); in a file, a batch of
-  // matches spilled it to disk: a temporary file written, then deleted, at every commit.
-  database.pragma('temp_store = MEMORY');
-  // Each commit writes every page it changed to the log, and each match row changes a page of
-  // its subscription's in the index of deliveries by subscription: a commit of 32 events wrote
-  // ~130 pages. A checkpoint copies each page once however many commits changed it, so
-  // checkpointing every 10,000 pages (40 MB of log) instead of every 1,000 copies far fewer.
-  database.pragma(`wal_autocheckpoint = ${WAL_CHECKPOINT_PAGES}`);
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
-  const group = new GroupCommit(immediateTransaction(db, database, timeoutMs), 1, walSync && (() => walSync.sync()));
+  const thread = SqliteThread.open({
+    path,
+    // A lock another connection holds (the CLI's eventpurge) is waited for, up to the time-out.
+    // SQLite waits by sleeping in its thread, which runs every statement of the server: there it
+    // waits only in short slices, between which the group commit waits without blocking (see below).
+    busyTimeoutMs: options.boundStatements ? SQLITE_BUSY_SLICE_MS : timeoutMs,
+    fileMustExist: mustExist,
+    openTimeoutMs: timeoutMs,
+    pragmas: [
+      walSync ? 'synchronous = NORMAL' : 'synchronous = FULL',
+      'foreign_keys = ON',
+      // A multi-row insert keeps a statement journal (to undo itself alone); in a file, a batch
+      // of matches spilled it to disk: a temporary file written, then deleted, at every commit.
+      'temp_store = MEMORY',
+      // Each commit writes every page it changed to the log, and each match row changes a page
+      // of its subscription's in the index of deliveries by subscription: a commit of 32 events
+      // wrote ~130 pages. A checkpoint copies each page once however many commits changed it,
+      // so checkpointing every 10,000 pages (40 MB of log) instead of every 1,000 copies far fewer.
+      `wal_autocheckpoint = ${WAL_CHECKPOINT_PAGES}`,
+    ],
+  });
+  const db = new Kysely<Database>({ dialect: new SqliteThreadDialect(thread) });
+  const group = new GroupCommit(immediateTransaction(db, thread, timeoutMs), 1, walSync && (() => walSync.sync()));
   const storage = options.storage ?? new StorageWatch();
   const write = watchedWrite(group, storage);
   storage.probeWith(() => write(writeSpaceProbe));
@@ -167,12 +173,7 @@ function openSqlite(path: string, options: OpenOptions): DatabaseHandle {
     inMemory,
     schema: undefined,
     description: `sqlite:${path}`,
-    // Every page in one step: a step holds one read transaction, so the copy is of one moment
-    // (WAL lets the server write meanwhile); in smaller steps, each write of the server's
-    // between two steps would start the copy over, and a busy server would keep it from ending.
-    backup: async (file) => {
-      await database.backup(file, { progress: () => ALL_PAGES });
-    },
+    backup: (file) => thread.backup(file),
     close: async () => {
       storage.stop();
       await walSync?.close();
@@ -243,9 +244,6 @@ function openPostgres(url: string, options: OpenOptions): DatabaseHandle {
   };
 }
 
-/** The most pages better-sqlite3 lets one backup step copy: every page of any database of ours. */
-const ALL_PAGES = 0x7fffffff;
-
 /** The group commit's writes, their outcomes told to `storage`. */
 function watchedWrite(group: GroupCommit, storage: StorageWatch): DatabaseHandle['write'] {
   return (work, options) =>
@@ -269,34 +267,6 @@ const SQLITE_BUSY_SLICE_MS = 20;
 const SQLITE_BUSY_PAUSE_MS = 20;
 
 /**
- * Turning a new file to WAL is a write, which SQLite refuses at once, without its busy wait, to
- * a connection that read the file while another held the write lock (waiting could deadlock):
- * processes opening a new file together (two `dbsync`, a server and `dbsync`) would fail. It is
- * tried again until `timeoutMs` have passed, sleeping in between: this runs as the database is
- * opened, before anything else could be waiting on this thread.
- */
-function switchToWal(database: SQLite.Database, timeoutMs: number): void {
-  const deadline = performance.now() + timeoutMs;
-  for (;;) {
-    try {
-      database.pragma('journal_mode = WAL');
-      return;
-    } catch (error) {
-      if (
-        !(error instanceof SQLite.SqliteError) ||
-        !error.code.startsWith('SQLITE_BUSY') ||
-        performance.now() + SQLITE_BUSY_PAUSE_MS > deadline
-      )
-        throw error;
-      Atomics.wait(SLEEPER, 0, 0, SQLITE_BUSY_PAUSE_MS);
-    }
-  }
-}
-
-/** Nothing ever notifies it: waiting on it is a synchronous sleep. */
-const SLEEPER = new Int32Array(new SharedArrayBuffer(4));
-
-/**
  * SQLite transactions that take the write lock as they begin (BEGIN IMMEDIATE), so that a lock
  * held elsewhere is met there, before any work, and nowhere after. Met there, it is tried again
  * after a pause that blocks nothing, until `timeoutMs` have passed: then DatabaseUnavailable.
@@ -306,7 +276,7 @@ const SLEEPER = new Int32Array(new SharedArrayBuffer(4));
  * "cannot rollback - no transaction is active", and would be thrown instead of the error that
  * says what happened: it is issued only while a transaction is still open.
  */
-function immediateTransaction(db: Kysely<Database>, sqlite: SQLite.Database, timeoutMs: number): TransactionRunner {
+function immediateTransaction(db: Kysely<Database>, thread: SqliteThread, timeoutMs: number): TransactionRunner {
   return async (work) => {
     const deadline = performance.now() + timeoutMs;
     for (;;) {
@@ -320,7 +290,7 @@ function immediateTransaction(db: Kysely<Database>, sqlite: SQLite.Database, tim
             await sql`commit`.execute(connection);
             return result;
           } catch (error) {
-            if (sqlite.inTransaction) await sql`rollback`.execute(connection);
+            await thread.rollback();
             throw error;
           }
         });

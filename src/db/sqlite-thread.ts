@@ -1,0 +1,157 @@
+/**
+ * SQLite's connection in a worker thread of its own (sqlite-worker.ts). better-sqlite3 runs
+ * every statement in the thread that calls it: on the main thread, SQLite's work (inserting the
+ * events and their matches, claims, settlements, BEGIN and COMMIT) was 40% of the event loop's
+ * time under load, time in which no request was read or answered. Here the main thread sends
+ * each statement and awaits its answer, and the worker, on the machine's other core, runs it.
+ *
+ * Opening is synchronous, as with better-sqlite3 itself: the main thread waits (Atomics.wait)
+ * until the worker has opened the file, and a failure (no such file, locked, not a database)
+ * is thrown to the caller of `open`. A worker that fails later (a bug; SQLite's own errors are
+ * answers) fails every statement waiting and every one after.
+ */
+import { MessageChannel, type MessagePort, Worker, receiveMessageOnPort } from 'node:worker_threads';
+
+export interface SqliteThreadOptions {
+  readonly path: string;
+  /** How long SQLite itself waits for a lock another connection holds. */
+  readonly busyTimeoutMs: number;
+  readonly fileMustExist: boolean;
+  /** How long turning a new file to WAL may wait for another process that opens it too. */
+  readonly openTimeoutMs: number;
+  /** Set on the connection once it is open, in order. */
+  readonly pragmas: readonly string[];
+}
+
+export type ThreadRequest =
+  | { kind: 'query'; id: number; sql: string; parameters: readonly unknown[] }
+  /** ROLLBACK, when a transaction is still open. */
+  | { kind: 'rollback'; id: number }
+  | { kind: 'backup'; id: number; file: string }
+  | { kind: 'close'; id: number };
+
+export interface ThreadError {
+  message: string;
+  code?: string;
+}
+export type ThreadAnswer = { id: number; rows: unknown[] } | { id: number; changes: number } | { id: number; error: ThreadError };
+export type OpenAnswer = { ok: true } | { ok: false; error: ThreadError };
+
+export interface StatementResult {
+  /** The rows of a statement that returns rows. */
+  readonly rows?: unknown[];
+  /** The rows changed by one that does not. */
+  readonly changes?: number;
+}
+
+/** SQLite's error, as the worker reported it: `code` is SQLite's (SQLITE_BUSY, SQLITE_FULL, …). */
+export class SqliteError extends Error {
+  override readonly name = 'SqliteError';
+  constructor(
+    message: string,
+    readonly code: string | undefined,
+  ) {
+    super(message);
+  }
+}
+
+/** Opening waits for SQLite's own lock time-outs, which are shorter: beyond this the thread is stuck. */
+const OPEN_LIMIT_MS = 60_000;
+
+export class SqliteThread {
+  private readonly waiting = new Map<number, { resolve: (answer: ThreadAnswer) => void; reject: (error: Error) => void }>();
+  private nextId = 0;
+  private failure: Error | undefined;
+  private closed: Promise<void> | undefined;
+
+  private constructor(
+    private readonly worker: Worker,
+    private readonly port: MessagePort,
+  ) {
+    port.on('message', (answer: ThreadAnswer) => this.answered(answer));
+    // Neither keeps the process alive while no statement waits (see `send`).
+    port.unref();
+    worker.unref();
+    worker.on('error', (error) => this.fail(new Error(`the SQLite thread failed: ${error.message}`, { cause: error })));
+    worker.on('exit', (code) => this.fail(new Error(`the SQLite thread exited with ${code}`)));
+  }
+
+  /** Starts the thread and waits until the database is open: throws what opening it threw. */
+  static open(options: SqliteThreadOptions): SqliteThread {
+    const { port1, port2 } = new MessageChannel();
+    const opened = new Int32Array(new SharedArrayBuffer(4));
+    const worker = new Worker(new URL('./sqlite-worker.js', import.meta.url), {
+      workerData: { options, port: port2, opened },
+      transferList: [port2],
+    });
+    // The worker stores 1 once it has posted how opening went, whatever happened.
+    Atomics.wait(opened, 0, 0, OPEN_LIMIT_MS);
+    const answer = receiveMessageOnPort(port1)?.message as OpenAnswer | undefined;
+    if (!answer?.ok) {
+      void worker.terminate();
+      port1.close();
+      throw answer ? toError(answer.error) : new Error('the SQLite thread ended before opening the database');
+    }
+    return new SqliteThread(worker, port1);
+  }
+
+  query(sql: string, parameters: readonly unknown[]): Promise<StatementResult> {
+    return this.send({ kind: 'query', id: 0, sql, parameters });
+  }
+
+  /** Rolls back the transaction open on the connection, if one is. */
+  async rollback(): Promise<void> {
+    await this.send({ kind: 'rollback', id: 0 });
+  }
+
+  /** Copies the database into the new file `file`, as it stood at one moment (SQLite's online backup). */
+  async backup(file: string): Promise<void> {
+    await this.send({ kind: 'backup', id: 0, file });
+  }
+
+  /** Closes the connection (after the statements already sent) and ends the thread. */
+  close(): Promise<void> {
+    this.closed ??= this.send({ kind: 'close', id: 0 })
+      .catch(() => undefined)
+      .then(() => this.worker.terminate())
+      .then(() => undefined);
+    return this.closed;
+  }
+
+  private send(request: ThreadRequest): Promise<StatementResult> {
+    if (this.failure) return Promise.reject(this.failure);
+    if (this.closed) return Promise.reject(new Error('the database is closed'));
+    const id = this.nextId++;
+    return new Promise<ThreadAnswer>((resolve, reject) => {
+      // The process stays alive while an answer is awaited (a CLI awaiting its last statement).
+      if (this.waiting.size === 0) this.port.ref();
+      this.waiting.set(id, { resolve, reject });
+      this.port.postMessage({ ...request, id });
+    }).then(resultOf);
+  }
+
+  private answered(answer: ThreadAnswer): void {
+    const waiter = this.waiting.get(answer.id);
+    if (!waiter) return;
+    this.waiting.delete(answer.id);
+    if (this.waiting.size === 0) this.port.unref();
+    waiter.resolve(answer);
+  }
+
+  private fail(error: Error): void {
+    if (this.closed && this.waiting.size === 0) return;
+    this.failure ??= error;
+    for (const waiter of this.waiting.values()) waiter.reject(this.failure);
+    this.waiting.clear();
+    this.port.unref();
+  }
+}
+
+function resultOf(answer: ThreadAnswer): StatementResult {
+  if ('error' in answer) throw toError(answer.error);
+  return answer;
+}
+
+function toError(error: ThreadError): Error {
+  return error.code === undefined ? new Error(error.message) : new SqliteError(error.message, error.code);
+}
