@@ -11,6 +11,7 @@ import type { Kysely } from 'kysely';
 import { batchPerTurn } from '../turn-batch.js';
 import type { DatabaseHandle } from './connect.js';
 import type { WriteOptions } from './group-commit.js';
+import type { OperationArgs, OperationName, OperationResult } from './operations.js';
 import { isConditionOfTheDatabase } from './storage-full.js';
 import type { Database } from './tables.js';
 
@@ -34,17 +35,26 @@ export function batchedWrite<T, R>(
   writeMany: WriteMany<T, R>,
   { maxBatch, ...options }: BatchOptions = {},
 ): (item: T) => Promise<R> {
+  return batched((items: readonly T[]) => database.write((tx) => writeMany(tx, items), options), maxBatch);
+}
+
+/** `batchedWrite` of a named operation whose argument is its items (operations.ts), run where the database's connection is. */
+export function batchedOperation<N extends BatchOperation>(
+  database: DatabaseHandle,
+  name: N,
+  { maxBatch, ...options }: BatchOptions = {},
+): (item: OperationArgs<N>[number]) => Promise<OperationResult<N>[number]> {
+  return batched((items) => database.perform(name, items, options), maxBatch);
+}
+
+/** The operations that take an array of items and answer one result per item. */
+type BatchOperation = { [N in OperationName]: OperationArgs<N> extends readonly unknown[] ? N : never }[OperationName];
+
+function batched<T, R>(writeAll: (items: readonly T[]) => Promise<readonly R[]>, maxBatch: number | undefined): (item: T) => Promise<R> {
   const add = batchPerTurn<Waiting<T, R>>(
     async (batch) => {
       try {
-        const results = await database.write(
-          (tx) =>
-            writeMany(
-              tx,
-              batch.map((w) => w.item),
-            ),
-          options,
-        );
+        const results = await writeAll(batch.map((w) => w.item));
         for (const [i, w] of batch.entries()) w.resolve(results[i]!);
       } catch (error) {
         if (batch.length === 1) return batch[0]!.reject(error);
@@ -53,7 +63,7 @@ export function batchedWrite<T, R>(
           for (const w of batch) w.reject(error);
           return;
         }
-        for (const w of batch) database.write((tx) => writeMany(tx, [w.item]), options).then((results) => w.resolve(results[0]!), w.reject);
+        for (const w of batch) writeAll([w.item]).then((results) => w.resolve(results[0]!), w.reject);
       }
     },
     { maxBatch },

@@ -4,43 +4,24 @@
  */
 import { existsSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient, sql } from 'kysely';
+import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import pg from 'pg';
 import { within } from '../time/within.js';
 import { maskUrlPassword } from '../url-password.js';
-import { GroupCommit, type TransactionRunner, type WriteOptions } from './group-commit.js';
+import type { Capabilities } from './capabilities.js';
+import { POSTGRES_CAPABILITIES, SQLITE_CAPABILITIES } from './capabilities.js';
+import { GroupCommit, type WriteOptions } from './group-commit.js';
+import { type OperationArgs, type OperationName, type OperationResult, runOperation } from './operations.js';
 import { postgresTarget } from './postgres-target.js';
 import { SqliteThread } from './sqlite-thread.js';
 import { SqliteThreadDialect } from './sqlite-thread-dialect.js';
+import { immediateTransaction, SQLITE_BUSY_SLICE_MS } from './sqlite-transaction.js';
 import { StorageWatch, writeSpaceProbe } from './storage-full.js';
 import type { Database } from './tables.js';
-import { DatabaseUnavailable, isDatabaseUnavailable } from './unavailable.js';
+import { DatabaseUnavailable } from './unavailable.js';
 import { WalSync } from './wal-sync.js';
 
-export interface Capabilities {
-  /** Claims can skip rows another instance holds (`FOR UPDATE SKIP LOCKED`). */
-  readonly skipLocked: boolean;
-  /** More than one process may use the database at once. */
-  readonly sharedByInstances: boolean;
-  /**
-   * A transaction can lock single rows against concurrent deletes (`FOR KEY SHARE`); SQLite
-   * needs none, its one writer holds the whole database.
-   */
-  readonly rowLocks: boolean;
-  /** Writes can tell the other instances when they commit (LISTEN/NOTIFY). */
-  readonly notify: boolean;
-  /**
-   * One writer at a time for the whole database: a long run of writes (a purge) pauses between
-   * batches so that the service's own writes get their turn.
-   */
-  readonly oneWriter: boolean;
-  /** Kysely's migrator holds a lock of the database's own while it migrates (SQLite's has none). */
-  readonly migrationLock: boolean;
-  /** Tables live in a named schema (PostgreSQL's search_path); `public` unless the URL names one. */
-  readonly schemas: boolean;
-  /** One statement can write several tables (a data-modifying WITH) and take a column of rows as one array (`unnest`). */
-  readonly dataModifyingWith: boolean;
-}
+export type { Capabilities } from './capabilities.js';
 
 export interface DatabaseHandle {
   readonly db: Kysely<Database>;
@@ -59,6 +40,11 @@ export interface DatabaseHandle {
    * commit); settles after the commit.
    */
   write<T>(work: (tx: Kysely<Database>) => Promise<T>, options?: WriteOptions): Promise<T>;
+  /**
+   * Runs one of the named operations (operations.ts) in the group commit where the connection
+   * is: SQLite's thread, or this one for PostgreSQL. Settles after the commit, as `write` does.
+   */
+  perform<N extends OperationName>(name: N, args: OperationArgs<N>, options?: WriteOptions): Promise<OperationResult<N>>;
   /**
    * SQLite only: copies the database into the new file `file` with SQLite's online backup, as
    * it stood at one moment, while other connections (a running server) go on writing. None on
@@ -137,7 +123,8 @@ function openSqlite(path: string, options: OpenOptions): DatabaseHandle {
     // waits only in short slices, between which the group commit waits without blocking (see below).
     busyTimeoutMs: options.boundStatements ? SQLITE_BUSY_SLICE_MS : timeoutMs,
     fileMustExist: mustExist,
-    openTimeoutMs: timeoutMs,
+    timeoutMs,
+    ...(inMemory ? {} : { walPath: `${path}-wal` }),
     pragmas: [
       walSync ? 'synchronous = NORMAL' : 'synchronous = FULL',
       'foreign_keys = ON',
@@ -152,24 +139,20 @@ function openSqlite(path: string, options: OpenOptions): DatabaseHandle {
     ],
   });
   const db = new Kysely<Database>({ dialect: new SqliteThreadDialect(thread) });
-  const group = new GroupCommit(immediateTransaction(db, thread, timeoutMs), 1, walSync && (() => walSync.sync()));
+  const group = new GroupCommit(
+    immediateTransaction(db, () => thread.rollback(), timeoutMs),
+    1,
+    walSync && (() => walSync.sync()),
+  );
   const storage = options.storage ?? new StorageWatch();
   const write = watchedWrite(group, storage);
   storage.probeWith(() => write(writeSpaceProbe));
   return {
     db,
     write,
+    perform: (name, args, options) => watched(thread.perform(name, args), storage, options),
     storage,
-    capabilities: {
-      skipLocked: false,
-      sharedByInstances: false,
-      rowLocks: false,
-      notify: false,
-      oneWriter: true,
-      migrationLock: false,
-      schemas: false,
-      dataModifyingWith: false,
-    },
+    capabilities: SQLITE_CAPABILITIES,
     inMemory,
     schema: undefined,
     description: `sqlite:${path}`,
@@ -223,17 +206,9 @@ function openPostgres(url: string, options: OpenOptions): DatabaseHandle {
   return {
     db,
     write,
+    perform: (name, args, options) => write((tx) => runOperation(tx, POSTGRES_CAPABILITIES, name, args), options),
     storage,
-    capabilities: {
-      skipLocked: true,
-      sharedByInstances: true,
-      rowLocks: true,
-      notify: true,
-      oneWriter: false,
-      migrationLock: true,
-      schemas: true,
-      dataModifyingWith: true,
-    },
+    capabilities: POSTGRES_CAPABILITIES,
     inMemory: false,
     schema,
     description: maskUrlPassword(url),
@@ -246,65 +221,25 @@ function openPostgres(url: string, options: OpenOptions): DatabaseHandle {
 
 /** The group commit's writes, their outcomes told to `storage`. */
 function watchedWrite(group: GroupCommit, storage: StorageWatch): DatabaseHandle['write'] {
-  return (work, options) =>
-    group.run(work, options).then(
-      (value) => {
-        if (options?.mayChangeNothing !== true) storage.observe();
-        return value;
-      },
-      (error: unknown) => {
-        storage.observe(error);
-        throw error;
-      },
-    );
+  return (work, options) => watched(group.run(work, options), storage, options);
+}
+
+/** A write's outcome told to `storage`. */
+function watched<T>(write: Promise<T>, storage: StorageWatch, options: WriteOptions | undefined): Promise<T> {
+  return write.then(
+    (value) => {
+      if (options?.mayChangeNothing !== true) storage.observe();
+      return value;
+    },
+    (error: unknown) => {
+      storage.observe(error);
+      throw error;
+    },
+  );
 }
 
 /** SQLite's automatic checkpoint runs when the log holds this many pages (its default: 1,000). */
 const WAL_CHECKPOINT_PAGES = 10_000;
-/** How long SQLite itself waits for a lock, in the thread that asked, before saying SQLITE_BUSY. */
-const SQLITE_BUSY_SLICE_MS = 20;
-/** The pause between two tries at the write lock, in which the event loop goes on. */
-const SQLITE_BUSY_PAUSE_MS = 20;
-
-/**
- * SQLite transactions that take the write lock as they begin (BEGIN IMMEDIATE), so that a lock
- * held elsewhere is met there, before any work, and nowhere after. Met there, it is tried again
- * after a pause that blocks nothing, until `timeoutMs` have passed: then DatabaseUnavailable.
- *
- * On some errors (SQLITE_FULL, SQLITE_IOERR, SQLITE_NOMEM: a COMMIT that could not write the
- * log) SQLite has already rolled the whole transaction back itself. A ROLLBACK then fails with
- * "cannot rollback - no transaction is active", and would be thrown instead of the error that
- * says what happened: it is issued only while a transaction is still open.
- */
-function immediateTransaction(db: Kysely<Database>, thread: SqliteThread, timeoutMs: number): TransactionRunner {
-  return async (work) => {
-    const deadline = performance.now() + timeoutMs;
-    for (;;) {
-      let begun = false;
-      try {
-        return await db.connection().execute(async (connection) => {
-          await sql`begin immediate`.execute(connection);
-          begun = true;
-          try {
-            const result = await work(connection);
-            await sql`commit`.execute(connection);
-            return result;
-          } catch (error) {
-            await thread.rollback();
-            throw error;
-          }
-        });
-      } catch (error) {
-        if (begun || !isDatabaseUnavailable(error)) throw error;
-        if (performance.now() + SQLITE_BUSY_PAUSE_MS > deadline) {
-          throw new DatabaseUnavailable(`the database is locked by another connection; waited ${seconds(timeoutMs)}`, { cause: error });
-        }
-        await new Promise((resolve) => setTimeout(resolve, SQLITE_BUSY_PAUSE_MS));
-      }
-    }
-  };
-}
-
 function seconds(ms: number): string {
   return `${ms / 1000} s`;
 }

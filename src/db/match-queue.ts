@@ -4,14 +4,14 @@
  * handle's group commit, and what differs between the databases is decided by their
  * capabilities (skip-locked claims, row locks, change notifications), not by the runners.
  */
-import type { DatabaseHandle } from './connect.js';
+import type { Kysely } from 'kysely';
+import type { Capabilities, DatabaseHandle } from './connect.js';
 import { type EventRow, eventsByUuid } from './events.js';
 import { countRuns, endRuns, type RunAttempt } from './failure-runs.js';
 import {
   type AttemptRecord,
   type ClaimFilter,
   cancelPendingMatches,
-  claimDueMatches,
   type Lease,
   type MatchChange,
   recordAttempts,
@@ -22,7 +22,7 @@ import {
 import { makeReadable } from './pull.js';
 import { logNotices, type NoticeEvents, type SubscriptionNotice } from './subscription-notices.js';
 import { disableSubscription, subscriptionsByUuid } from './subscriptions.js';
-import type { MatchesTable, SubscriptionRow } from './tables.js';
+import type { Database, MatchesTable, SubscriptionRow } from './tables.js';
 
 export interface RowChange {
   uuid: string;
@@ -70,46 +70,68 @@ export function matchQueue(database: DatabaseHandle, notices?: NoticeEvents): Ma
     // A claim is a write: it shares a commit with the writes of the moment rather than pay its
     // own, and being one statement it needs no transaction when it commits alone.
     claim: (stage, lease, limit, filter) =>
-      database.write((tx) => claimDueMatches(tx, capabilities, stage, lease, limit, filter), {
-        oneStatement: true,
-        mayChangeNothing: true,
-      }),
+      database.perform('claim', { stage, lease, limit, filter }, { oneStatement: true, mayChangeNothing: true }),
     settle: (holder, settlement, at) =>
-      database.write(async (tx) => {
-        const rows = await settleEach(tx, holder, settlement.changes, at);
-        // Pull rows now pending are readable once they have their cursors (pull.ts).
-        await makeReadable(
-          tx,
-          capabilities,
-          settlement.changes.filter((c) => c.change.state === 'pending' && rows.has(c.uuid)).map((c) => c.uuid),
-        );
-        await releaseMatches(tx, holder, settlement.release ?? []);
-        await recordAttempts(tx, capabilities, settlement.attempts);
-        const failing = await countRuns(tx, settlement.runs ?? []);
-        const disabled: SubscriptionRow[] = [];
-        const told: SubscriptionNotice[] = [];
-        for (const { subscription, reason, at: when, tell } of settlement.disable) {
-          const row = await disableSubscription(tx, capabilities, subscription, reason, when);
-          if (row) {
-            await cancelPendingMatches(tx, row.uuid, when);
-            await endRuns(tx, [row.uuid]);
-            disabled.push(row);
-            if (tell) told.push({ kind: 'disabled', subscription: row });
-          }
-        }
-        // Failing is told only of a subscription still enabled, and before its being disabled.
-        const stillEnabled = await subscriptionsByUuid(
-          tx,
-          failing.map((run) => run.subscription),
-        );
-        for (const { subscription, failures, error } of failing) {
-          const row = stillEnabled.get(subscription);
-          if (row?.disabled === null && row.deleted === null) told.unshift({ kind: 'failing', subscription: row, failures, error });
-        }
-        const notified = await logNotices(tx, told, notices, at);
-        return { at, rows, disabled, notified };
-      }),
+      notices !== undefined && mayTell(settlement)
+        ? database.write((tx) => settleClaimed(tx, capabilities, { holder, settlement, at }, notices))
+        : database.perform('settle', { holder, settlement, at }),
     events: (uuids) => eventsByUuid(database.db, uuids),
     subscriptions: (uuids) => subscriptionsByUuid(database.db, uuids),
   };
+}
+
+export interface SettleArgs {
+  holder: string;
+  settlement: Settlement;
+  at: number;
+}
+
+/**
+ * Whether a settlement may tell an owner something (an operational event): it disables a
+ * subscription, or a delivery failed and a run of failures may have grown to the threshold.
+ * Only such a settlement needs the subscriptions' matcher, which is on the main thread.
+ */
+export function mayTell(settlement: Settlement): boolean {
+  return settlement.disable.length > 0 || (settlement.runs ?? []).some((run) => run.failed);
+}
+
+/** Records a settlement in transaction `tx`; `notices` make the operational events it tells of (none without). */
+export async function settleClaimed(
+  tx: Kysely<Database>,
+  capabilities: Capabilities,
+  { holder, settlement, at }: SettleArgs,
+  notices?: NoticeEvents,
+): Promise<Settled> {
+  const rows = await settleEach(tx, holder, settlement.changes, at);
+  // Pull rows now pending are readable once they have their cursors (pull.ts).
+  await makeReadable(
+    tx,
+    capabilities,
+    settlement.changes.filter((c) => c.change.state === 'pending' && rows.has(c.uuid)).map((c) => c.uuid),
+  );
+  await releaseMatches(tx, holder, settlement.release ?? []);
+  await recordAttempts(tx, capabilities, settlement.attempts);
+  const failing = await countRuns(tx, settlement.runs ?? []);
+  const disabled: SubscriptionRow[] = [];
+  const told: SubscriptionNotice[] = [];
+  for (const { subscription, reason, at: when, tell } of settlement.disable) {
+    const row = await disableSubscription(tx, capabilities, subscription, reason, when);
+    if (row) {
+      await cancelPendingMatches(tx, row.uuid, when);
+      await endRuns(tx, [row.uuid]);
+      disabled.push(row);
+      if (tell) told.push({ kind: 'disabled', subscription: row });
+    }
+  }
+  // Failing is told only of a subscription still enabled, and before its being disabled.
+  const stillEnabled = await subscriptionsByUuid(
+    tx,
+    failing.map((run) => run.subscription),
+  );
+  for (const { subscription, failures, error } of failing) {
+    const row = stillEnabled.get(subscription);
+    if (row?.disabled === null && row.deleted === null) told.unshift({ kind: 'failing', subscription: row, failures, error });
+  }
+  const notified = await logNotices(tx, told, notices, at);
+  return { at, rows, disabled, notified };
 }

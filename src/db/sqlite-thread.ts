@@ -11,20 +11,27 @@
  * answers) fails every statement waiting and every one after.
  */
 import { MessageChannel, type MessagePort, Worker, receiveMessageOnPort } from 'node:worker_threads';
+import { batchPerTurn } from '../turn-batch.js';
+import type { OperationArgs, OperationName, OperationResult } from './operations.js';
+import { DatabaseUnavailable } from './unavailable.js';
 
 export interface SqliteThreadOptions {
   readonly path: string;
   /** How long SQLite itself waits for a lock another connection holds. */
   readonly busyTimeoutMs: number;
   readonly fileMustExist: boolean;
-  /** How long turning a new file to WAL may wait for another process that opens it too. */
-  readonly openTimeoutMs: number;
+  /** How long opening, or a transaction's BEGIN, may wait for a lock another process holds. */
+  readonly timeoutMs: number;
+  /** The write-ahead log the group commit syncs before answering; none for `:memory:`. */
+  readonly walPath?: string;
   /** Set on the connection once it is open, in order. */
   readonly pragmas: readonly string[];
 }
 
 export type ThreadRequest =
   | { kind: 'query'; id: number; sql: string; parameters: readonly unknown[] }
+  /** One of the named operations, in the thread's group commit. */
+  | { kind: 'perform'; id: number; name: OperationName; args: unknown }
   /** ROLLBACK, when a transaction is still open. */
   | { kind: 'rollback'; id: number }
   | { kind: 'backup'; id: number; file: string }
@@ -32,9 +39,11 @@ export type ThreadRequest =
 
 export interface ThreadError {
   message: string;
+  name?: string;
   code?: string;
 }
-export type ThreadAnswer = { id: number; rows: unknown[] } | { id: number; changes: number } | { id: number; error: ThreadError };
+export type ThreadAnswer =
+  { id: number; rows: unknown[] } | { id: number; changes: number } | { id: number; value: unknown } | { id: number; error: ThreadError };
 export type OpenAnswer = { ok: true } | { ok: false; error: ThreadError };
 
 export interface StatementResult {
@@ -60,6 +69,8 @@ const OPEN_LIMIT_MS = 60_000;
 
 export class SqliteThread {
   private readonly waiting = new Map<number, { resolve: (answer: ThreadAnswer) => void; reject: (error: Error) => void }>();
+  /** Operations are sent together, a message for those of one turn of the event loop. */
+  private readonly sendOperation = batchPerTurn<ThreadRequest>((requests) => this.port.postMessage(requests));
   private nextId = 0;
   private failure: Error | undefined;
   private closed: Promise<void> | undefined;
@@ -68,7 +79,9 @@ export class SqliteThread {
     private readonly worker: Worker,
     private readonly port: MessagePort,
   ) {
-    port.on('message', (answer: ThreadAnswer) => this.answered(answer));
+    port.on('message', (answers: ThreadAnswer[]) => {
+      for (const answer of answers) this.answered(answer);
+    });
     // Neither keeps the process alive while no statement waits (see `send`).
     port.unref();
     worker.unref();
@@ -96,17 +109,25 @@ export class SqliteThread {
   }
 
   query(sql: string, parameters: readonly unknown[]): Promise<StatementResult> {
-    return this.send({ kind: 'query', id: 0, sql, parameters });
+    return this.send({ kind: 'query', id: 0, sql, parameters }).then(resultOf);
+  }
+
+  /** Runs operation `name` in the thread's group commit: settles once it is committed and synced. */
+  perform<N extends OperationName>(name: N, args: OperationArgs<N>): Promise<OperationResult<N>> {
+    return this.send({ kind: 'perform', id: 0, name, args }).then((answer) => {
+      if ('error' in answer) throw toError(answer.error);
+      return (answer as { value: OperationResult<N> }).value;
+    });
   }
 
   /** Rolls back the transaction open on the connection, if one is. */
   async rollback(): Promise<void> {
-    await this.send({ kind: 'rollback', id: 0 });
+    resultOf(await this.send({ kind: 'rollback', id: 0 }));
   }
 
   /** Copies the database into the new file `file`, as it stood at one moment (SQLite's online backup). */
   async backup(file: string): Promise<void> {
-    await this.send({ kind: 'backup', id: 0, file });
+    resultOf(await this.send({ kind: 'backup', id: 0, file }));
   }
 
   /** Closes the connection (after the statements already sent) and ends the thread. */
@@ -118,7 +139,7 @@ export class SqliteThread {
     return this.closed;
   }
 
-  private send(request: ThreadRequest): Promise<StatementResult> {
+  private send(request: ThreadRequest): Promise<ThreadAnswer> {
     if (this.failure) return Promise.reject(this.failure);
     if (this.closed) return Promise.reject(new Error('the database is closed'));
     const id = this.nextId++;
@@ -126,8 +147,9 @@ export class SqliteThread {
       // The process stays alive while an answer is awaited (a CLI awaiting its last statement).
       if (this.waiting.size === 0) this.port.ref();
       this.waiting.set(id, { resolve, reject });
-      this.port.postMessage({ ...request, id });
-    }).then(resultOf);
+      if (request.kind === 'perform') this.sendOperation({ ...request, id });
+      else this.port.postMessage([{ ...request, id }]);
+    });
   }
 
   private answered(answer: ThreadAnswer): void {
@@ -149,9 +171,10 @@ export class SqliteThread {
 
 function resultOf(answer: ThreadAnswer): StatementResult {
   if ('error' in answer) throw toError(answer.error);
-  return answer;
+  return answer as StatementResult;
 }
 
 function toError(error: ThreadError): Error {
+  if (error.name === 'DatabaseUnavailable') return new DatabaseUnavailable(error.message);
   return error.code === undefined ? new Error(error.message) : new SqliteError(error.message, error.code);
 }

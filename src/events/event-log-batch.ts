@@ -4,17 +4,15 @@
  * from ~6 statements per event to ~3 per batch. On PostgreSQL both inserts are one statement,
  * committed without a transaction of its own when nothing else commits with it.
  */
-import { batchedWrite } from '../db/batched-write.js';
+import { batchedOperation } from '../db/batched-write.js';
 import type { DatabaseHandle } from '../db/connect.js';
-import { type EventToLog, type LoggedEvent, logEvents, logEventsInOneStatement } from '../db/events.js';
+import type { EventToLog, LoggedEvent } from '../db/events.js';
 
 export class EventLogBatch {
   private readonly write: (entry: EventToLog) => Promise<LoggedEvent>;
 
   constructor(database: DatabaseHandle) {
-    this.write = database.capabilities.dataModifyingWith
-      ? batchedWrite(database, logEventsInOneStatement, { oneStatement: true })
-      : batchedWrite(database, logEvents);
+    this.write = batchedOperation(database, 'logEvents', { oneStatement: database.capabilities.dataModifyingWith });
   }
 
   /** Settles after the commit that made the event (or its duplicate's answer) durable. */

@@ -1,0 +1,46 @@
+/**
+ * The writes the service makes most often (logging events, claiming, settling), as data: a
+ * name and arguments that can cross to another thread. On SQLite they run in the thread that
+ * owns the connection (sqlite-worker.ts), in that thread's group commit, so that the main
+ * thread sends one message for a write rather than one for each of its statements, and builds
+ * none of them. On PostgreSQL they run in the main thread's group commit.
+ */
+import type { Kysely } from 'kysely';
+import type { Capabilities } from './connect.js';
+import { type EventToLog, logEvents, logEventsInOneStatement } from './events.js';
+import { type SettleArgs, settleClaimed } from './match-queue.js';
+import { type ClaimFilter, claimDueMatches, type Lease, type Stage } from './matches.js';
+import type { Database } from './tables.js';
+
+export interface ClaimArgs {
+  stage: Stage;
+  lease: Lease;
+  limit: number;
+  filter?: ClaimFilter;
+}
+
+export const OPERATIONS = {
+  logEvents: (tx: Kysely<Database>, capabilities: Capabilities, entries: readonly EventToLog[]) =>
+    capabilities.dataModifyingWith ? logEventsInOneStatement(tx, entries) : logEvents(tx, entries),
+  claim: (tx: Kysely<Database>, capabilities: Capabilities, { stage, lease, limit, filter }: ClaimArgs) =>
+    claimDueMatches(tx, capabilities, stage, lease, limit, filter),
+  settle: (tx: Kysely<Database>, capabilities: Capabilities, args: SettleArgs) => settleClaimed(tx, capabilities, args),
+};
+
+export type OperationName = keyof typeof OPERATIONS;
+export type OperationArgs<N extends OperationName> = Parameters<(typeof OPERATIONS)[N]>[2];
+export type OperationResult<N extends OperationName> = Awaited<ReturnType<(typeof OPERATIONS)[N]>>;
+
+/** Runs operation `name` in transaction `tx`. */
+export function runOperation<N extends OperationName>(
+  tx: Kysely<Database>,
+  capabilities: Capabilities,
+  name: N,
+  args: OperationArgs<N>,
+): Promise<OperationResult<N>> {
+  return (OPERATIONS[name] as (tx: Kysely<Database>, capabilities: Capabilities, args: OperationArgs<N>) => Promise<OperationResult<N>>)(
+    tx,
+    capabilities,
+    args,
+  );
+}
