@@ -39,6 +39,16 @@ export function goals(results: Results, postgres: boolean): Row[] {
     const row = results.cpu?.find((r) => r.load === load && r.database === database);
     return row && { eventsPerSecond: num(row['events/s one thread allows']), ms: num(row['main thread ms/event']) };
   };
+  /** The CPU a SQLite event of `load` cost, as a multiple of what a request of the ceiling cost, in column `column`. */
+  const cpuMultiple = (load: string, column: string, most: number): Measured | string => {
+    const ceilingRow = results.cpu?.find((r) => r.load === 'ceiling');
+    const row = results.cpu?.find((r) => r.load === load && r.database === 'sqlite');
+    if (!ceilingRow) return missing('ceiling');
+    if (!row) return missing(load);
+    const [ms, ceilingMs] = [num(row[column]), num(ceilingRow[column])];
+    const multiple = ms / ceilingMs;
+    return { measured: `${fixed(multiple, 1)}× (${ms.toPrecision(3)} / ${ceilingMs.toPrecision(3)} ms)`, met: multiple <= most };
+  };
   const missing = (section: string, database = 'sqlite') => {
     if (!results[section]) return `${NOT_MEASURED} (section ${section} not run)`;
     if (database === 'postgres' && !postgres) return `${NOT_MEASURED} (no NOTIFICATIONS_BENCH_DATABASE_URL)`;
@@ -58,6 +68,9 @@ export function goals(results: Results, postgres: boolean): Row[] {
       const main = mainThread('burst', 'sqlite');
       return main ? `${fixed(main.eventsPerSecond / ceiling)} (${fixed(main.ms)} ms/event)` : '';
     },
+  );
+  goal(`burst intake, SQLite: the server's main thread per event, in the ceiling's per request`, '≤ 4×', () =>
+    cpuMultiple('burst', 'main thread ms/event', 4),
   );
   goal('burst intake, SQLite: every answered event delivered', 'all', () => {
     const row = find('burst', 'sqlite');
@@ -81,6 +94,9 @@ export function goals(results: Results, postgres: boolean): Row[] {
       const main = mainThread('receive', 'sqlite');
       return main ? `${fixed((main.eventsPerSecond * EXCHANGES_PER_EVENT) / ceiling)} (${fixed(main.ms)} ms/event)` : '';
     },
+  );
+  goal(`pipeline, SQLite: the server process per event, in the ceiling's process per request`, '≤ 20×', () =>
+    cpuMultiple('receive', 'process ms/event', 20),
   );
   goal('pipeline, SQLite: every answered event delivered', 'all', () => {
     const row = find('receive', 'sqlite');

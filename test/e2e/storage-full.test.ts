@@ -28,20 +28,30 @@ async function subscribe(server: RunningServer, targetUrl: string): Promise<void
   assert.equal(response.status, 200, await response.text());
 }
 
-/** Sends events of about `bytes` each and records which were answered 200. */
+/**
+ * Sends events of about `bytes` each and records which of those the subscription matches were
+ * answered 200. Events it does not match (`matching` false) fill the disk without giving the
+ * runners anything to write: a small write of theirs that still fits would end the episode.
+ */
 function sender(server: RunningServer, bytes: number) {
   const answered200: string[] = [];
   let next = 0;
   return {
     answered200,
-    send: async (): Promise<Response> => {
+    send: async (matching = true): Promise<Response> => {
       const id = `e-${next++}`;
       const response = await fetch(`${server.url}/receive`, {
         method: 'POST',
         headers: { 'content-type': 'application/cloudevents+json' },
-        body: JSON.stringify({ specversion: '1.0', id, source: SOURCE, type: 'org.example.full', data: 'x'.repeat(bytes) }),
+        body: JSON.stringify({
+          specversion: '1.0',
+          id,
+          source: matching ? SOURCE : `${SOURCE}/filler`,
+          type: 'org.example.full',
+          data: 'x'.repeat(bytes),
+        }),
       });
-      if (response.status === 200) answered200.push(id);
+      if (response.status === 200 && matching) answered200.push(id);
       return response;
     },
   };
@@ -103,11 +113,11 @@ async function gatedTarget(): Promise<{ target: HttpStub; release(): void; answe
  * The scenario on a server already subscribed to SOURCE: events answered 200, then the
  * database full, then space given back.
  */
-async function survivesStorageFull(server: RunningServer, volume: Volume, bytes: number): Promise<void> {
+async function survivesStorageFull(server: RunningServer, volume: Volume, bytes: number, runnerWritesRefused: boolean): Promise<void> {
   const { target, release, answered } = await gatedTarget();
   try {
     await subscribe(server, target.url);
-    await fullAndBack(server, volume, bytes, target, release, answered);
+    await fullAndBack(server, volume, bytes, target, release, answered, runnerWritesRefused);
   } finally {
     release();
     await target.close();
@@ -121,6 +131,7 @@ async function fullAndBack(
   target: HttpStub,
   release: () => void,
   answered: () => number,
+  runnerWritesRefused: boolean,
 ): Promise<void> {
   const { answered200, send } = sender(server, bytes);
   const BEFORE = 10;
@@ -133,7 +144,7 @@ async function fullAndBack(
   await volume.fill();
   let refusal: Response | undefined;
   for (let i = 0; i < 5_000 && refusal === undefined; i++) {
-    const response = await send();
+    const response = await send(false);
     if (response.status !== 200) refusal = response;
   }
   assert.ok(refusal, 'the database refused a write');
@@ -163,12 +174,15 @@ async function fullAndBack(
     20_000,
   );
   // The delivery runner met refusals too (its outcomes were kept), and delivered nothing twice.
+  // On SQLite a small write may still fit after the disk is full (the log file keeps the space
+  // a refused transaction had taken): a settlement can end the episode early, so the refusals
+  // the log counts are certain only on PostgreSQL.
   const recovered = warnings(server, logOffset)
     .map((line) => JSON.parse(line) as { msg: string; refused: number })
     .find((line) => line.msg.startsWith('the database takes writes again'));
   assert.ok(recovered, 'the log says when writes succeed again');
   const { refused } = recovered;
-  assert.ok(refused > 1 + REFUSED_MORE, `writes refused: ${refused}, of which requests: ${1 + REFUSED_MORE}`);
+  if (runnerWritesRefused) assert.ok(refused > 1 + REFUSED_MORE, `writes refused: ${refused}, of which requests: ${1 + REFUSED_MORE}`);
   assert.equal(target.requests.length, delivered(target).size, 'no event delivered twice');
   assert.doesNotMatch(server.logs(), /"statusCode":500|cannot rollback|unexpected error/);
 }
@@ -190,6 +204,7 @@ describeOn(SMALL_FILESYSTEM, 'a server whose SQLite disk fills up', () => {
             free: async () => volume.free(),
           },
           8 * 1024,
+          false,
         );
         assert.equal(server.process.exitCode, null);
       } finally {
@@ -231,6 +246,7 @@ describeOn(POSTGRES, 'a server whose PostgreSQL answers 53100 disk_full', () => 
             },
           },
           100,
+          true,
         );
         assert.equal(server.process.exitCode, null);
       } finally {
