@@ -237,8 +237,17 @@ for (const backend of testBackends()) {
       const toPolicy = new Handoff(100, LEASE_US / 2);
       const toDelivery = new Handoff(1, LEASE_US / 2);
       const receive = receiver(test.handle, matcher, clock, toPolicy, '/ahead');
+      // Each round of the policy runner reads its clock first: counted, they show its loop went round.
+      let policyClockReadings = 0;
+      const policyClock = () => {
+        policyClockReadings++;
+        return clock();
+      };
       // Polled once a minute: only being woken makes it ask again within the test.
-      const runner = testPolicyRunner({ handle: test.handle, clock }, { policy, inbox: toPolicy, next: toDelivery, pollMs: 60_000 });
+      const runner = testPolicyRunner(
+        { handle: test.handle, clock: policyClock },
+        { policy, inbox: toPolicy, next: toDelivery, pollMs: 60_000 },
+      );
       const delivery = testDeliveryRunner({ handle: test.handle, clock }, { target, inbox: toDelivery });
       t.after(async () => {
         await runner.stop();
@@ -264,8 +273,14 @@ for (const backend of testBackends()) {
       assert.equal(policyService.requests.length, 3);
       assert.equal(await states(), 'deliver deliver deliver policy policy');
 
+      // Its loop's first round starts at once; woken meanwhile, as new work would, it goes round
+      // again once that one has ended. (A round that dispatched questions would have read the
+      // clock again too, and idle waits for what it started.)
+      const readingsBefore = policyClockReadings;
       runner.start();
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      runner.wake();
+      await eventually(() => policyClockReadings >= readingsBefore + 2, 'two rounds of its loop');
+      await runner.idle();
       assert.equal(policyService.requests.length, 3, 'its loop asks nothing either');
       assert.equal(await round(delivery), 1, 'the handed row');
       assert.equal(await round(delivery), 2, 'the queue, claimed dry');

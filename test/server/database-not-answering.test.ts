@@ -70,7 +70,10 @@ describeOn(POSTGRES, 'a running server whose PostgreSQL stops answering', () => 
         const elapsed = Date.now() - started;
         assert.equal(ready.status, 503);
         assert.deepEqual(await ready.json(), { status: 'not ready', policy: 'allow-all', database: 'unreachable' });
-        assert.ok(elapsed >= 1_900 && elapsed < 10_000, `answered after ${elapsed} ms`);
+        // Once the 2 s readiness bound has passed, not sooner (the check did wait for the database), and
+        // long before the database's own 30 s time-out: ample room for a loaded machine.
+        assert.ok(elapsed >= 1_900, `answered after ${elapsed} ms`);
+        assert.ok(elapsed < 20_000, `answered after ${elapsed} ms`);
         assert.equal((await fetch(`${server.url}/healthz`)).status, 200, 'the process itself still answers');
         const scraped = await fetch(`${server.url}/metrics`, { signal: AbortSignal.timeout(60_000) });
         assert.equal(scraped.status, 200, 'the scrape is served without the database');
