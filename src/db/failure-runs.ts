@@ -48,7 +48,8 @@ export async function countRuns(db: Kysely<Database>, attempts: readonly RunAtte
     [...runs].filter(([, run]) => run.ended).map(([uuid]) => uuid),
   );
   const reached: RunReached[] = [];
-  for (const [subscription, { failures, error }] of runs) {
+  // In one order everywhere, so that two instances counting the same subscriptions lock their rows alike.
+  for (const [subscription, { failures, error }] of [...runs].sort(([a], [b]) => (a < b ? -1 : 1))) {
     if (failures === 0) continue;
     const { failures: now } = await db
       .insertInto('failure_runs')

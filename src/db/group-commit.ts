@@ -86,7 +86,8 @@ export class GroupCommit {
     let failedWrite: unknown;
     let values: unknown[];
     try {
-      values = await this.transaction(async (tx) => {
+      values = await this.inTransaction(async (tx) => {
+        failedWrite = undefined;
         const results: unknown[] = [];
         for (const pending of batch) {
           try {
@@ -114,7 +115,7 @@ export class GroupCommit {
     const outcomes: Outcome[] = [];
     for (const [i, pending] of batch.entries()) {
       try {
-        outcomes.push({ ok: true, value: await this.transaction(pending.write) });
+        outcomes.push({ ok: true, value: await this.inTransaction(pending.write) });
       } catch (error) {
         if (isConditionOfTheDatabase(error)) {
           this.settleWhenDurable(batch.slice(0, i), outcomes);
@@ -124,6 +125,21 @@ export class GroupCommit {
       }
     }
     this.settleWhenDurable(batch, outcomes);
+  }
+
+  /**
+   * Runs `work` in a transaction, again when PostgreSQL rolled it back to break a deadlock
+   * (40P01) or a serialization conflict (40001) with another instance's: run again, it goes
+   * through (the other has committed or rolled back by then).
+   */
+  private async inTransaction<T>(work: Write<T>): Promise<T> {
+    for (let tries = 1; ; tries++) {
+      try {
+        return await this.transaction(work);
+      } catch (error) {
+        if (tries >= CONFLICT_TRIES || !isTransactionConflict(error)) throw error;
+      }
+    }
   }
 
   private settleWhenDurable(batch: Pending[], outcomes: Outcome[]): void {
@@ -140,6 +156,13 @@ export class GroupCommit {
 }
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+const CONFLICT_TRIES = 3;
+const CONFLICT_STATES = new Set(['40P01', '40001']);
+
+function isTransactionConflict(error: unknown): boolean {
+  return CONFLICT_STATES.has(String((error as { code?: unknown } | undefined)?.code));
+}
 
 function rejectAll(batch: Pending[], error: unknown): void {
   for (const pending of batch) pending.reject(error);

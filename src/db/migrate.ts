@@ -37,8 +37,11 @@ async function migrationTableExists(handle: DatabaseHandle): Promise<boolean> {
   return found.rows.length > 0;
 }
 
-/** PostgreSQL's undefined_table: what the migrator's introspection of every schema meets in a race. */
-const UNDEFINED_TABLE = '42P01';
+/**
+ * PostgreSQL's undefined_table and invalid_schema_name: what the migrator's introspection of
+ * every schema meets when another schema's table, or the schema itself, is dropped meanwhile.
+ */
+const INTROSPECTION_RACES = new Set(['42P01', '3F000']);
 const MIGRATE_TRIES = 3;
 
 /**
@@ -61,15 +64,15 @@ export async function syncSchema(handle: DatabaseHandle): Promise<string[]> {
 
 /**
  * Kysely's migrator checks for its own tables by reading the columns of every table in the
- * database, which fails with undefined_table when a table elsewhere is renamed or dropped
- * meanwhile; the check is made again, since nothing was migrated yet.
+ * database, which fails when a table or schema elsewhere is renamed or dropped meanwhile; the
+ * check is made again, since nothing was migrated yet.
  */
 async function migrateRetryingRaces(handle: DatabaseHandle): Promise<string[]> {
   for (let tries = 1; ; tries++) {
     try {
       return await migrate(handle);
     } catch (error) {
-      if (tries >= MIGRATE_TRIES || (error as { code?: unknown }).code !== UNDEFINED_TABLE) throw error;
+      if (tries >= MIGRATE_TRIES || !INTROSPECTION_RACES.has(String((error as { code?: unknown }).code))) throw error;
     }
   }
 }

@@ -5,7 +5,7 @@ import { GroupCommit } from '../../src/db/group-commit.js';
 import { DatabaseUnavailable } from '../../src/db/unavailable.js';
 import { insertSubscription } from '../../src/db/subscriptions.js';
 import type { Database, SubscriptionRow } from '../../src/db/tables.js';
-import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
+import { describeOn, openTestDatabase, POSTGRES, testBackends } from '../support/database.js';
 import { subscriptionRow } from '../support/subscription-row.js';
 
 /** A subscription known by its uuid, which is its name too. */
@@ -215,3 +215,49 @@ for (const backend of testBackends()) {
     });
   });
 }
+
+describeOn(POSTGRES, 'group commit (postgres): deadlocks', () => {
+  it('runs again a transaction PostgreSQL rolled back to break a deadlock, so that both writers succeed', async () => {
+    const { handle, close } = await openTestDatabase(POSTGRES);
+    try {
+      const [a, b] = ['00000000-0000-0000-0000-00000000000a', '00000000-0000-0000-0000-00000000000b'];
+      for (const uuid of [a, b]) await handle.write((tx) => insertSubscription(tx, handle.capabilities, row(uuid)));
+      // Two lanes, each locking the two rows in the opposite order, each waiting for the other
+      // to hold its first row: one of them is the deadlock's victim.
+      const group = new GroupCommit(inTransaction(handle.db), 2);
+      let holding = 0;
+      let tries = 0;
+      const bothHold = async () => {
+        holding++;
+        while (holding < 2 && tries <= 2) await new Promise((r) => setTimeout(r, 10));
+      };
+      const lockInOrder = (first: string, second: string) => async (tx: Kysely<Database>) => {
+        tries++;
+        await tx
+          .updateTable('subscriptions')
+          .set({ name: `by ${first}` })
+          .where('uuid', '=', first)
+          .execute();
+        await bothHold();
+        await tx
+          .updateTable('subscriptions')
+          .set({ name: `by ${first}` })
+          .where('uuid', '=', second)
+          .execute();
+        return first;
+      };
+      const settled = await Promise.allSettled([
+        group.run(lockInOrder(a, b)),
+        new Promise((r) => setImmediate(r)).then(() => group.run(lockInOrder(b, a))),
+      ]);
+      assert.deepEqual(
+        settled.map((s) => s.status),
+        ['fulfilled', 'fulfilled'],
+        JSON.stringify(settled.map((s) => (s.status === 'rejected' ? String(s.reason) : s.value))),
+      );
+      assert.equal(tries, 3, 'the victim ran again once');
+    } finally {
+      await close();
+    }
+  });
+});
