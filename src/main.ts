@@ -460,6 +460,10 @@ function openServerDatabase(config: Config, log: FastifyBaseLogger, storage: Sto
           { error: error.message, code: (error as { code?: unknown }).code },
           'a database connection failed; it is replaced when next needed',
         ),
+      onThreadFailure: (error) => {
+        log.fatal({ err: error }, 'exiting: the SQLite thread failed; rows in flight return to the queue when their leases expire');
+        process.exit(1);
+      },
     });
   } catch (error) {
     if (error instanceof DatabaseMissing) {

@@ -87,6 +87,11 @@ export interface OpenOptions {
   readonly boundStatements?: boolean;
   /** A pooled connection failed while no query was using it (dropped, terminated): it is replaced. */
   readonly onConnectionError?: (error: Error) => void;
+  /**
+   * SQLite: the thread that owns the connection failed (a bug: SQLite's own errors are answers);
+   * every statement fails from then on.
+   */
+  readonly onThreadFailure?: (error: Error) => void;
   /** PostgreSQL: how the connections name themselves in pg_stat_activity. */
   readonly applicationName?: string;
   /** Told of every write's outcome (a new one, which reports nothing, by default). */

@@ -26,6 +26,8 @@ export interface SqliteThreadOptions {
   readonly walPath?: string;
   /** Set on the connection once it is open, in order. */
   readonly pragmas: readonly string[];
+  /** The thread failed or ended unasked; told once. Not sent to the thread. */
+  readonly onFailure?: ((error: Error) => void) | undefined;
 }
 
 export type ThreadRequest =
@@ -78,6 +80,7 @@ export class SqliteThread {
   private constructor(
     private readonly worker: Worker,
     private readonly port: MessagePort,
+    private readonly onFailure: ((error: Error) => void) | undefined,
   ) {
     port.on('message', (answers: ThreadAnswer[]) => {
       for (const answer of answers) this.answered(answer);
@@ -90,7 +93,7 @@ export class SqliteThread {
   }
 
   /** Starts the thread and waits until the database is open: throws what opening it threw. */
-  static open(options: SqliteThreadOptions): SqliteThread {
+  static open({ onFailure, ...options }: SqliteThreadOptions): SqliteThread {
     const { port1, port2 } = new MessageChannel();
     const opened = new Int32Array(new SharedArrayBuffer(4));
     const worker = new Worker(new URL('./sqlite-worker.js', import.meta.url), {
@@ -105,7 +108,7 @@ export class SqliteThread {
       port1.close();
       throw answer ? toError(answer.error) : new Error('the SQLite thread ended before opening the database');
     }
-    return new SqliteThread(worker, port1);
+    return new SqliteThread(worker, port1, onFailure);
   }
 
   query(sql: string, parameters: readonly unknown[]): Promise<StatementResult> {
@@ -162,6 +165,7 @@ export class SqliteThread {
 
   private fail(error: Error): void {
     if (this.closed && this.waiting.size === 0) return;
+    if (this.failure === undefined) this.onFailure?.(error);
     this.failure ??= error;
     for (const waiter of this.waiting.values()) waiter.reject(this.failure);
     this.waiting.clear();
