@@ -7,6 +7,7 @@ import * as liveSubscriptionsByOwner from './0005-live-subscriptions-by-owner.js
 import * as pullDelivery from './0006-pull-delivery.js';
 import * as failureRuns from './0007-failure-runs.js';
 import * as eventTraceparent from './0008-event-traceparent.js';
+import * as matchesPageRoom from './0009-matches-page-room.js';
 
 /** Every migration, in order. Names are permanent: they are recorded in the database. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -18,4 +19,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0006-pull-delivery': pullDelivery,
   '0007-failure-runs': failureRuns,
   '0008-event-traceparent': eventTraceparent,
+  '0009-matches-page-room': matchesPageRoom,
 };
