@@ -133,8 +133,13 @@ for (const backend of testBackends()) {
       }
       // Delivered as any event: signed, with the subscription's history.
       for (const request of ops.requests) assert.match(String(request.headers['webhook-signature']), /^v1,/);
-      const history = await fetch(`${server.url}/eventmatch/${told.uuid}/deliveries`, { headers: { 'http-remote-user': 'alice' } });
-      const deliveries = (await history.json()) as Array<{ state: string; policy: number | null; event: { source: string } }>;
+      // The target may have answered before the settlement committed.
+      const history = async () =>
+        (await (
+          await fetch(`${server.url}/eventmatch/${told.uuid}/deliveries`, { headers: { 'http-remote-user': 'alice' } })
+        ).json()) as Array<{ state: string; policy: number | null; event: { source: string } }>;
+      await eventually(async () => (await history()).every((d) => d.state === 'delivered'), 'both recorded delivered');
+      const deliveries = await history();
       assert.deepEqual(
         deliveries.map((d) => [d.state, d.policy, d.event.source]),
         [
