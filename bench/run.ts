@@ -54,7 +54,7 @@ async function main(): Promise<void> {
     benchEvaluation(facilityEvent()),
   );
   await section('matching', 'Matching: one event against all subscriptions (facility-shaped, in this process)', () =>
-    benchMatching([1_000, 10_000, 100_000]),
+    benchMatching([1_000, 10_000, 100_000, 1_000_000]),
   );
   await section('memory', 'The server process with 100,000 facility-shaped subscriptions loaded', () => forEachBenchDatabase(benchMemory));
 
