@@ -8,6 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { sql } from 'kysely';
 import { type DatabaseHandle, openDatabase } from '../src/db/connect.js';
 import { SUBSCRIPTION_ROWS_PER_STATEMENT } from '../src/db/subscriptions.js';
 import type { SubscriptionRow } from '../src/db/tables.js';
@@ -41,6 +42,10 @@ export async function benchMemory(label: string, databaseUrl: string): Promise<R
     const database = openDatabase(databaseUrl);
     try {
       await insertRows(database, writer, size - written);
+      // As autovacuum soon would: without statistics on a table just loaded, PostgreSQL read
+      // each page of the start-up load by sorting every live row (0.7 s a page, 2 minutes for
+      // 1,000,000 rows) rather than along the primary key. SQLite is left as it runs.
+      if (databaseUrl.startsWith('postgres')) await sql`analyze subscriptions`.execute(database.db);
     } finally {
       await database.close();
     }
