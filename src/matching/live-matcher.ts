@@ -43,7 +43,7 @@ export class LiveMatcher {
   private touched: Set<string> | undefined;
 
   constructor(private readonly options: LiveMatcherOptions = {}) {
-    this.index = new SubscriptionIndex(options.onEvaluationError);
+    this.index = new SubscriptionIndex<string, MatchedSubscription>(options.onEvaluationError, (match) => match.uuid);
   }
 
   load(rows: readonly MatchableRow[]): void {

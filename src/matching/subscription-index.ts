@@ -29,7 +29,7 @@ const KEY_PENALTY: Record<IndexKey['test']['kind'], number> = { members: 0, equa
  */
 const POPULAR_KEY = 64;
 
-interface Entry<Id, Match> {
+interface Entry<Match> {
   readonly dialect: Dialect;
   /** The expression text: subscriptions with the same one (and dialect) share the entry. */
   readonly source: string;
@@ -42,22 +42,15 @@ interface Entry<Id, Match> {
    */
   readonly matches: CompiledJsonPath['matches'] | undefined;
   /**
-   * The subscriptions sharing the expression, and index for index what `match` answers for
-   * each: arrays, not a Set, since copying them into the answer is most of what matching costs
-   * at 1,000,000 subscriptions (~15,000 matched an event).
+   * What `match` answers for each subscription sharing the expression: an array, not a Set,
+   * since copying them out is most of what matching costs at 1,000,000 subscriptions (~15,000
+   * matched an event).
    */
-  readonly subscribers: Id[];
   readonly found: Match[];
   readonly clauses: Clause[];
   placement: Clause | undefined;
   /** The number of the last lookup that found this entry, so that it is evaluated once. */
   seenIn: number;
-}
-
-/** Where a subscription is: its entry, and its place in the entry's arrays. */
-interface Membership<Id, Match> {
-  readonly entry: Entry<Id, Match>;
-  position: number;
 }
 
 export interface IndexStats {
@@ -77,18 +70,28 @@ export type EvaluationErrorListener<Id> = (subscribers: readonly Id[], error: un
 
 /** What `match` answers for a subscription: its id unless said otherwise when it was set. */
 type Answer<Id, Match> = Id extends Match ? [match?: Match] : [match: Match];
+/** The id of the subscription an answer is for: the answer itself unless said otherwise. */
+type IdOfAnswer<Id, Match> = Match extends Id ? [idOf?: (match: Match) => Id] : [idOf: (match: Match) => Id];
 
 /**
  * The index of subscriptions `Id`. `match` answers with each matched subscription's `Match`,
- * given when it was set (by default its id): the live matcher answers with an object per
- * subscription made once, not one per match.
+ * given when it was set (by default its id), from which `idOf` tells the id: the live matcher
+ * answers with an object per subscription made once, not one per match.
  */
 export class SubscriptionIndex<Id, Match = Id> {
   /** The entries of each dialect by expression text. */
-  private readonly entries: Record<Dialect, Map<string, Entry<Id, Match>>> = { rfc9535: new Map(), jsonpath2: new Map() };
-  private readonly memberships = new Map<Id, Membership<Id, Match>>();
-  private readonly unindexed = new Set<Entry<Id, Match>>();
-  private readonly trie = new KeyTrie<Entry<Id, Match>>();
+  private readonly entries: Record<Dialect, Map<string, Entry<Match>>> = { rfc9535: new Map(), jsonpath2: new Map() };
+  /**
+   * Where each subscription is: a slot, and by slot its entry and its place in the entry's
+   * `found` (parallel arrays rather than an object a subscription: 40 bytes less each).
+   */
+  private readonly slotOf = new Map<Id, number>();
+  private readonly entryAt: (Entry<Match> | undefined)[] = [];
+  private readonly positionAt: number[] = [];
+  private readonly freeSlots: number[] = [];
+  private readonly idOf: (match: Match) => Id;
+  private readonly unindexed = new Set<Entry<Match>>();
+  private readonly trie = new KeyTrie<Entry<Match>>();
   /**
    * Each distinct key once, shared by the entries that mention it (the project key of 30,000
    * subscriptions is one object, not 30,000), with how many expressions mention it in any of
@@ -99,9 +102,15 @@ export class SubscriptionIndex<Id, Match = Id> {
   private evaluations = 0;
   private failures = 0;
 
-  constructor(private readonly onEvaluationError?: EvaluationErrorListener<Id>) {}
+  constructor(
+    private readonly onEvaluationError?: EvaluationErrorListener<Id>,
+    ...[idOf]: IdOfAnswer<Id, Match>
+  ) {
+    // Without `idOf`, Match extends Id (IdOfAnswer's type says so): the answer is the id.
+    this.idOf = idOf ?? ((match) => match as unknown as Id);
+  }
 
-  /** Adds or replaces the subscription `id`. */
+  /** Adds or replaces the subscription `id`, answered by `match` (whose id is `id`). */
   set(id: Id, compiled: CompiledJsonPath, ...match: Answer<Id, Match>): void {
     this.setExpression(id, compiled.dialect, compiled.source, () => compiled, ...match);
   }
@@ -119,43 +128,47 @@ export class SubscriptionIndex<Id, Match = Id> {
       entry = this.createEntry(compile());
       entries.set(source, entry);
     }
-    this.memberships.set(id, { entry, position: entry.subscribers.length });
-    entry.subscribers.push(id);
+    const slot = this.freeSlots.pop() ?? this.entryAt.length;
+    this.slotOf.set(id, slot);
+    this.entryAt[slot] = entry;
+    this.positionAt[slot] = entry.found.length;
     // Without `match`, Id extends Match (Answer's type says so): the id is the answer.
     entry.found.push(match.length > 0 ? match[0]! : (id as unknown as Match));
   }
 
   /** Whether `id` is indexed with this expression. */
   holds(id: Id, dialect: Dialect, source: string): boolean {
-    const entry = this.memberships.get(id)?.entry;
+    const slot = this.slotOf.get(id);
+    const entry = slot === undefined ? undefined : this.entryAt[slot];
     return entry !== undefined && entry.dialect === dialect && entry.source === source;
   }
 
   /** What `match` answers for `id`, while it is indexed. */
   found(id: Id): Match | undefined {
-    const membership = this.memberships.get(id);
-    return membership && membership.entry.found[membership.position];
+    const slot = this.slotOf.get(id);
+    return slot === undefined ? undefined : this.entryAt[slot]!.found[this.positionAt[slot]!];
   }
 
   /** Every subscription indexed. */
   ids(): IterableIterator<Id> {
-    return this.memberships.keys();
+    return this.slotOf.keys();
   }
 
   delete(id: Id): boolean {
-    const membership = this.memberships.get(id);
-    if (!membership) return false;
-    this.memberships.delete(id);
-    const { entry, position } = membership;
+    const slot = this.slotOf.get(id);
+    if (slot === undefined) return false;
+    const entry = this.entryAt[slot]!;
+    const position = this.positionAt[slot]!;
+    this.slotOf.delete(id);
+    this.entryAt[slot] = undefined;
+    this.freeSlots.push(slot);
     // The last subscriber takes the place of the one leaving.
-    const lastId = entry.subscribers.pop()!;
-    const lastFound = entry.found.pop()!;
-    if (position < entry.subscribers.length) {
-      entry.subscribers[position] = lastId;
-      entry.found[position] = lastFound;
-      this.memberships.get(lastId)!.position = position;
+    const last = entry.found.pop()!;
+    if (position < entry.found.length) {
+      entry.found[position] = last;
+      this.positionAt[this.slotOf.get(this.idOf(last))!] = position;
     }
-    if (entry.subscribers.length === 0) this.dropEntry(entry);
+    if (entry.found.length === 0) this.dropEntry(entry);
     return true;
   }
 
@@ -172,7 +185,7 @@ export class SubscriptionIndex<Id, Match = Id> {
    */
   matchGroups(event: JsonValue): (readonly Match[])[] {
     const lookup = ++this.lookups;
-    const candidates: Entry<Id, Match>[] = [];
+    const candidates: Entry<Match>[] = [];
     this.trie.visit(event, (entry) => {
       if (entry.seenIn !== lookup) {
         entry.seenIn = lookup;
@@ -193,7 +206,7 @@ export class SubscriptionIndex<Id, Match = Id> {
 
   stats(): IndexStats {
     return {
-      subscriptions: this.memberships.size,
+      subscriptions: this.slotOf.size,
       expressions: this.entries.rfc9535.size + this.entries.jsonpath2.size,
       unindexed: this.unindexed.size,
       lookups: this.lookups,
@@ -203,7 +216,7 @@ export class SubscriptionIndex<Id, Match = Id> {
   }
 
   /** For an exact entry the trie found through its placement: whether the keys of its other clauses are in the event too. */
-  private otherClausesHold(entry: Entry<Id, Match>, event: JsonValue): boolean {
+  private otherClausesHold(entry: Entry<Match>, event: JsonValue): boolean {
     for (const clause of entry.clauses) {
       if (clause !== entry.placement && !clauseHolds(clause, event)) return false;
     }
@@ -211,18 +224,18 @@ export class SubscriptionIndex<Id, Match = Id> {
   }
 
   /** One subscription that cannot be evaluated must not fail the event for all the others. */
-  private evaluate(entry: Entry<Id, Match>, matches: CompiledJsonPath['matches'], event: JsonValue): boolean {
+  private evaluate(entry: Entry<Match>, matches: CompiledJsonPath['matches'], event: JsonValue): boolean {
     this.evaluations++;
     try {
       return matches(event);
     } catch (error) {
       this.failures++;
-      this.onEvaluationError?.(entry.subscribers, error);
+      this.onEvaluationError?.(entry.found.map(this.idOf), error);
       return false;
     }
   }
 
-  private createEntry(compiled: CompiledJsonPath): Entry<Id, Match> {
+  private createEntry(compiled: CompiledJsonPath): Entry<Match> {
     const clauses = clausesOf(compiled.requirement, this.keyCost).map((clause) => clause.map((key) => this.shared(key)));
     const popular: IndexKey[] = [];
     for (const key of keysOf(clauses)) {
@@ -233,11 +246,10 @@ export class SubscriptionIndex<Id, Match = Id> {
     // trie, such an entry checks its other clauses' keys instead of being evaluated. (A
     // requirement that is a conjunction of keys has a clause; exact entries must be placed.)
     const exact = compiled.exact && isConjunctionOfKeys(compiled.requirement) && clauses.length > 0;
-    const entry: Entry<Id, Match> = {
+    const entry: Entry<Match> = {
       dialect: compiled.dialect,
       source: compiled.source,
       matches: exact ? undefined : compiled.matches,
-      subscribers: [],
       found: [],
       clauses,
       placement: undefined,
@@ -248,7 +260,7 @@ export class SubscriptionIndex<Id, Match = Id> {
     return entry;
   }
 
-  private dropEntry(entry: Entry<Id, Match>): void {
+  private dropEntry(entry: Entry<Match>): void {
     this.entries[entry.dialect].delete(entry.source);
     this.unplace(entry);
     for (const key of keysOf(entry.clauses)) {
@@ -265,7 +277,7 @@ export class SubscriptionIndex<Id, Match = Id> {
     return key;
   }
 
-  private place(entry: Entry<Id, Match>, clause = cheapest(entry.clauses, this.keyCost)): void {
+  private place(entry: Entry<Match>, clause = cheapest(entry.clauses, this.keyCost)): void {
     entry.placement = clause;
     if (!entry.placement) {
       this.unindexed.add(entry);
@@ -274,7 +286,7 @@ export class SubscriptionIndex<Id, Match = Id> {
     for (const key of entry.placement) this.trie.add(key, entry);
   }
 
-  private unplace(entry: Entry<Id, Match>): void {
+  private unplace(entry: Entry<Match>): void {
     if (entry.placement) for (const key of entry.placement) this.trie.remove(key, entry);
     else this.unindexed.delete(entry);
     entry.placement = undefined;
