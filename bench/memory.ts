@@ -24,7 +24,7 @@ import { startBenchServer } from './server.js';
 import type { Row } from './table.js';
 
 /** Each size adds to the rows of the one before. */
-export const MEMORY_SIZES = [100_000, 1_000_000];
+const MEMORY_SIZES = [100_000, 1_000_000];
 const OWNERS = 5_000;
 /** Statements a transaction: fewer commits, and SQLite's log stays small. */
 const STATEMENTS_PER_TRANSACTION = 20;
