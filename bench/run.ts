@@ -54,9 +54,11 @@ async function main(): Promise<void> {
     benchEvaluation(facilityEvent()),
   );
   await section('matching', 'Matching: one event against all subscriptions (facility-shaped, in this process)', () =>
-    benchMatching([1_000, 10_000, 100_000]),
+    benchMatching([1_000, 10_000, 100_000, 1_000_000]),
   );
-  await section('memory', 'The server process with 100,000 facility-shaped subscriptions loaded', () => forEachBenchDatabase(benchMemory));
+  await section('memory', 'The server process with 100,000 and 1,000,000 facility-shaped subscriptions loaded', () =>
+    forEachBenchDatabase(benchMemory),
+  );
 
   let ceiling = NaN;
   const cpu: Row[] = [];

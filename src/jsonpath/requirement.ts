@@ -208,12 +208,14 @@ export function holds(requirement: Requirement, document: JsonValue): boolean {
     case 'any':
       return requirement.of.some((r) => holds(r, document));
     default:
-      return someNodeAt(document, requirement.path, 0, (node) => meets(requirement, node));
+      return someNodeAt(document, requirement, 0);
   }
 }
 
+type OneNodeRequirement = Extract<Requirement, { readonly path: readonly PathStep[] }>;
+
 /** Whether `node` is what a requirement on one node asks of it. */
-function meets(requirement: Requirement, node: JsonValue): boolean {
+function meets(requirement: OneNodeRequirement, node: JsonValue): boolean {
   switch (requirement.kind) {
     case 'exists':
       return true;
@@ -224,33 +226,40 @@ function meets(requirement: Requirement, node: JsonValue): boolean {
     case 'endsWith':
       return typeof node === 'string' && node.endsWith(requirement.suffix) && !hasLineBreak(node);
     case 'members':
-      return isJsonObject(node) && requirement.equal.every(({ name, value }) => Object.hasOwn(node, name) && node[name] === value);
-    default:
-      return false;
+      return isJsonObject(node) && hasMembers(node, requirement.equal);
   }
 }
 
-/** Whether some node at `path` (from step `at` on) passes `test`; stops at the first that does. */
-function someNodeAt(value: JsonValue, path: readonly PathStep[], at: number, test: (node: JsonValue) => boolean): boolean {
-  const s = path[at];
-  if (s === undefined) return test(value);
-  if (s.kind === 'descend') return someSelfOrDescendant(value, (node) => someNodeAt(node, path, at + 1, test));
+function hasMembers(node: { [key: string]: JsonValue }, equal: readonly MemberEquals[]): boolean {
+  for (const { name, value } of equal) if (!Object.hasOwn(node, name) || node[name] !== value) return false;
+  return true;
+}
+
+/**
+ * Whether some node at the requirement's path (from step `at` on) meets it; stops at the first
+ * that does. (No closure per call: the subscription index checks keys this way for every event.)
+ */
+function someNodeAt(value: JsonValue, requirement: OneNodeRequirement, at: number): boolean {
+  const s = requirement.path[at];
+  if (s === undefined) return meets(requirement, value);
+  if (s.kind === 'descend') return someSelfOrDescendant(value, requirement, at + 1);
   if (value === null || typeof value !== 'object') return false;
   if (s.kind === 'any') {
-    for (const child of Array.isArray(value) ? value : Object.values(value)) if (someNodeAt(child, path, at + 1, test)) return true;
+    for (const child of Array.isArray(value) ? value : Object.values(value)) if (someNodeAt(child, requirement, at + 1)) return true;
     return false;
   }
   if (Array.isArray(value)) {
     if (s.kind !== 'index') return false;
     const i = s.index < 0 ? value.length + s.index : s.index;
-    return i >= 0 && i < value.length && someNodeAt(value[i]!, path, at + 1, test);
+    return i >= 0 && i < value.length && someNodeAt(value[i]!, requirement, at + 1);
   }
-  return s.kind === 'name' && Object.hasOwn(value, s.name) && someNodeAt(value[s.name]!, path, at + 1, test);
+  return s.kind === 'name' && Object.hasOwn(value, s.name) && someNodeAt(value[s.name]!, requirement, at + 1);
 }
 
-function someSelfOrDescendant(value: JsonValue, test: (node: JsonValue) => boolean): boolean {
-  if (test(value)) return true;
+/** Whether the node at `value` or one below it has, from step `at` on, a node that meets the requirement. */
+function someSelfOrDescendant(value: JsonValue, requirement: OneNodeRequirement, at: number): boolean {
+  if (someNodeAt(value, requirement, at)) return true;
   if (value === null || typeof value !== 'object') return false;
-  for (const child of Array.isArray(value) ? value : Object.values(value)) if (someSelfOrDescendant(child, test)) return true;
+  for (const child of Array.isArray(value) ? value : Object.values(value)) if (someSelfOrDescendant(child, requirement, at)) return true;
   return false;
 }

@@ -17,12 +17,12 @@ export interface EvaluationErrorReporting {
 /** About 1 MB of uuids: all the failing subscriptions of any real deployment. */
 export const REMEMBERED_SUBSCRIPTIONS = 10_000;
 
-export function evaluationErrorReporter(reporting: EvaluationErrorReporting): (uuids: ReadonlySet<string>, error: unknown) => void {
+export function evaluationErrorReporter(reporting: EvaluationErrorReporting): (uuids: readonly string[], error: unknown) => void {
   const limit = reporting.remembered ?? REMEMBERED_SUBSCRIPTIONS;
   // A Set iterates in insertion order: its first member is the earliest logged.
   const logged = new Set<string>();
   return (uuids, error) => {
-    reporting.count(uuids.size);
+    reporting.count(uuids.length);
     for (const uuid of uuids) {
       if (logged.has(uuid)) continue;
       if (logged.size >= limit) logged.delete(logged.values().next().value!);

@@ -5,16 +5,14 @@
  * an `any`. Among the clauses a requirement offers, the index picks the cheapest (see cost).
  */
 import type { JsonValue } from '../json.js';
-import type { MemberEquals, Ordering, PathStep, Requirement, Scalar } from '../jsonpath/index.js';
+import type { PathStep, Requirement } from '../jsonpath/index.js';
 import { holds } from '../jsonpath/requirement.js';
 
-/** What the node at the key's path must be for the key to be found in an event. */
-export type KeyTest =
-  | { readonly kind: 'exists' }
-  | { readonly kind: 'equals'; readonly value: Scalar }
-  | { readonly kind: 'compares'; readonly ordering: Ordering; readonly bound: number }
-  | { readonly kind: 'endsWith'; readonly suffix: string }
-  | { readonly kind: 'members'; readonly equal: readonly MemberEquals[] };
+/**
+ * What the node at the key's path must be for the key to be found in an event: the requirement
+ * on one node the key was made from (its path included), kept as it is rather than copied.
+ */
+export type KeyTest = Extract<Requirement, { readonly path: readonly PathStep[] }>;
 
 export interface IndexKey {
   readonly path: readonly PathStep[];
@@ -35,17 +33,11 @@ export function clausesOf(requirement: Requirement, cost: KeyCost): Clause[] {
     case 'always':
       return [];
     case 'exists':
-      return [[makeKey(requirement.path, { kind: 'exists' })]];
     case 'equals':
-      return [[makeKey(requirement.path, { kind: 'equals', value: requirement.value })]];
-    case 'compares': {
-      const { ordering, bound } = requirement;
-      return [[makeKey(requirement.path, { kind: 'compares', ordering, bound })]];
-    }
+    case 'compares':
     case 'endsWith':
-      return [[makeKey(requirement.path, { kind: 'endsWith', suffix: requirement.suffix })]];
     case 'members':
-      return [[makeKey(requirement.path, { kind: 'members', equal: requirement.equal })]];
+      return [[makeKey(requirement)]];
     case 'all':
       return requirement.of.flatMap((r) => clausesOf(r, cost));
     case 'any': {
@@ -89,17 +81,18 @@ export function isConjunctionOfKeys(requirement: Requirement): boolean {
 
 const isKey = (requirement: Requirement) => requirement.kind !== 'always' && requirement.kind !== 'all' && requirement.kind !== 'any';
 
-/** Whether `document` contains the key, checked directly: what finding it in the trie means. */
-export function keyHolds(key: IndexKey, document: JsonValue): boolean {
-  return holds({ ...key.test, path: key.path }, document);
+/** Whether `document` contains one of the clause's keys, checked directly: what finding one in the trie means. */
+export function clauseHolds(clause: Clause, document: JsonValue): boolean {
+  for (let i = 0; i < clause.length; i++) if (holds(clause[i]!.test, document)) return true;
+  return false;
 }
 
 export function keysOf(clauses: readonly Clause[]): IndexKey[] {
   return dedupe(clauses.flat());
 }
 
-function makeKey(path: readonly PathStep[], test: KeyTest): IndexKey {
-  return { path, test, id: JSON.stringify(path.map(stepId)) + testId(test) };
+function makeKey(test: KeyTest): IndexKey {
+  return { path: test.path, test, id: JSON.stringify(test.path.map(stepId)) + testId(test) };
 }
 
 function testId(test: KeyTest): string {

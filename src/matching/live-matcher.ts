@@ -2,15 +2,21 @@
  * The subscriptions that can match new events, compiled and indexed, kept in step with the
  * subscriptions table: loaded at start-up, then told of every write. Deleted and disabled
  * subscriptions are left out (re-enabling one puts it back).
+ *
+ * Every instance holds every live subscription, so what each one costs here bounds how many an
+ * instance can hold: besides its share of its expression's entry in the index, a subscription
+ * is its uuid, its place in the index, and the object `match` answers with, made once and
+ * shared by every match; its owner's name is one string for all of the owner's subscriptions.
  */
 import type { MatchableRow } from '../db/subscriptions.js';
 import type { JsonValue } from '../json.js';
 import { compileJsonPath, type Dialect } from '../jsonpath/index.js';
+import { compactCopy } from './compact-string.js';
 import { SubscriptionIndex } from './subscription-index.js';
 
 export interface MatchedSubscription {
-  uuid: string;
-  owner: string;
+  readonly uuid: string;
+  readonly owner: string;
 }
 
 /** A subscription written (created, updated, deleted, disabled): what the matcher is told. */
@@ -20,12 +26,13 @@ export interface LiveMatcherOptions {
   /** A stored expression that no longer compiles (written under other limits): left out. */
   onUnusable?: (uuid: string, error: unknown) => void;
   /** An expression threw while evaluated against an event (taken as no match): the subscriptions that share it. */
-  onEvaluationError?: (uuids: ReadonlySet<string>, error: unknown) => void;
+  onEvaluationError?: (uuids: readonly string[], error: unknown) => void;
 }
 
 export class LiveMatcher {
-  private readonly index: SubscriptionIndex<string>;
-  private readonly owners = new Map<string, string>();
+  private readonly index: SubscriptionIndex<string, MatchedSubscription>;
+  /** Each owner's name once, with how many of the subscriptions indexed are theirs. */
+  private readonly owners = new Map<string, { readonly name: string; subscriptions: number }>();
   /**
    * What each unusable subscription was written with, so that being told of the same row again
    * (a poll) says nothing new. (The index knows what the others were compiled from.)
@@ -36,7 +43,7 @@ export class LiveMatcher {
   private touched: Set<string> | undefined;
 
   constructor(private readonly options: LiveMatcherOptions = {}) {
-    this.index = new SubscriptionIndex(options.onEvaluationError);
+    this.index = new SubscriptionIndex<string, MatchedSubscription>(options.onEvaluationError, (match) => match.uuid);
   }
 
   load(rows: readonly MatchableRow[]): void {
@@ -50,7 +57,6 @@ export class LiveMatcher {
    * that change). Returns the uuids forgotten.
    */
   async reload(pages: AsyncIterable<readonly MatchableRow[]>): Promise<string[]> {
-    const before = [...this.owners.keys(), ...this.unusable.keys()];
     const seen = new Set<string>();
     const touched = (this.touched = new Set());
     try {
@@ -63,7 +69,10 @@ export class LiveMatcher {
     } finally {
       this.touched = undefined;
     }
-    const gone = before.filter((uuid) => !seen.has(uuid) && !touched.has(uuid));
+    const gone: string[] = [];
+    for (const uuids of [this.index.ids(), this.unusable.keys()]) {
+      for (const uuid of uuids) if (!seen.has(uuid) && !touched.has(uuid)) gone.push(uuid);
+    }
     for (const uuid of gone) this.forget(uuid);
     return gone;
   }
@@ -80,24 +89,45 @@ export class LiveMatcher {
     // An unchanged expression is not compiled again.
     const known = this.unusable.get(row.uuid);
     if (this.index.holds(row.uuid, dialect, row.jsonpath) || (known?.dialect === dialect && known.jsonpath === row.jsonpath)) return;
+    this.forget(row.uuid);
+    // Kept for as long as the subscription lives: a uuid made here (randomUUID) is a rope of
+    // ~14 pieces, ~490 bytes against ~60 for a copy in one piece.
+    const uuid = compactCopy(row.uuid);
+    const owner = this.ownerName(row.owner);
     try {
-      this.index.setExpression(row.uuid, dialect, row.jsonpath, () => compileJsonPath(row.jsonpath, dialect));
+      this.index.setExpression(uuid, dialect, row.jsonpath, () => compileJsonPath(row.jsonpath, dialect), { uuid, owner });
     } catch (error) {
-      this.forget(row.uuid);
-      this.unusable.set(row.uuid, { dialect, jsonpath: row.jsonpath });
-      this.options.onUnusable?.(row.uuid, error);
-      return;
+      this.releaseOwner(owner);
+      this.unusable.set(uuid, { dialect, jsonpath: row.jsonpath });
+      this.options.onUnusable?.(uuid, error);
     }
-    this.owners.set(row.uuid, row.owner);
   }
 
+  /** The subscriptions matched, as objects shared by every match: not to be changed. */
   match(event: JsonValue): MatchedSubscription[] {
-    return this.index.match(event).map((uuid) => ({ uuid, owner: this.owners.get(uuid)! }));
+    return this.index.match(event);
+  }
+
+  /** The one copy of `owner`'s name, counted once more. */
+  private ownerName(owner: string): string {
+    let known = this.owners.get(owner);
+    if (!known) {
+      const name = compactCopy(owner);
+      this.owners.set(name, (known = { name, subscriptions: 0 }));
+    }
+    known.subscriptions++;
+    return known.name;
+  }
+
+  private releaseOwner(name: string): void {
+    const known = this.owners.get(name)!;
+    if (--known.subscriptions === 0) this.owners.delete(name);
   }
 
   private forget(uuid: string): void {
+    const owner = this.index.found(uuid)?.owner;
+    if (owner !== undefined) this.releaseOwner(owner);
     this.index.delete(uuid);
-    this.owners.delete(uuid);
     this.unusable.delete(uuid);
   }
 }

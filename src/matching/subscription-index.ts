@@ -14,7 +14,7 @@
 
 import type { JsonValue } from '../json.js';
 import type { CompiledJsonPath, Dialect } from '../jsonpath/index.js';
-import { type Clause, cheapest, clausesOf, type IndexKey, isConjunctionOfKeys, keyHolds, keysOf } from './index-keys.js';
+import { type Clause, cheapest, clauseHolds, clausesOf, type IndexKey, isConjunctionOfKeys, keysOf } from './index-keys.js';
 import { KeyTrie } from './key-trie.js';
 
 /**
@@ -29,21 +29,24 @@ const KEY_PENALTY: Record<IndexKey['test']['kind'], number> = { members: 0, equa
  */
 const POPULAR_KEY = 64;
 
-interface Entry<Id> {
-  /** Dialect and expression text: subscriptions with the same one share the entry. */
-  readonly identity: string;
+interface Entry<Match> {
+  readonly dialect: Dialect;
+  /** The expression text: subscriptions with the same one (and dialect) share the entry. */
+  readonly source: string;
   /**
-   * Only what matching needs of the compiled expression: keeping all of it (its requirement,
-   * `select`, the rest of json-p3's query) cost ~1 KB more per expression, ~50 MB of heap at
-   * 100,000 facility-shaped subscriptions.
+   * Only what matching needs of the compiled expression, and only when the index cannot answer
+   * without evaluating it: an exact entry (below) is never evaluated, so it keeps no evaluator.
+   * Keeping the whole compiled expression (its requirement, `select`, the rest of json-p3's
+   * query) cost ~1 KB more per expression; keeping `matches` for exact ones, ~1.5 KB more (its
+   * closures and their contexts): 230 MB of heap at 1,000,000 facility-shaped subscriptions.
    */
-  readonly matches: CompiledJsonPath['matches'];
+  readonly matches: CompiledJsonPath['matches'] | undefined;
   /**
-   * The expression matches exactly when every clause's key is in the event: found through the
-   * trie, an entry checks its other clauses' keys instead of being evaluated.
+   * What `match` answers for each subscription sharing the expression: an array, not a Set,
+   * since copying them out is most of what matching costs at 1,000,000 subscriptions (~15,000
+   * matched an event).
    */
-  readonly exact: boolean;
-  readonly subscribers: Set<Id>;
+  readonly found: Match[];
   readonly clauses: Clause[];
   placement: Clause | undefined;
   /** The number of the last lookup that found this entry, so that it is evaluated once. */
@@ -63,13 +66,32 @@ export interface IndexStats {
 }
 
 /** Told of each evaluation that threw: the subscriptions sharing the expression, and what it threw. */
-export type EvaluationErrorListener<Id> = (subscribers: ReadonlySet<Id>, error: unknown) => void;
+export type EvaluationErrorListener<Id> = (subscribers: readonly Id[], error: unknown) => void;
 
-export class SubscriptionIndex<Id> {
-  private readonly entries = new Map<string, Entry<Id>>();
-  private readonly entryOf = new Map<Id, Entry<Id>>();
-  private readonly unindexed = new Set<Entry<Id>>();
-  private readonly trie = new KeyTrie<Entry<Id>>();
+/** What `match` answers for a subscription: its id unless said otherwise when it was set. */
+type Answer<Id, Match> = Id extends Match ? [match?: Match] : [match: Match];
+/** The id of the subscription an answer is for: the answer itself unless said otherwise. */
+type IdOfAnswer<Id, Match> = Match extends Id ? [idOf?: (match: Match) => Id] : [idOf: (match: Match) => Id];
+
+/**
+ * The index of subscriptions `Id`. `match` answers with each matched subscription's `Match`,
+ * given when it was set (by default its id), from which `idOf` tells the id: the live matcher
+ * answers with an object per subscription made once, not one per match.
+ */
+export class SubscriptionIndex<Id, Match = Id> {
+  /** The entries of each dialect by expression text. */
+  private readonly entries: Record<Dialect, Map<string, Entry<Match>>> = { rfc9535: new Map(), jsonpath2: new Map() };
+  /**
+   * Where each subscription is: a slot, and by slot its entry and its place in the entry's
+   * `found` (parallel arrays rather than an object a subscription: 40 bytes less each).
+   */
+  private readonly slotOf = new Map<Id, number>();
+  private readonly entryAt: (Entry<Match> | undefined)[] = [];
+  private readonly positionAt: number[] = [];
+  private readonly freeSlots: number[] = [];
+  private readonly idOf: (match: Match) => Id;
+  private readonly unindexed = new Set<Entry<Match>>();
+  private readonly trie = new KeyTrie<Entry<Match>>();
   /**
    * Each distinct key once, shared by the entries that mention it (the project key of 30,000
    * subscriptions is one object, not 30,000), with how many expressions mention it in any of
@@ -80,11 +102,17 @@ export class SubscriptionIndex<Id> {
   private evaluations = 0;
   private failures = 0;
 
-  constructor(private readonly onEvaluationError?: EvaluationErrorListener<Id>) {}
+  constructor(
+    private readonly onEvaluationError?: EvaluationErrorListener<Id>,
+    ...[idOf]: IdOfAnswer<Id, Match>
+  ) {
+    // Without `idOf`, Match extends Id (IdOfAnswer's type says so): the answer is the id.
+    this.idOf = idOf ?? ((match) => match as unknown as Id);
+  }
 
-  /** Adds or replaces the subscription `id`. */
-  set(id: Id, compiled: CompiledJsonPath): void {
-    this.setExpression(id, compiled.dialect, compiled.source, () => compiled);
+  /** Adds or replaces the subscription `id`, answered by `match` (whose id is `id`). */
+  set(id: Id, compiled: CompiledJsonPath, ...match: Answer<Id, Match>): void {
+    this.setExpression(id, compiled.dialect, compiled.source, () => compiled, ...match);
   }
 
   /**
@@ -92,58 +120,94 @@ export class SubscriptionIndex<Id> {
    * facility subscriptions about half share theirs with another, and compiling them anyway
    * doubled start-up time and its garbage.
    */
-  setExpression(id: Id, dialect: Dialect, source: string, compile: () => CompiledJsonPath): void {
+  setExpression(id: Id, dialect: Dialect, source: string, compile: () => CompiledJsonPath, ...match: Answer<Id, Match>): void {
     this.delete(id);
-    const identity = identityOf(dialect, source);
-    let entry = this.entries.get(identity);
+    const entries = this.entries[dialect];
+    let entry = entries.get(source);
     if (!entry) {
-      entry = this.createEntry(identity, compile());
-      this.entries.set(identity, entry);
+      entry = this.createEntry(compile());
+      entries.set(source, entry);
     }
-    entry.subscribers.add(id);
-    this.entryOf.set(id, entry);
+    const slot = this.freeSlots.pop() ?? this.entryAt.length;
+    this.slotOf.set(id, slot);
+    this.entryAt[slot] = entry;
+    this.positionAt[slot] = entry.found.length;
+    // Without `match`, Id extends Match (Answer's type says so): the id is the answer.
+    entry.found.push(match.length > 0 ? match[0]! : (id as unknown as Match));
   }
 
   /** Whether `id` is indexed with this expression. */
   holds(id: Id, dialect: Dialect, source: string): boolean {
-    return this.entryOf.get(id)?.identity === identityOf(dialect, source);
+    const slot = this.slotOf.get(id);
+    const entry = slot === undefined ? undefined : this.entryAt[slot];
+    return entry !== undefined && entry.dialect === dialect && entry.source === source;
+  }
+
+  /** What `match` answers for `id`, while it is indexed. */
+  found(id: Id): Match | undefined {
+    const slot = this.slotOf.get(id);
+    return slot === undefined ? undefined : this.entryAt[slot]!.found[this.positionAt[slot]!];
+  }
+
+  /** Every subscription indexed. */
+  ids(): IterableIterator<Id> {
+    return this.slotOf.keys();
   }
 
   delete(id: Id): boolean {
-    const entry = this.entryOf.get(id);
-    if (!entry) return false;
-    this.entryOf.delete(id);
-    entry.subscribers.delete(id);
-    if (entry.subscribers.size === 0) this.dropEntry(entry);
+    const slot = this.slotOf.get(id);
+    if (slot === undefined) return false;
+    const entry = this.entryAt[slot]!;
+    const position = this.positionAt[slot]!;
+    this.slotOf.delete(id);
+    this.entryAt[slot] = undefined;
+    this.freeSlots.push(slot);
+    // The last subscriber takes the place of the one leaving.
+    const last = entry.found.pop()!;
+    if (position < entry.found.length) {
+      entry.found[position] = last;
+      this.positionAt[this.slotOf.get(this.idOf(last))!] = position;
+    }
+    if (entry.found.length === 0) this.dropEntry(entry);
     return true;
   }
 
   /** The subscriptions whose expression selects at least one node of `event`. */
-  match(event: JsonValue): Id[] {
+  match(event: JsonValue): Match[] {
+    return concatenated(this.matchGroups(event));
+  }
+
+  /**
+   * `match`, in groups: the subscriptions of each expression matched. Each group is the index's
+   * own array, to be read before the index next changes. At 1,000,000 facility subscriptions an
+   * event matches ~15,000, and one array of them is a large object for V8 (over 128 KB), whose
+   * allocation and collection cost ~90 µs an event, twice the rest of matching.
+   */
+  matchGroups(event: JsonValue): (readonly Match[])[] {
     const lookup = ++this.lookups;
-    const candidates: Entry<Id>[] = [];
+    const candidates: Entry<Match>[] = [];
     this.trie.visit(event, (entry) => {
       if (entry.seenIn !== lookup) {
         entry.seenIn = lookup;
         candidates.push(entry);
       }
     });
-    const matched: Id[] = [];
+    const groups: (readonly Match[])[] = [];
     for (const entry of candidates) {
-      if (entry.exact ? this.otherClausesHold(entry, event) : this.evaluate(entry, event)) {
-        for (const id of entry.subscribers) matched.push(id);
+      if (entry.matches === undefined ? this.otherClausesHold(entry, event) : this.evaluate(entry, entry.matches, event)) {
+        groups.push(entry.found);
       }
     }
     for (const entry of this.unindexed) {
-      if (this.evaluate(entry, event)) for (const id of entry.subscribers) matched.push(id);
+      if (this.evaluate(entry, entry.matches!, event)) groups.push(entry.found);
     }
-    return matched;
+    return groups;
   }
 
   stats(): IndexStats {
     return {
-      subscriptions: this.entryOf.size,
-      expressions: this.entries.size,
+      subscriptions: this.slotOf.size,
+      expressions: this.entries.rfc9535.size + this.entries.jsonpath2.size,
       unindexed: this.unindexed.size,
       lookups: this.lookups,
       evaluations: this.evaluations,
@@ -152,37 +216,41 @@ export class SubscriptionIndex<Id> {
   }
 
   /** For an exact entry the trie found through its placement: whether the keys of its other clauses are in the event too. */
-  private otherClausesHold(entry: Entry<Id>, event: JsonValue): boolean {
+  private otherClausesHold(entry: Entry<Match>, event: JsonValue): boolean {
     for (const clause of entry.clauses) {
-      if (clause !== entry.placement && !clause.some((key) => keyHolds(key, event))) return false;
+      if (clause !== entry.placement && !clauseHolds(clause, event)) return false;
     }
     return true;
   }
 
   /** One subscription that cannot be evaluated must not fail the event for all the others. */
-  private evaluate(entry: Entry<Id>, event: JsonValue): boolean {
+  private evaluate(entry: Entry<Match>, matches: CompiledJsonPath['matches'], event: JsonValue): boolean {
     this.evaluations++;
     try {
-      return entry.matches(event);
+      return matches(event);
     } catch (error) {
       this.failures++;
-      this.onEvaluationError?.(entry.subscribers, error);
+      this.onEvaluationError?.(entry.found.map(this.idOf), error);
       return false;
     }
   }
 
-  private createEntry(identity: string, compiled: CompiledJsonPath): Entry<Id> {
+  private createEntry(compiled: CompiledJsonPath): Entry<Match> {
     const clauses = clausesOf(compiled.requirement, this.keyCost).map((clause) => clause.map((key) => this.shared(key)));
     const popular: IndexKey[] = [];
     for (const key of keysOf(clauses)) {
       const mentions = ++this.keys.get(key.id)!.mentions;
       if (mentions >= POPULAR_KEY && (mentions & (mentions - 1)) === 0) popular.push(key);
     }
-    const entry: Entry<Id> = {
-      identity,
-      matches: compiled.matches,
-      exact: compiled.exact && isConjunctionOfKeys(compiled.requirement),
-      subscribers: new Set(),
+    // Exact: the expression matches when every clause's key is in the event. Found through the
+    // trie, such an entry checks its other clauses' keys instead of being evaluated. (A
+    // requirement that is a conjunction of keys has a clause; exact entries must be placed.)
+    const exact = compiled.exact && isConjunctionOfKeys(compiled.requirement) && clauses.length > 0;
+    const entry: Entry<Match> = {
+      dialect: compiled.dialect,
+      source: compiled.source,
+      matches: exact ? undefined : compiled.matches,
+      found: [],
       clauses,
       placement: undefined,
       seenIn: 0,
@@ -192,8 +260,8 @@ export class SubscriptionIndex<Id> {
     return entry;
   }
 
-  private dropEntry(entry: Entry<Id>): void {
-    this.entries.delete(entry.identity);
+  private dropEntry(entry: Entry<Match>): void {
+    this.entries[entry.dialect].delete(entry.source);
     this.unplace(entry);
     for (const key of keysOf(entry.clauses)) {
       const known = this.keys.get(key.id)!;
@@ -209,7 +277,7 @@ export class SubscriptionIndex<Id> {
     return key;
   }
 
-  private place(entry: Entry<Id>, clause = cheapest(entry.clauses, this.keyCost)): void {
+  private place(entry: Entry<Match>, clause = cheapest(entry.clauses, this.keyCost)): void {
     entry.placement = clause;
     if (!entry.placement) {
       this.unindexed.add(entry);
@@ -218,7 +286,7 @@ export class SubscriptionIndex<Id> {
     for (const key of entry.placement) this.trie.add(key, entry);
   }
 
-  private unplace(entry: Entry<Id>): void {
+  private unplace(entry: Entry<Match>): void {
     if (entry.placement) for (const key of entry.placement) this.trie.remove(key, entry);
     else this.unindexed.delete(entry);
     entry.placement = undefined;
@@ -238,4 +306,12 @@ export class SubscriptionIndex<Id> {
   private readonly keyCost = (key: IndexKey): number => (this.keys.get(key.id)?.mentions ?? 0) + KEY_PENALTY[key.test.kind];
 }
 
-const identityOf = (dialect: Dialect, source: string) => `${dialect}\u0000${source}`;
+/** The arrays' items in one array, allocated once at its size. */
+function concatenated<T>(arrays: readonly (readonly T[])[]): T[] {
+  let length = 0;
+  for (const array of arrays) length += array.length;
+  const out = new Array<T>(length);
+  let at = 0;
+  for (const array of arrays) for (let i = 0; i < array.length; i++) out[at++] = array[i]!;
+  return out;
+}

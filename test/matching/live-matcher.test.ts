@@ -96,3 +96,27 @@ describe('live matcher, reloaded after changes went unheard', () => {
     assert.deepEqual(uuids(matcher), ['a', 'b']);
   });
 });
+
+describe('live matcher, what it keeps', () => {
+  const event = facilityEvent();
+
+  it('answers each subscription with one object, the same for every event', () => {
+    const matcher = new LiveMatcher();
+    matcher.load([row({ uuid: 'a' }), row({ uuid: 'b' })]);
+    const first = matcher.match(event);
+    const again = matcher.match(event);
+    assert.equal(first.length, 2);
+    for (const [i, matched] of first.entries()) assert.equal(again[i], matched);
+    // Told of the same rows again (a poll): nothing changes.
+    matcher.load([row({ uuid: 'a' }), row({ uuid: 'b' })]);
+    assert.equal(matcher.match(event)[0], first[0]);
+  });
+
+  it("matches an owner's subscription written after all of the owner's others were gone", () => {
+    const matcher = new LiveMatcher();
+    matcher.load([row({ uuid: 'a', owner: 'bob' })]);
+    matcher.apply({ kind: 'delete', uuid: 'a' });
+    matcher.load([row({ uuid: 'b', owner: 'bob' }), row({ uuid: 'c', owner: 'carol', jsonpath: '$[?@.nowhere]' })]);
+    assert.deepEqual(matcher.match(event), [{ uuid: 'b', owner: 'bob' }]);
+  });
+});
