@@ -38,17 +38,23 @@ export function batchedWrite<T, R>(
   return batched((items: readonly T[]) => database.write((tx) => writeMany(tx, items), options), maxBatch);
 }
 
-/** `batchedWrite` of a named operation whose argument is its items (operations.ts), run where the database's connection is. */
-export function batchedOperation<N extends BatchOperation>(
+/**
+ * `batchedWrite` of a named operation (operations.ts), run where the database's connection is:
+ * `argsOf` makes its arguments of the items, and it answers one result per item.
+ */
+export function batchedOperation<N extends BatchOperation, T>(
   database: DatabaseHandle,
   name: N,
+  argsOf: (items: readonly T[]) => OperationArgs<N>,
   { maxBatch, ...options }: BatchOptions = {},
-): (item: OperationArgs<N>[number]) => Promise<OperationResult<N>[number]> {
-  return batched((items) => database.perform(name, items, options), maxBatch);
+): (item: T) => Promise<OperationResult<N>[number]> {
+  type Result = OperationResult<N>[number];
+  // TypeScript does not narrow the result of a generic N to an array: BatchOperation says it is one.
+  return batched<T, Result>((items) => database.perform(name, argsOf(items), options) as Promise<readonly Result[]>, maxBatch);
 }
 
-/** The operations that take an array of items and answer one result per item. */
-type BatchOperation = { [N in OperationName]: OperationArgs<N> extends readonly unknown[] ? N : never }[OperationName];
+/** The operations that answer one result per item. */
+type BatchOperation = { [N in OperationName]: OperationResult<N> extends readonly unknown[] ? N : never }[OperationName];
 
 function batched<T, R>(writeAll: (items: readonly T[]) => Promise<readonly R[]>, maxBatch: number | undefined): (item: T) => Promise<R> {
   const add = batchPerTurn<Waiting<T, R>>(

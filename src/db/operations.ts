@@ -1,5 +1,6 @@
 /**
- * The writes the service makes most often (logging events, claiming, settling), as data: a
+ * The writes the service makes most often (logging events, claiming, settling, creating
+ * subscriptions), as data: a
  * name and arguments that can cross to another thread. On SQLite they run in the thread that
  * owns the connection (sqlite-worker.ts), in that thread's group commit, so that the main
  * thread sends one message for a write rather than one for each of its statements, and builds
@@ -10,7 +11,8 @@ import type { Capabilities } from './connect.js';
 import { type EventToLog, logEvents, logEventsInOneStatement } from './events.js';
 import { type SettleArgs, settleClaimed } from './match-queue.js';
 import { type ClaimFilter, claimDueMatches, type Lease, type Stage } from './matches.js';
-import type { Database } from './tables.js';
+import { insertWithinLimit } from './subscriptions.js';
+import type { Database, SubscriptionRow } from './tables.js';
 
 export interface ClaimArgs {
   stage: Stage;
@@ -19,12 +21,20 @@ export interface ClaimArgs {
   filter?: ClaimFilter;
 }
 
+export interface CreateArgs {
+  rows: readonly SubscriptionRow[];
+  /** Each owner's limit of live subscriptions. */
+  most: number | 'off';
+}
+
 export const OPERATIONS = {
   logEvents: (tx: Kysely<Database>, capabilities: Capabilities, entries: readonly EventToLog[]) =>
     capabilities.dataModifyingWith ? logEventsInOneStatement(tx, entries) : logEvents(tx, entries),
   claim: (tx: Kysely<Database>, capabilities: Capabilities, { stage, lease, limit, filter }: ClaimArgs) =>
     claimDueMatches(tx, capabilities, stage, lease, limit, filter),
   settle: (tx: Kysely<Database>, capabilities: Capabilities, args: SettleArgs) => settleClaimed(tx, capabilities, args),
+  createSubscriptions: (tx: Kysely<Database>, capabilities: Capabilities, { rows, most }: CreateArgs) =>
+    insertWithinLimit(tx, capabilities, rows, most),
 };
 
 export type OperationName = keyof typeof OPERATIONS;

@@ -117,6 +117,39 @@ export async function listLiveSubscriptions(
 const OWNER_LOCK_CLASS = 0x6f776e72; // "ownr"
 
 /**
+ * Inserts those of `rows` that fit their owner's limit of `most` live subscriptions (counted
+ * under the owners' locks, each row counting for the next), and says which, in order; all of
+ * them with no limit.
+ */
+export async function insertWithinLimit(
+  tx: Kysely<Database>,
+  capabilities: Capabilities,
+  rows: readonly SubscriptionRow[],
+  most: number | 'off',
+): Promise<boolean[]> {
+  let admitted = rows.map(() => true);
+  if (most !== 'off') {
+    const held = await lockedLiveCounts(
+      tx,
+      capabilities,
+      rows.map((row) => row.owner),
+    );
+    admitted = rows.map((row) => {
+      const count = held.get(row.owner) ?? 0;
+      if (count >= most) return false;
+      held.set(row.owner, count + 1);
+      return true;
+    });
+  }
+  await insertSubscriptions(
+    tx,
+    capabilities,
+    rows.filter((_, i) => admitted[i]),
+  );
+  return admitted;
+}
+
+/**
  * How many live subscriptions (deleted ones are not; disabled ones are) each of `owners` holds,
  * as no other writer can change it until this transaction ends: on PostgreSQL each owner is
  * locked first (a transaction-scoped advisory lock on a hash of the schema and the owner, taken

@@ -12,7 +12,9 @@ export class EventLogBatch {
   private readonly write: (entry: EventToLog) => Promise<LoggedEvent>;
 
   constructor(database: DatabaseHandle) {
-    this.write = batchedOperation(database, 'logEvents', { oneStatement: database.capabilities.dataModifyingWith });
+    this.write = batchedOperation(database, 'logEvents', (entries: readonly EventToLog[]) => entries, {
+      oneStatement: database.capabilities.dataModifyingWith,
+    });
   }
 
   /** Settles after the commit that made the event (or its duplicate's answer) durable. */

@@ -3,10 +3,9 @@
  * subscription that is missing, deleted, or someone else's is "not found", whichever it is.
  */
 import { randomUUID } from 'node:crypto';
-import type { Kysely } from 'kysely';
 import { brokerProtocolOf } from '../brokers/broker-url.js';
 import type { Keyring } from '../config/keyring.js';
-import { batchedWrite } from '../db/batched-write.js';
+import { batchedOperation } from '../db/batched-write.js';
 import type { DatabaseHandle } from '../db/connect.js';
 import { endRuns } from '../db/failure-runs.js';
 import { cancelPendingMatches } from '../db/matches.js';
@@ -15,8 +14,6 @@ import {
   deleteSubscription,
   findLiveSubscription,
   heldDisabledState,
-  insertSubscriptions,
-  lockedLiveCounts,
   SUBSCRIPTION_ROWS_PER_STATEMENT,
   listLiveSubscriptions,
   rotateSigningSecret,
@@ -24,7 +21,7 @@ import {
   type SubscriptionChanges,
   updateSubscription,
 } from '../db/subscriptions.js';
-import type { Database, SubscriptionRow } from '../db/tables.js';
+import type { SubscriptionRow } from '../db/tables.js';
 import { serviceError, subscriptionNotFound } from '../errors.js';
 import type { JsonValue } from '../json.js';
 import { compileJsonPath, type Dialect, type DialectMode, type Selection } from '../jsonpath/index.js';
@@ -109,34 +106,10 @@ export function subscriptionService(deps: SubscriptionServiceDependencies): Subs
   // With no limit to count against, it commits by itself on PostgreSQL when nothing else commits
   // with it (no BEGIN and COMMIT).
   const limit = deps.userSubscriptions;
-  const insertRow = batchedWrite(
-    deps.database,
-    async (tx, rows: readonly SubscriptionRow[]) => {
-      const admitted = limit === 'off' ? rows.map(() => true) : await withinLimit(tx, rows, limit);
-      await insertSubscriptions(
-        tx,
-        deps.database.capabilities,
-        rows.filter((_, i) => admitted[i]),
-      );
-      return admitted;
-    },
-    { oneStatement: limit === 'off', maxBatch: SUBSCRIPTION_ROWS_PER_STATEMENT },
-  );
-
-  /** Which of `rows` fit their owner's limit, in order: counted in the database, under its lock. */
-  async function withinLimit(tx: Kysely<Database>, rows: readonly SubscriptionRow[], most: number): Promise<boolean[]> {
-    const held = await lockedLiveCounts(
-      tx,
-      deps.database.capabilities,
-      rows.map((row) => row.owner),
-    );
-    return rows.map((row) => {
-      const count = held.get(row.owner) ?? 0;
-      if (count >= most) return false;
-      held.set(row.owner, count + 1);
-      return true;
-    });
-  }
+  const insertRow = batchedOperation(deps.database, 'createSubscriptions', (rows: readonly SubscriptionRow[]) => ({ rows, most: limit }), {
+    oneStatement: limit === 'off',
+    maxBatch: SUBSCRIPTION_ROWS_PER_STATEMENT,
+  });
 
   /** 400 when delivery would refuse the target's address (every address of its host name). */
   async function checkTarget(targetUrl: string): Promise<void> {
