@@ -8,8 +8,7 @@ import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient } f
 import pg from 'pg';
 import { within } from '../time/within.js';
 import { maskUrlPassword } from '../url-password.js';
-import type { Capabilities } from './capabilities.js';
-import { POSTGRES_CAPABILITIES, SQLITE_CAPABILITIES } from './capabilities.js';
+import { type Capabilities, POSTGRES_CAPABILITIES, SQLITE_CAPABILITIES } from './capabilities.js';
 import { GroupCommit, type WriteOptions } from './group-commit.js';
 import { type OperationArgs, type OperationName, type OperationResult, runOperation } from './operations.js';
 import { postgresTarget } from './postgres-target.js';
@@ -125,7 +124,8 @@ function openSqlite(path: string, options: OpenOptions): DatabaseHandle {
     path,
     // A lock another connection holds (the CLI's eventpurge) is waited for, up to the time-out.
     // SQLite waits by sleeping in its thread, which runs every statement of the server: there it
-    // waits only in short slices, between which the group commit waits without blocking (see below).
+    // waits only in short slices, between which the group commits wait without blocking
+    // (sqlite-transaction.ts).
     busyTimeoutMs: options.boundStatements ? SQLITE_BUSY_SLICE_MS : timeoutMs,
     fileMustExist: mustExist,
     timeoutMs,
