@@ -7,16 +7,11 @@
  * Should the batch fail, its items are written one by one, so one item's failure is its own
  * (unless the database itself is the cause: not answering, or out of space).
  */
-import type { Kysely } from 'kysely';
 import { batchPerTurn } from '../turn-batch.js';
 import type { DatabaseHandle } from './connect.js';
 import type { WriteOptions } from './group-commit.js';
 import type { OperationArgs, OperationName, OperationResult } from './operations.js';
 import { isConditionOfTheDatabase } from './storage-full.js';
-import type { Database } from './tables.js';
-
-/** Writes `items` and returns one result per item, in their order. */
-export type WriteMany<T, R> = (tx: Kysely<Database>, items: readonly T[]) => Promise<R[]>;
 
 interface Waiting<T, R> {
   item: T;
@@ -25,22 +20,15 @@ interface Waiting<T, R> {
 }
 
 export interface BatchOptions extends WriteOptions {
-  /** Items one call of `writeMany` takes at most (more wait for the next); with `oneStatement`, what one statement holds. */
+  /** Items one operation takes at most (more wait for the next); with `oneStatement`, what one statement holds. */
   maxBatch?: number;
 }
 
-/** Returns a function that writes one item, batched; it settles after the commit that made the item durable. */
-export function batchedWrite<T, R>(
-  database: DatabaseHandle,
-  writeMany: WriteMany<T, R>,
-  { maxBatch, ...options }: BatchOptions = {},
-): (item: T) => Promise<R> {
-  return batched((items: readonly T[]) => database.write((tx) => writeMany(tx, items), options), maxBatch);
-}
-
 /**
- * `batchedWrite` of a named operation (operations.ts), run where the database's connection is:
- * `argsOf` makes its arguments of the items, and it answers one result per item.
+ * Returns a function that writes one item, batched with the others of its turn, by a named
+ * operation (operations.ts) run where the database's connection is: `argsOf` makes its
+ * arguments of the items, and it answers one result per item. It settles after the commit
+ * that made the item durable.
  */
 export function batchedOperation<N extends BatchOperation, T>(
   database: DatabaseHandle,

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { batchedWrite } from '../../src/db/batched-write.js';
-import { insertSubscriptions } from '../../src/db/subscriptions.js';
+import { batchedOperation } from '../../src/db/batched-write.js';
 import type { SubscriptionRow } from '../../src/db/tables.js';
 import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
 import { subscriptionRow } from '../support/subscription-row.js';
@@ -15,12 +14,11 @@ for (const backend of testBackends()) {
       const { handle, close } = await openTestDatabase(backend);
       try {
         const calls: number[] = [];
-        const insert = batchedWrite(handle, async (tx, rows: readonly SubscriptionRow[]) => {
+        const insert = batchedOperation(handle, 'createSubscriptions', (rows: readonly SubscriptionRow[]) => {
           calls.push(rows.length);
-          await insertSubscriptions(tx, handle.capabilities, rows);
-          return rows.map((r) => r.name);
+          return { rows, most: 'off' };
         });
-        assert.deepEqual(await Promise.all([1, 2, 3].map((n) => insert(row(n)))), ['s1', 's2', 's3']);
+        assert.deepEqual(await Promise.all([1, 2, 3].map((n) => insert(row(n)))), [true, true, true]);
         assert.deepEqual(calls, [3]);
         assert.equal((await handle.db.selectFrom('subscriptions').select('uuid').execute()).length, 3);
       } finally {
@@ -32,16 +30,16 @@ for (const backend of testBackends()) {
       const { handle, close } = await openTestDatabase(backend);
       try {
         const calls: number[] = [];
-        const insert = batchedWrite(
+        const insert = batchedOperation(
           handle,
-          async (tx, rows: readonly SubscriptionRow[]) => {
+          'createSubscriptions',
+          (rows: readonly SubscriptionRow[]) => {
             calls.push(rows.length);
-            await insertSubscriptions(tx, handle.capabilities, rows);
-            return rows.map((r) => r.name);
+            return { rows, most: 'off' };
           },
           { oneStatement: true, maxBatch: 2 },
         );
-        assert.deepEqual(await Promise.all([1, 2, 3, 4, 5].map((n) => insert(row(n)))), ['s1', 's2', 's3', 's4', 's5']);
+        assert.deepEqual(await Promise.all([1, 2, 3, 4, 5].map((n) => insert(row(n)))), [true, true, true, true, true]);
         assert.deepEqual(calls, [2, 2, 1]);
         assert.equal((await handle.db.selectFrom('subscriptions').select('uuid').execute()).length, 5);
       } finally {
@@ -52,10 +50,7 @@ for (const backend of testBackends()) {
     it('writes the items one by one when the batch fails, so that only the failing one is refused', async () => {
       const { handle, close } = await openTestDatabase(backend);
       try {
-        const insert = batchedWrite(handle, async (tx, rows: readonly SubscriptionRow[]) => {
-          await insertSubscriptions(tx, handle.capabilities, rows);
-          return rows.map((r) => r.name);
-        });
+        const insert = batchedOperation(handle, 'createSubscriptions', (rows: readonly SubscriptionRow[]) => ({ rows, most: 'off' }));
         // The second has the first's key: the three-row insert fails as a whole.
         const outcomes = await Promise.allSettled([insert(row(1)), insert({ ...row(1), name: 'again' }), insert(row(3))]);
         assert.deepEqual(
