@@ -85,10 +85,12 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
     giveBackExpiring(now);
     const room = Math.min(options.batchSize, options.capacity - lanes.size);
     const lease = core.lease(now);
-    const claim = async (limit: number) => {
-      const blocked = blockedOrigins();
-      const excludeSubscriptions = [...blocked.flatMap((origin) => [...(subscriptionsOf.get(origin) ?? [])]), ...saturated()];
-      return { rows: await queue.claim('deliver', lease, limit, { excludeSubscriptions }), leftOut: new Set(blocked) };
+    const claims = {
+      leftOut: () => new Set([...lanes.fullKeys(), ...health.downOrigins()]),
+      claim: (limit: number, leftOut: ReadonlySet<string>) => {
+        const excludeSubscriptions = [...[...leftOut].flatMap((origin) => [...(subscriptionsOf.get(origin) ?? [])]), ...saturated()];
+        return queue.claim('deliver', lease, limit, { excludeSubscriptions });
+      },
     };
     const take = async ({ handed, claimed }: Batch, alsoTaken: (rows: readonly MatchesTable[]) => void) => {
       const probes = await claimProbes(now);
@@ -99,7 +101,7 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
         ...probes.map((row) => ({ row })),
       ]);
     };
-    return core.takeIn(now, room, claim, take, dispatch);
+    return core.takeIn(now, room, claims, take, dispatch);
   }
 
   /** A down origin with nothing waiting gets one row of its own claimed, to probe it with. */
@@ -114,11 +116,6 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
       rows.push(...claimed);
     }
     return rows;
-  }
-
-  /** Origins whose rows claims leave out: those with a full lane, and those that are down. */
-  function blockedOrigins(): string[] {
-    return [...new Set([...lanes.fullKeys(), ...health.downOrigins()])];
   }
 
   async function place(taken: Array<{ row: MatchesTable; event?: EventRow }>): Promise<void> {
@@ -227,7 +224,6 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
     if (outcome.kind === 'accepted' || ('status' in outcome && outcome.status !== null)) health.answered(origin, durationMs);
     else if (outcome.kind === 'later') health.noAnswer(origin, at);
     lanes.finished(origin);
-    if (!lanes.isFull(origin) && !health.isDown(origin)) options.pacer?.roomAgain(origin);
     const after = afterAttempt('deliver', [row], outcome, { at, durationMs }, options.schedule);
     const settling = core.settle([row], after, { uuid: subscription.uuid, at, tell: event.source !== OPERATIONAL_SOURCE });
     // The slot is free: the next row of this origin goes now, and the runner may take in more.

@@ -70,11 +70,11 @@ export function policyRunner(options: PolicyRunnerOptions): PolicyRunner {
     const room = Math.min(options.batchSize, options.capacity - lanes.size);
     if (room <= 0) return 0;
     const lease = core.lease(now);
-    const claim = async (limit: number) => {
-      const excludeOwners = lanes.fullKeys();
-      return { rows: await queue.claim('policy', lease, limit, { excludeOwners }), leftOut: new Set(excludeOwners) };
+    const claims = {
+      leftOut: () => new Set(lanes.fullKeys()),
+      claim: (limit: number, leftOut: ReadonlySet<string>) => queue.claim('policy', lease, limit, { excludeOwners: [...leftOut] }),
     };
-    return core.takeIn(now, room, claim, place, dispatch);
+    return core.takeIn(now, room, claims, place, dispatch);
   }
 
   /** Puts the questions of what was taken in their users' lanes. */
@@ -137,7 +137,6 @@ export function policyRunner(options: PolicyRunnerOptions): PolicyRunner {
     const outcome = answer === undefined ? ALLOWED_UNASKED : outcomeOfAnswer(answer);
     const at = clock();
     lanes.finished(owner);
-    if (!lanes.isFull(owner)) options.pacer?.roomAgain(owner);
     const taken = rows.map((w) => w.row);
     const after = afterAttempt('policy', taken, outcome, { at, durationMs: performance.now() - started }, options.schedule);
     const allowed = after.result === 'allowed';

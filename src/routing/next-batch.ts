@@ -20,10 +20,12 @@ export interface Batch {
   claimFailed?: unknown;
 }
 
-/** What a claim took, and the lanes whose work it left out (see claim-pacer.ts). */
-export interface Claimed {
-  rows: MatchesTable[];
-  leftOut: ReadonlySet<string>;
+/** How a runner claims from the queue (see claim-pacer.ts). */
+export interface ClaimSource {
+  /** The lanes whose work a claim made now would leave out (full or down, the handed rows just taken counted). */
+  leftOut(): ReadonlySet<string>;
+  /** Claims at most `limit` rows, leaving out the work of lanes `leftOut`. */
+  claim(limit: number, leftOut: ReadonlySet<string>): Promise<MatchesTable[]>;
 }
 
 /** Takes at most `limit` rows in all. */
@@ -31,23 +33,29 @@ export async function nextBatch(
   sources: WorkSources,
   now: number,
   limit: number,
-  claim: (limit: number) => Promise<Claimed>,
+  claims: ClaimSource,
 ): Promise<Batch> {
   const { inbox, pacer } = sources;
   const handed = inbox?.take(limit, now) ?? [];
   const room = limit - handed.length;
-  const mayClaim =
-    room > 0 && (handed.length > 0 ? (pacer?.mayClaimBesides() ?? false) : inbox?.overflowing === true || (pacer?.mayClaim() ?? true));
+  if (room <= 0) return { handed, claimed: [] };
+  const leftOut = claims.leftOut();
+  const mayClaim = handed.length > 0 ? (pacer?.mayClaimBesides(leftOut) ?? false) : mayClaimUnhanded(sources, leftOut);
   if (!mayClaim) return { handed, claimed: [] };
-  let result: Claimed;
+  let claimed: MatchesTable[];
   try {
-    result = await claim(room);
+    claimed = await claims.claim(room, leftOut);
   } catch (error) {
     return { handed, claimed: [], claimFailed: error };
   }
-  const { rows: claimed, leftOut } = result;
   // A claim that found all it asked for left nothing out that it would have taken.
   pacer?.claimed(claimed.length, claimed.length < room ? leftOut : new Set());
   if (handed.length === 0 && claimed.length < room) inbox?.overflowDrained();
   return { handed, claimed };
+}
+
+/** With no handed work: while the handoff overflows, at once (paced only by what the last claim left out); otherwise paced. */
+function mayClaimUnhanded({ inbox, pacer }: WorkSources, leftOut: ReadonlySet<string>): boolean {
+  if (pacer === undefined) return true;
+  return inbox?.overflowing === true ? pacer.mayClaimOverflowing(leftOut) : pacer.mayClaim(leftOut);
 }

@@ -10,7 +10,7 @@ import type { Settled } from '../db/match-queue.js';
 import type { Lease, Stage } from '../db/matches.js';
 import type { MatchesTable } from '../db/tables.js';
 import { type AfterAttempt, type AttemptedFor, CANCELLED, settlementOf, UNTRIED } from './after-attempt.js';
-import { type Batch, type Claimed, nextBatch } from './next-batch.js';
+import { type Batch, type ClaimSource, nextBatch } from './next-batch.js';
 import { LeaseRoom, type Runner, RunnerLoop } from './runner-loop.js';
 import type { RunnerOptions } from './runner-options.js';
 
@@ -59,11 +59,11 @@ export class RunnerCore {
   async takeIn(
     now: number,
     room: number,
-    claim: (limit: number) => Promise<Claimed>,
+    claims: ClaimSource,
     place: (batch: Batch, alsoTaken: (rows: readonly MatchesTable[]) => void) => Promise<void>,
     dispatch: () => void,
   ): Promise<number> {
-    const batch: Batch = room > 0 ? await nextBatch(this.options, now, room, claim) : { handed: [], claimed: [] };
+    const batch: Batch = room > 0 ? await nextBatch(this.options, now, room, claims) : { handed: [], claimed: [] };
     const taken = [...batch.handed.map((w) => w.row), ...batch.claimed];
     try {
       await place(batch, (rows) => taken.push(...rows));

@@ -31,19 +31,36 @@ describe('claim pacer', () => {
 });
 
 describe('claim pacer, with work left out', () => {
-  it('claims at once when a lane left out has room again, whatever the pacing', () => {
+  it('claims at once when a claim made now would take in a lane the last one left out, whatever the pacing', () => {
     let now = 1_000;
     const pacer = new ClaimPacer(100, 1_000, () => now);
-    pacer.claimed(0, new Set(['slow']));
-    assert.equal(pacer.mayClaim(), false, 'quiet: the claim found nothing');
-    pacer.roomAgain('other');
-    assert.equal(pacer.mayClaim(), false, 'a lane that was not left out changes nothing');
-    pacer.roomAgain('slow');
-    assert.equal(pacer.mayClaim(), true);
-    assert.equal(pacer.mayClaimBesides(), true);
+    pacer.claimed(0, new Set(['slow', 'down']));
+    assert.equal(pacer.mayClaim(new Set(['slow', 'down'])), false, 'quiet: the claim found nothing, and the same lanes would be left out');
+    assert.equal(pacer.mayClaim(new Set(['slow', 'down', 'other'])), false, 'a lane that was not left out changes nothing');
+    assert.equal(pacer.mayClaim(new Set(['down'])), true, 'the slow lane has room');
+    assert.equal(pacer.mayClaimBesides(new Set(['down'])), true);
+    assert.equal(pacer.mayClaimBesides(new Set(['slow', 'down'])), false, 'it had room for a moment, and is full again');
     pacer.claimed(3);
     now += 1;
-    pacer.roomAgain('slow');
     assert.equal(pacer.mayClaimBesides(), false, 'nothing was left out by the last claim');
+  });
+});
+
+describe('claim pacer, with the handoff overflowing', () => {
+  it('claims at once, unless the last claim left lanes out and found less than it asked: then once one has room, or after quietMs', () => {
+    let now = 1_000;
+    const pacer = new ClaimPacer(100, 1_000, () => now);
+    const full = new Set(['full']);
+    assert.equal(pacer.mayClaimOverflowing(), true, 'never claimed yet');
+    pacer.claimed(0);
+    assert.equal(pacer.mayClaimOverflowing(full), true, 'it left nothing out: the overflowed rows are claimed at once');
+    pacer.claimed(2, full);
+    assert.equal(pacer.mayClaimOverflowing(full), false, 'what it did not leave out was all there was');
+    assert.equal(pacer.mayClaimOverflowing(), true, 'the lane it left out has room');
+    pacer.claimed(0, full);
+    now += 99;
+    assert.equal(pacer.mayClaimOverflowing(full), false);
+    now += 1;
+    assert.equal(pacer.mayClaimOverflowing(full), true, 'rows of other lanes may have come since');
   });
 });
