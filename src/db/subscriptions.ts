@@ -185,7 +185,10 @@ export type MatchableRow = Pick<SubscriptionRow, 'uuid' | 'owner' | 'jsonpath' |
 /**
  * Every live subscription of every owner, a page at a time, with only what the matcher needs:
  * what it loads at start-up. Read whole, 100,000 rows with credentials and extensions were
- * 200 MB of garbage at once, and the process kept the memory.
+ * 200 MB of garbage at once, and the process kept the memory. The pages are of every row in
+ * primary-key order, the deleted ones left out here rather than in the query: PostgreSQL,
+ * without statistics of the table, answered `deleted is null` through the partial index of live
+ * subscriptions by owner and sorted each page out of all of them (1,000,000 rows: 124 s).
  */
 export async function* liveSubscriptionPages(db: Kysely<Database>, pageSize = 5_000): AsyncGenerator<MatchableRow[]> {
   let after = '';
@@ -193,12 +196,12 @@ export async function* liveSubscriptionPages(db: Kysely<Database>, pageSize = 5_
     const page = await db
       .selectFrom('subscriptions')
       .select(['uuid', 'owner', 'jsonpath', 'dialect', 'deleted', 'disabled'])
-      .where('deleted', 'is', null)
       .where('uuid', '>', after)
       .orderBy('uuid')
       .limit(pageSize)
       .execute();
-    if (page.length > 0) yield page;
+    const live = page.filter((row) => row.deleted === null);
+    if (live.length > 0) yield live;
     if (page.length < pageSize) return;
     after = page.at(-1)!.uuid;
   }

@@ -23,13 +23,14 @@ for (const backend of testBackends()) {
     it('pages through every subscription not deleted, disabled ones included, with only what matching needs', async () => {
       const t = await openTestDatabase(backend);
       try {
-        for (const n of [5, 1, 4, 2, 3, 6])
-          await insertSubscription(t.handle.db, t.handle.capabilities, subscription(n, n === 4 ? 9 : null));
+        for (const n of [5, 1, 4, 8, 2, 3, 7, 6])
+          await insertSubscription(t.handle.db, t.handle.capabilities, subscription(n, [4, 5, 6].includes(n) ? 9 : null));
         const pages = [];
         for await (const page of liveSubscriptionPages(t.handle.db, 2)) pages.push(page);
         assert.deepEqual(
           pages.map((p) => p.map((r) => r.owner)),
-          [['user-1', 'user-2'], ['user-3', 'user-5'], ['user-6']],
+          [['user-1', 'user-2'], ['user-3'], ['user-7', 'user-8']],
+          'pages of two rows, the deleted ones left out: a page of deleted rows only is skipped, and paging goes on',
         );
         assert.deepEqual(pages[1]![0], {
           uuid: subscription(3).uuid,
