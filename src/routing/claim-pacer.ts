@@ -6,11 +6,15 @@
  * runner busy with handed work still claims every `busyMs`, so that a steady stream of new
  * events cannot keep retries waiting.
  *
- * A claim may also find little because it left work out (a full lane's: lanes.ts): once a
- * claim made now would take in a lane the last one left out (it has room again), the next
- * claim goes at once, pacing or not. That is asked when the claim would be made, with the
- * lanes it would leave out then: a lane that had room for a moment and was filled again by
- * handed rows does not make a claim read past the same left-out rows to find nothing.
+ * A claim leaves out the work of full lanes (lanes.ts), and reads past every row of theirs to
+ * find the others: with a burst's backlog in the queue, 13–16 ms on SQLite, holding every
+ * commit behind it, only to find nothing when the lanes it leaves out are all the work there
+ * is. So whether to claim is asked with the lanes a claim made now would leave out:
+ * - one of the lanes the last claim left out has room now: at once, pacing or not;
+ * - lanes are full now that the last claim did not leave out (it filled them): not before
+ *   `quietMs` since it, whatever it found;
+ * - while claims keep finding nothing with lanes left out, each waits twice as long as the one
+ *   before, up to `busyMs`.
  */
 const NONE: ReadonlySet<string> = new Set();
 
@@ -18,6 +22,9 @@ export class ClaimPacer {
   private quietUntil = 0;
   private lastClaim = -Infinity;
   private leftOut: ReadonlySet<string> = NONE;
+  private foundAll = false;
+  /** Claims in a row that found nothing with lanes left out. */
+  private emptyLeavingOut = 0;
 
   constructor(
     private readonly quietMs: number,
@@ -27,7 +34,7 @@ export class ClaimPacer {
 
   /** With no handed work; `leftOutNow`: the lanes a claim made now would leave out. */
   mayClaim(leftOutNow: ReadonlySet<string> = NONE): boolean {
-    return this.roomAgain(leftOutNow) || this.now() >= this.quietUntil;
+    return this.roomAgain(leftOutNow) || (this.now() >= this.quietUntil && !this.filledSince(leftOutNow));
   }
 
   /** With handed work to do as well. */
@@ -36,26 +43,38 @@ export class ClaimPacer {
   }
 
   /**
-   * With the handoff overflowing: at once, unless the last claim left lanes out and found less
-   * than it asked for. Then what it did not leave out was all there was, and asking again
-   * before one of those lanes has room would read past the same left-out rows to find nothing
-   * (a burst's whole backlog, each time); new rows of other lanes wait `quietMs` at most.
+   * With the handoff overflowing: at once while the last claim found all it asked for or left
+   * nothing out, as long as no lane it did not leave out is full now; otherwise (what it did
+   * not leave out was all there was) as with no handed work.
    */
   mayClaimOverflowing(leftOutNow: ReadonlySet<string> = NONE): boolean {
-    return this.leftOut.size === 0 || this.roomAgain(leftOutNow) || this.now() - this.lastClaim >= this.quietMs;
+    if (this.roomAgain(leftOutNow)) return true;
+    if (this.foundAll || this.leftOut.size === 0) return !this.filledSince(leftOutNow);
+    const now = this.now();
+    return now >= this.quietUntil && now - this.lastClaim >= this.quietMs;
   }
 
-  /** `leftOut`: the lanes whose work it left out, when it found less than it asked for (there may be more). */
-  claimed(found: number, leftOut: ReadonlySet<string> = NONE): void {
+  /** `found` of the `asked` rows, leaving out the work of lanes `leftOut`. */
+  claimed(found: number, asked: number, leftOut: ReadonlySet<string> = NONE): void {
     const now = this.now();
     this.lastClaim = now;
-    this.quietUntil = found === 0 ? now + this.quietMs : 0;
+    this.foundAll = found >= asked;
     this.leftOut = leftOut;
+    this.emptyLeavingOut = found === 0 && leftOut.size > 0 ? this.emptyLeavingOut + 1 : 0;
+    const quietMs = Math.min(this.quietMs * 2 ** Math.max(0, this.emptyLeavingOut - 1), Math.max(this.quietMs, this.busyMs));
+    this.quietUntil = found === 0 ? now + quietMs : 0;
   }
 
   /** Whether a lane the last claim left out would be taken in by a claim made now. */
   private roomAgain(leftOutNow: ReadonlySet<string>): boolean {
     for (const lane of this.leftOut) if (!leftOutNow.has(lane)) return true;
+    return false;
+  }
+
+  /** Whether, within `quietMs` of the last claim, a claim made now would leave out a lane that one did not. */
+  private filledSince(leftOutNow: ReadonlySet<string>): boolean {
+    if (this.now() - this.lastClaim >= this.quietMs) return false;
+    for (const lane of leftOutNow) if (!this.leftOut.has(lane)) return true;
     return false;
   }
 }

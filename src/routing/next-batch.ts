@@ -29,12 +29,7 @@ export interface ClaimSource {
 }
 
 /** Takes at most `limit` rows in all. */
-export async function nextBatch(
-  sources: WorkSources,
-  now: number,
-  limit: number,
-  claims: ClaimSource,
-): Promise<Batch> {
+export async function nextBatch(sources: WorkSources, now: number, limit: number, claims: ClaimSource): Promise<Batch> {
   const { inbox, pacer } = sources;
   const handed = inbox?.take(limit, now) ?? [];
   const room = limit - handed.length;
@@ -48,8 +43,7 @@ export async function nextBatch(
   } catch (error) {
     return { handed, claimed: [], claimFailed: error };
   }
-  // A claim that found all it asked for left nothing out that it would have taken.
-  pacer?.claimed(claimed.length, claimed.length < room ? leftOut : new Set());
+  pacer?.claimed(claimed.length, room, leftOut);
   if (handed.length === 0 && claimed.length < room) inbox?.overflowDrained();
   return { handed, claimed };
 }

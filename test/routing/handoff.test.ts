@@ -197,7 +197,7 @@ for (const backend of testBackends()) {
           .sort();
       let pacerNow = 0;
       const pacer = new ClaimPacer(100, 60_000, () => pacerNow);
-      pacer.claimed(1); // a claim just now: no claim besides handed work for a minute
+      pacer.claimed(1, 1); // a claim just now: no claim besides handed work for a minute
       const policy = testPolicyRunner({ handle: test.handle, clock }, { policy: allowAll, inbox: toPolicy, pacer });
 
       for (const n of [1, 2, 3, 4]) await receive(n); // e1, e2 handed; e3, e4 overflow into the queue
