@@ -7,7 +7,7 @@
  * events cannot keep retries waiting.
  *
  * A claim leaves out the work of full lanes (lanes.ts), and reads past every row of theirs to
- * find the others: with a burst's backlog in the queue, 13–16 ms on SQLite, holding every
+ * find the others: with a burst's backlog in the queue, 13–25 ms on SQLite, holding every
  * commit behind it, only to find nothing when the lanes it leaves out are all the work there
  * is. So whether to claim is asked with the lanes a claim made now would leave out:
  * - one of the lanes the last claim left out has room now: at once, pacing or not;

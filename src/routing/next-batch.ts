@@ -22,7 +22,7 @@ export interface Batch {
 
 /** How a runner claims from the queue (see claim-pacer.ts). */
 export interface ClaimSource {
-  /** The lanes whose work a claim made now would leave out (full or down, the handed rows just taken counted). */
+  /** The lanes whose work a claim made now would leave out (full, or down). */
   leftOut(): ReadonlySet<string>;
   /** Claims at most `limit` rows, leaving out the work of lanes `leftOut`. */
   claim(limit: number, leftOut: ReadonlySet<string>): Promise<MatchesTable[]>;
