@@ -6,7 +6,6 @@
  * every subscription is loaded; resident memory and heap are read from its /metrics then, and
  * the most it was resident at any time (Linux's VmHWM) from /proc.
  */
-import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { sql } from 'kysely';
 import { type DatabaseHandle, openDatabase } from '../src/db/connect.js';
@@ -18,6 +17,7 @@ import { generateSigningSecret } from '../src/subscriptions/signing-secret.js';
 import { systemClock } from '../src/time/clock.js';
 import { Random } from '../test/support/random.js';
 import { startServer } from '../test/support/processes.js';
+import { subscriptionRow } from '../test/support/subscription-row.js';
 import { subscriptionExpression } from './facility-workload.js';
 import { MB } from './measure.js';
 import { startBenchServer } from './server.js';
@@ -110,27 +110,16 @@ function facilityRows(r: Random): () => SubscriptionRow {
     if (dialect === undefined) dialects.set(jsonpath, (dialect = compileJsonPath(jsonpath).dialect));
     const now = clock();
     const n = i++;
-    return {
-      uuid: randomUUID(),
+    return subscriptionRow({
       owner: `user-${n % OWNERS}`,
       name: `subscription ${n}`,
       jsonpath,
       dialect,
-      delivery: 'push',
       target_url: 'http://127.0.0.1:9/hook',
-      auth: '{}',
-      extensions: '{}',
       signing_secret: generateSigningSecret(),
-      previous_signing_secret: null,
-      secret_rotated: null,
       version: RECORD_VERSION,
       created: now,
       updated: now,
-      deleted: null,
-      disabled: null,
-      error: null,
-      rate_limit: null,
-      allowed_rate: null,
-    };
+    });
   };
 }
