@@ -157,11 +157,7 @@ export async function insertWithinLimit(
  * statement, whose snapshot sees what the lock's last holder committed. SQLite's write
  * transaction holds the whole database already. Only in a write transaction.
  */
-export async function lockedLiveCounts(
-  tx: Kysely<Database>,
-  capabilities: Capabilities,
-  owners: readonly string[],
-): Promise<Map<string, number>> {
+async function lockedLiveCounts(tx: Kysely<Database>, capabilities: Capabilities, owners: readonly string[]): Promise<Map<string, number>> {
   const distinct = [...new Set(owners)];
   if (distinct.length === 0) return new Map();
   if (!capabilities.oneWriter) {

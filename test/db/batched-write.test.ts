@@ -14,13 +14,17 @@ for (const backend of testBackends()) {
       const { handle, close } = await openTestDatabase(backend);
       try {
         const calls: number[] = [];
+        // One owner with a limit of two: the third item's own result is a refusal.
         const insert = batchedOperation(handle, 'createSubscriptions', (rows: readonly SubscriptionRow[]) => {
           calls.push(rows.length);
-          return { rows, most: 'off' };
+          return { rows, most: 2 };
         });
-        assert.deepEqual(await Promise.all([1, 2, 3].map((n) => insert(row(n)))), [true, true, true]);
+        assert.deepEqual(await Promise.all([1, 2, 3].map((n) => insert(row(n)))), [true, true, false]);
         assert.deepEqual(calls, [3]);
-        assert.equal((await handle.db.selectFrom('subscriptions').select('uuid').execute()).length, 3);
+        assert.deepEqual(
+          (await handle.db.selectFrom('subscriptions').select('name').orderBy('name').execute()).map((r) => r.name),
+          ['s1', 's2'],
+        );
       } finally {
         await close();
       }
