@@ -96,7 +96,6 @@ export interface OpenOptions {
    * database's own errors are answers); every statement (operation) fails from then on.
    */
   readonly onThreadFailure?: (error: Error) => void;
-
   /** PostgreSQL: how the connections name themselves in pg_stat_activity. */
   readonly applicationName?: string;
   /** Told of every write's outcome (a new one, which reports nothing, by default). */
