@@ -461,7 +461,7 @@ function openServerDatabase(config: Config, log: FastifyBaseLogger, storage: Sto
           'a database connection failed; it is replaced when next needed',
         ),
       onThreadFailure: (error) => {
-        log.fatal({ err: error }, 'exiting: the database thread failed; rows in flight return to the queue when their leases expire');
+        log.fatal({ err: error }, 'exiting: the SQLite thread failed; rows in flight return to the queue when their leases expire');
         process.exit(1);
       },
     });

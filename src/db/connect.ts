@@ -4,18 +4,20 @@
  */
 import { existsSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { Kysely } from 'kysely';
+import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient } from 'kysely';
+import pg from 'pg';
+import { within } from '../time/within.js';
 import { maskUrlPassword } from '../url-password.js';
 import { type Capabilities, POSTGRES_CAPABILITIES, SQLITE_CAPABILITIES } from './capabilities.js';
 import { GroupCommit, type WriteOptions } from './group-commit.js';
-import type { OperationArgs, OperationName, OperationResult } from './operations.js';
-import { openPostgresPool } from './postgres-pool.js';
-import { openPostgresThread } from './postgres-thread.js';
+import { type OperationArgs, type OperationName, type OperationResult, runOperation } from './operations.js';
+import { postgresTarget } from './postgres-target.js';
 import { SqliteThread } from './sqlite-thread.js';
 import { SqliteThreadDialect } from './sqlite-thread-dialect.js';
 import { immediateTransaction, SQLITE_BUSY_SLICE_MS } from './sqlite-transaction.js';
 import { StorageWatch, writeSpaceProbe } from './storage-full.js';
 import type { Database } from './tables.js';
+import { DatabaseUnavailable } from './unavailable.js';
 import { WalSync } from './wal-sync.js';
 
 export type { Capabilities } from './capabilities.js';
@@ -38,9 +40,8 @@ export interface DatabaseHandle {
    */
   write<T>(work: (tx: Kysely<Database>) => Promise<T>, options?: WriteOptions): Promise<T>;
   /**
-   * Runs one of the named operations (operations.ts) in the group commit of the thread that owns
-   * the database's connections for them (database-thread.ts). Settles after the commit, as
-   * `write` does.
+   * Runs one of the named operations (operations.ts) in the group commit where the connection
+   * is: SQLite's thread, or this one for PostgreSQL. Settles after the commit, as `write` does.
    */
   perform<N extends OperationName>(name: N, args: OperationArgs<N>, options?: WriteOptions): Promise<OperationResult<N>>;
   /**
@@ -54,14 +55,8 @@ export interface DatabaseHandle {
   close(): Promise<void>;
 }
 
-/**
- * PostgreSQL connections at most: the operations thread's (postgres-thread.ts), which makes most
- * of the writes, and the main thread's (reads, and the writes that are not operations). An
- * instance holds 13 at most, and one that listens (subscription-notifications.ts): PostgreSQL's
- * `max_connections` (100 by default) bounds the instances.
- */
-const POSTGRES_THREAD_POOL_SIZE = 8;
-const POSTGRES_MAIN_POOL_SIZE = 5;
+const PG_INT8 = 20;
+const POSTGRES_POOL_SIZE = 10;
 /**
  * NOTIFICATIONS_DATABASE_TIMEOUT's default. A database that accepts the connection but never
  * speaks (or a blackholed address, where TCP itself waits about two minutes) must not hang a
@@ -92,8 +87,8 @@ export interface OpenOptions {
   /** A pooled connection failed while no query was using it (dropped, terminated): it is replaced. */
   readonly onConnectionError?: (error: Error) => void;
   /**
-   * The thread that owns SQLite's connection, or PostgreSQL's operations, failed (a bug: the
-   * database's own errors are answers); every statement (operation) fails from then on.
+   * SQLite: the thread that owns the connection failed (a bug: SQLite's own errors are answers);
+   * every statement fails from then on.
    */
   readonly onThreadFailure?: (error: Error) => void;
   /** PostgreSQL: how the connections name themselves in pg_stat_activity. */
@@ -176,21 +171,39 @@ function openSqlite(path: string, options: OpenOptions): DatabaseHandle {
 }
 
 function openPostgres(url: string, options: OpenOptions): DatabaseHandle {
-  const settings = {
-    url,
-    timeoutMs: options.timeoutMs ?? DEFAULT_DATABASE_TIMEOUT_MS,
-    boundStatements: options.boundStatements === true,
-    applicationName: options.applicationName ?? 'svc-notifications',
-  };
-  const thread = openPostgresThread(
-    { ...settings, size: POSTGRES_THREAD_POOL_SIZE, commitLanes: POSTGRES_THREAD_POOL_SIZE },
-    options.onThreadFailure,
-    options.onConnectionError,
-  );
+  const timeoutMs = options.timeoutMs ?? DEFAULT_DATABASE_TIMEOUT_MS;
+  const {
+    connectionString,
+    schema,
+    options: settings,
+  } = postgresTarget(url, options.boundStatements ? [`statement_timeout=${timeoutMs}`] : []);
+  const pool = new pg.Pool({
+    connectionString,
+    max: POSTGRES_POOL_SIZE,
+    connectionTimeoutMillis: timeoutMs,
+    application_name: options.applicationName ?? 'svc-notifications',
+    // A peer that vanished (a failover, a dropped route) is noticed by the kernel on idle connections too.
+    keepAlive: true,
+    ...(settings !== undefined ? { options: settings } : {}),
+    // Timestamps are bigint microseconds: well inside the exact range of a JS number.
+    types: { getTypeParser: (oid, format) => (oid === PG_INT8 ? Number : pg.types.getTypeParser(oid, format)) },
+  });
+  // An idle connection that fails (pg_terminate_backend, a restart, an idle time-out) is
+  // removed by the pool, which then reports it here: without a listener, Node would end the
+  // process. One in use reports through its query; between the statements of a transaction it
+  // would emit 'error' with nobody listening, hence a listener on each connection for good.
+  const reportConnectionError = (error: Error) => options.onConnectionError?.(error);
+  pool.on('error', reportConnectionError);
+  pool.on('connect', (client) => client.on('error', reportConnectionError));
+  const db = new Kysely<Database>({
+    dialect: new PostgresDialect({ pool: boundedPool(pool, timeoutMs, options.boundStatements === true) }),
+  });
   // One connection stays free of commits for reads (readiness, GET /eventmatch).
-  const { db, group, schema } = openPostgresPool(
-    { ...settings, size: POSTGRES_MAIN_POOL_SIZE, commitLanes: POSTGRES_MAIN_POOL_SIZE - 1 },
-    options.onConnectionError,
+  const group = new GroupCommit(
+    (work) => db.transaction().execute(work),
+    POSTGRES_POOL_SIZE - 1,
+    undefined,
+    (work) => work(db),
   );
   const storage = options.storage ?? new StorageWatch();
   const write = watchedWrite(group, storage);
@@ -198,16 +211,15 @@ function openPostgres(url: string, options: OpenOptions): DatabaseHandle {
   return {
     db,
     write,
-    perform: (name, args, options) => watched(thread.perform(name, args, options), storage, options),
+    perform: (name, args, options) => write((tx) => runOperation(tx, POSTGRES_CAPABILITIES, name, args), options),
     storage,
     capabilities: POSTGRES_CAPABILITIES,
     inMemory: false,
     schema,
     description: maskUrlPassword(url),
-    close: async () => {
+    close: () => {
       storage.stop();
-      await thread.close();
-      await db.destroy();
+      return db.destroy();
     },
   };
 }
@@ -233,3 +245,54 @@ function watched<T>(write: Promise<T>, storage: StorageWatch, options: WriteOpti
 
 /** SQLite's automatic checkpoint runs when the log holds this many pages (its default: 1,000). */
 const WAL_CHECKPOINT_PAGES = 10_000;
+function seconds(ms: number): string {
+  return `${ms / 1000} s`;
+}
+
+/**
+ * The pool as Kysely sees it, with every wait bounded. pg-pool reports a connection that did
+ * not come in time as "Connection terminated due to connection timeout" (a new one) or
+ * "timeout exceeded when trying to connect" (the wait for a free one): said here in words an
+ * operator reads without knowing pg. With `boundStatements`, a statement without an answer in
+ * time gives up its connection: pg's own query_timeout would leave the statement running on it
+ * and every later one queued behind it, and a silent server never cancels anything.
+ */
+function boundedPool(pool: pg.Pool, timeoutMs: number, boundStatements: boolean): PostgresPool {
+  return {
+    connect: async () => {
+      let client: pg.PoolClient;
+      try {
+        client = await pool.connect();
+      } catch (error) {
+        const message = error instanceof Error ? error.message : '';
+        if (/connection timeout|timeout exceeded when trying to connect/.test(message)) {
+          throw new DatabaseUnavailable(`no answer from the database within ${seconds(timeoutMs)} (connect time-out)`, { cause: error });
+        }
+        throw error;
+      }
+      if (!boundStatements) return client;
+      let broken: Error | undefined;
+      const query = (text: string, parameters: readonly unknown[]) =>
+        within(client.query(text, parameters as unknown[]), timeoutMs, () => {
+          broken = new DatabaseUnavailable(`no answer from the database within ${seconds(timeoutMs)} (statement time-out)`);
+          connectionOf(client)?.stream.destroy();
+          return broken;
+        });
+      return {
+        // Kysely passes a cursor only when streaming (which the service does not): it goes unbounded.
+        query: ((textOrCursor: unknown, parameters?: readonly unknown[]) =>
+          typeof textOrCursor === 'string'
+            ? query(textOrCursor, parameters ?? [])
+            : client.query(textOrCursor as pg.Submittable)) as unknown as PostgresPoolClient['query'],
+        // A connection given up on is removed from the pool, not handed to the next caller.
+        release: () => client.release(broken),
+      };
+    },
+    end: () => pool.end(),
+  };
+}
+
+/** pg's connection behind a client: it has no public way to drop a connection at once. */
+function connectionOf(client: pg.PoolClient): { stream: { destroy(): void } } | undefined {
+  return (client as unknown as { connection?: { stream: { destroy(): void } } }).connection;
+}

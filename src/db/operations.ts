@@ -1,9 +1,9 @@
 /**
  * The writes the service makes most often (logging events, claiming, settling, creating
- * subscriptions), as data: a name and arguments that can cross to another thread. They run in
- * the database thread (database-thread.ts: sqlite-worker.ts, postgres-worker.ts), in that
- * thread's group commit, so that the main thread sends one message for a write rather than one
- * for each of its statements, and builds none of them.
+ * subscriptions), as data: a name and arguments that can cross to another thread. On SQLite
+ * they run in the thread that owns the connection (sqlite-worker.ts), in that thread's group
+ * commit, so that the main thread sends one message for a write rather than one for each of its
+ * statements, and builds none of them. On PostgreSQL they run in the main thread's group commit.
  */
 import type { Kysely } from 'kysely';
 import type { Capabilities } from './connect.js';

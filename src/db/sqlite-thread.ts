@@ -1,12 +1,19 @@
 /**
- * SQLite's connection in a worker thread of its own (sqlite-worker.ts, database-thread.ts).
- * better-sqlite3 runs every statement in the thread that calls it: on the main thread, SQLite's
- * work (inserting the events and their matches, claims, settlements, BEGIN and COMMIT) was 40%
- * of the event loop's time under load, time in which no request was read or answered. Here the
- * main thread sends the operations, and each statement of its own (through Kysely, see
- * sqlite-thread-dialect.ts), and awaits their answers.
+ * SQLite's connection in a worker thread of its own (sqlite-worker.ts). better-sqlite3 runs
+ * every statement in the thread that calls it: on the main thread, SQLite's work (inserting the
+ * events and their matches, claims, settlements, BEGIN and COMMIT) was 40% of the event loop's
+ * time under load, time in which no request was read or answered. Here the main thread sends
+ * each statement and awaits its answer, and the worker, on the machine's other core, runs it.
+ *
+ * Opening is synchronous, as with better-sqlite3 itself: the main thread waits (Atomics.wait)
+ * until the worker has opened the file, and a failure (no such file, locked, not a database)
+ * is thrown to the caller of `open`. A worker that fails later (a bug; SQLite's own errors are
+ * answers) fails every statement waiting and every one after.
  */
-import { DatabaseThread, startThread, type ThreadAnswer, toError } from './database-thread.js';
+import { MessageChannel, type MessagePort, Worker, receiveMessageOnPort } from 'node:worker_threads';
+import { batchPerTurn } from '../turn-batch.js';
+import type { OperationArgs, OperationName, OperationResult } from './operations.js';
+import { DatabaseUnavailable } from './unavailable.js';
 
 export interface SqliteThreadOptions {
   readonly path: string;
@@ -23,6 +30,24 @@ export interface SqliteThreadOptions {
   readonly onFailure?: ((error: Error) => void) | undefined;
 }
 
+export type ThreadRequest =
+  | { kind: 'query'; id: number; sql: string; parameters: readonly unknown[] }
+  /** One of the named operations, in the thread's group commit. */
+  | { kind: 'perform'; id: number; name: OperationName; args: unknown }
+  /** ROLLBACK, when a transaction is still open. */
+  | { kind: 'rollback'; id: number }
+  | { kind: 'backup'; id: number; file: string }
+  | { kind: 'close'; id: number };
+
+export interface ThreadError {
+  message: string;
+  name?: string;
+  code?: string;
+}
+export type ThreadAnswer =
+  { id: number; rows: unknown[] } | { id: number; changes: number } | { id: number; value: unknown } | { id: number; error: ThreadError };
+export type OpenAnswer = { ok: true } | { ok: false; error: ThreadError };
+
 export interface StatementResult {
   /** The rows of a statement that returns rows. */
   readonly rows?: unknown[];
@@ -30,15 +55,72 @@ export interface StatementResult {
   readonly changes?: number;
 }
 
-export class SqliteThread extends DatabaseThread {
+/** SQLite's error, as the worker reported it: `code` is SQLite's (SQLITE_BUSY, SQLITE_FULL, …). */
+export class SqliteError extends Error {
+  override readonly name = 'SqliteError';
+  constructor(
+    message: string,
+    readonly code: string | undefined,
+  ) {
+    super(message);
+  }
+}
+
+/** Opening waits for SQLite's own lock time-outs, which are shorter: beyond this the thread is stuck. */
+const OPEN_LIMIT_MS = 60_000;
+
+export class SqliteThread {
+  private readonly waiting = new Map<number, { resolve: (answer: ThreadAnswer) => void; reject: (error: Error) => void }>();
+  /** Operations are sent together, a message for those of one turn of the event loop. */
+  private readonly sendOperation = batchPerTurn<ThreadRequest>((requests) => this.port.postMessage(requests));
+  private nextId = 0;
+  private failure: Error | undefined;
+  private closed: Promise<void> | undefined;
+
+  private constructor(
+    private readonly worker: Worker,
+    private readonly port: MessagePort,
+    private readonly onFailure: ((error: Error) => void) | undefined,
+  ) {
+    port.on('message', (answers: ThreadAnswer[]) => {
+      for (const answer of answers) this.answered(answer);
+    });
+    // Neither keeps the process alive while no statement waits (see `send`).
+    port.unref();
+    worker.unref();
+    worker.on('error', (error) => this.fail(new Error(`the SQLite thread failed: ${error.message}`, { cause: error })));
+    worker.on('exit', (code) => this.fail(new Error(`the SQLite thread exited with ${code}`)));
+  }
+
   /** Starts the thread and waits until the database is open: throws what opening it threw. */
   static open({ onFailure, ...options }: SqliteThreadOptions): SqliteThread {
-    const { worker, port } = startThread(new URL('./sqlite-worker.js', import.meta.url), options);
-    return new SqliteThread('SQLite thread', worker, port, onFailure);
+    const { port1, port2 } = new MessageChannel();
+    const opened = new Int32Array(new SharedArrayBuffer(4));
+    const worker = new Worker(new URL('./sqlite-worker.js', import.meta.url), {
+      workerData: { options, port: port2, opened },
+      transferList: [port2],
+    });
+    // The worker stores 1 once it has posted how opening went, whatever happened.
+    Atomics.wait(opened, 0, 0, OPEN_LIMIT_MS);
+    const answer = receiveMessageOnPort(port1)?.message as OpenAnswer | undefined;
+    if (!answer?.ok) {
+      void worker.terminate();
+      port1.close();
+      throw answer ? toError(answer.error) : new Error('the SQLite thread ended before opening the database');
+    }
+    return new SqliteThread(worker, port1, onFailure);
   }
 
   query(sql: string, parameters: readonly unknown[]): Promise<StatementResult> {
     return this.send({ kind: 'query', id: 0, sql, parameters }).then(resultOf);
+  }
+
+  /** Runs operation `name` in the thread's group commit: settles once it is committed and synced. */
+  perform<N extends OperationName>(name: N, args: OperationArgs<N>): Promise<OperationResult<N>> {
+    return this.send({ kind: 'perform', id: 0, name, args }).then((answer) => {
+      if ('error' in answer) throw toError(answer.error);
+      return (answer as { value: OperationResult<N> }).value;
+    });
   }
 
   /** Rolls back the transaction open on the connection, if one is. */
@@ -50,9 +132,53 @@ export class SqliteThread extends DatabaseThread {
   async backup(file: string): Promise<void> {
     resultOf(await this.send({ kind: 'backup', id: 0, file }));
   }
+
+  /** Closes the connection (after the statements already sent) and ends the thread. */
+  close(): Promise<void> {
+    this.closed ??= this.send({ kind: 'close', id: 0 })
+      .catch(() => undefined)
+      .then(() => this.worker.terminate())
+      .then(() => undefined);
+    return this.closed;
+  }
+
+  private send(request: ThreadRequest): Promise<ThreadAnswer> {
+    if (this.failure) return Promise.reject(this.failure);
+    if (this.closed) return Promise.reject(new Error('the database is closed'));
+    const id = this.nextId++;
+    return new Promise<ThreadAnswer>((resolve, reject) => {
+      // The process stays alive while an answer is awaited (a CLI awaiting its last statement).
+      if (this.waiting.size === 0) this.port.ref();
+      this.waiting.set(id, { resolve, reject });
+      if (request.kind === 'perform') this.sendOperation({ ...request, id });
+      else this.port.postMessage([{ ...request, id }]);
+    });
+  }
+
+  private answered(answer: ThreadAnswer): void {
+    const waiter = this.waiting.get(answer.id);
+    if (!waiter) return;
+    this.waiting.delete(answer.id);
+    if (this.waiting.size === 0) this.port.unref();
+    waiter.resolve(answer);
+  }
+
+  private fail(error: Error): void {
+    if (this.closed && this.waiting.size === 0) return;
+    if (this.failure === undefined) this.onFailure?.(error);
+    this.failure ??= error;
+    for (const waiter of this.waiting.values()) waiter.reject(this.failure);
+    this.waiting.clear();
+    this.port.unref();
+  }
 }
 
 function resultOf(answer: ThreadAnswer): StatementResult {
   if ('error' in answer) throw toError(answer.error);
   return answer as StatementResult;
+}
+
+function toError(error: ThreadError): Error {
+  if (error.name === 'DatabaseUnavailable') return new DatabaseUnavailable(error.message);
+  return error.code === undefined ? new Error(error.message) : new SqliteError(error.message, error.code);
 }

@@ -9,19 +9,17 @@
  */
 import type SQLiteModule from 'better-sqlite3';
 import { Kysely, SqliteDialect, type SqliteDatabase } from 'kysely';
-import { workerData } from 'node:worker_threads';
+import { type MessagePort, workerData } from 'node:worker_threads';
 import { batchPerTurn } from '../turn-batch.js';
 import { SQLITE_CAPABILITIES } from './capabilities.js';
 import { GroupCommit } from './group-commit.js';
 import { runOperation } from './operations.js';
 import { immediateTransaction } from './sqlite-transaction.js';
-import { describeError, type OpenAnswer, reportOpened, type ThreadAnswer, type ThreadData, type ThreadRequest } from './database-thread.js';
-import type { SqliteThreadOptions } from './sqlite-thread.js';
+import type { OpenAnswer, SqliteThreadOptions, ThreadAnswer, ThreadError, ThreadRequest } from './sqlite-thread.js';
 import type { Database } from './tables.js';
 import { WalSync } from './wal-sync.js';
 
-const thread = workerData as ThreadData<SqliteThreadOptions>;
-const { options, port } = thread;
+const { options, port, opened } = workerData as { options: SqliteThreadOptions; port: MessagePort; opened: Int32Array };
 
 /** better-sqlite3 compiles a statement on every `prepare`: each shape is compiled once and kept. */
 const STATEMENT_CACHE_LIMIT = 500;
@@ -43,7 +41,7 @@ async function open(): Promise<OpenAnswer> {
     connection = openConnection(SQLite, options);
     return { ok: true };
   } catch (error) {
-    return { ok: false, error: describeError(error) };
+    return { ok: false, error: describe(error) };
   }
 }
 
@@ -93,6 +91,12 @@ function prepared(sql: string): SQLiteModule.Statement {
   }
   statements.set(sql, statement);
   return statement;
+}
+
+function describe(error: unknown): ThreadError {
+  if (!(error instanceof Error)) return { message: String(error) };
+  const code = (error as { code?: unknown }).code;
+  return { message: error.message, name: error.name, ...(typeof code === 'string' ? { code } : {}) };
 }
 
 /** The connection's one writer at a time: a transaction of the main thread's, or one of the group commit's. */
@@ -182,7 +186,7 @@ async function runStatement(request: Exclude<ThreadRequest, { kind: 'perform' }>
         throw new Error(`unknown request ${(request as { kind: string }).kind}`);
     }
   } catch (error) {
-    return { id: request.id, error: describeError(error) };
+    return { id: request.id, error: describe(error) };
   } finally {
     if (mainHolds && !database.inTransaction) {
       mainHolds = false;
@@ -197,14 +201,16 @@ async function perform(request: Extract<ThreadRequest, { kind: 'perform' }>): Pr
     const value = await group.run((tx) => runOperation(tx, SQLITE_CAPABILITIES, request.name, request.args as never));
     return { id: request.id, value };
   } catch (error) {
-    return { id: request.id, error: describeError(error) };
+    return { id: request.id, error: describe(error) };
   }
 }
 
 const answer = batchPerTurn<ThreadAnswer>((answers) => port.postMessage(answers));
 let statementsInOrder: Promise<unknown> = Promise.resolve();
 
-reportOpened(thread, await open());
+port.postMessage(await open());
+Atomics.store(opened, 0, 1);
+Atomics.notify(opened, 0);
 
 port.on('message', (requests: ThreadRequest[]) => {
   for (const request of requests) {
