@@ -10,12 +10,17 @@
  * needs no rewrite of the table. SQLite changes rows in place: nothing to do there.
  * Frozen, as every migration is; it imports nothing from the application.
  */
-import { type Kysely, PostgresAdapter, sql } from 'kysely';
+import { type Kysely, PostgresIntrospector, sql } from 'kysely';
+
+/** Which database the migrator runs on, through Kysely's public API: its dialect's introspector. */
+function onPostgres(db: Kysely<unknown>): boolean {
+  return db.introspection instanceof PostgresIntrospector;
+}
 
 export async function up(db: Kysely<unknown>): Promise<void> {
-  if (db.getExecutor().adapter instanceof PostgresAdapter) await sql`alter table matches set (fillfactor = 80)`.execute(db);
+  if (onPostgres(db)) await sql`alter table matches set (fillfactor = 80)`.execute(db);
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
-  if (db.getExecutor().adapter instanceof PostgresAdapter) await sql`alter table matches reset (fillfactor)`.execute(db);
+  if (onPostgres(db)) await sql`alter table matches reset (fillfactor)`.execute(db);
 }
