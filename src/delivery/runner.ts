@@ -17,7 +17,9 @@
  *   in its consent, has its rows started no faster than the lower of the two (rate-limiter.ts):
  *   the others of its lane go past them, and it keeps at most a second's worth waiting here
  *   (claims leave out the rest), so that it holds back neither its origin nor the runner;
- * Rows of subscriptions deleted or disabled meanwhile are cancelled instead of sent.
+ * Rows of subscriptions deleted or disabled meanwhile are cancelled instead of sent. The
+ * subscriptions' rows are read once and kept (subscription-cache.ts), fresh by the same feed of
+ * subscription writes that keeps the rows waiting in the lanes fresh.
  */
 import type { EventRow } from '../db/events.js';
 import { OPERATIONAL_SOURCE } from '../operational-source.js';
@@ -34,6 +36,7 @@ import type { SpanAttributes, TraceSpan, Tracing } from '../tracing/tracing.js';
 import type { Destination } from './destination.js';
 import { OriginHealth } from './origin-health.js';
 import { lowestLimit, RateLimiter } from './rate-limiter.js';
+import { SubscriptionCache } from './subscription-cache.js';
 
 export interface DeliveryRunnerOptions extends RunnerOptions {
   /** Where each row goes (push-destination.ts for HTTP targets). */
@@ -65,6 +68,9 @@ interface Delivery {
   origin: string;
 }
 
+/** About 2 KB each: a few megabytes, for every subscription of a busy facility's day. */
+const SUBSCRIPTIONS_KEPT = 10_000;
+
 export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
   const { queue, clock } = options;
   const health = new OriginHealth(options.connectionsPerOrigin);
@@ -76,6 +82,7 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
   /** The delivery rate of subscriptions with rows waiting here that have one. */
   const rateOf = new Map<string, number>();
   const limiter = new RateLimiter(clock);
+  const subscriptions = new SubscriptionCache(queue.subscriptions, SUBSCRIPTIONS_KEPT);
   let rateWake: { timer: NodeJS.Timeout; at: number } | undefined;
   const core = new RunnerCore('deliver', options, options.targetTimeoutMs, intake);
 
@@ -121,13 +128,13 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
   async function place(taken: Array<{ row: MatchesTable; event?: EventRow }>): Promise<void> {
     if (taken.length === 0) return;
     const unread = taken.filter((t) => t.event === undefined).map((t) => t.row.event_uuid);
-    const [events, subscriptions] = await Promise.all([
+    const [events, subscriptionOf] = await Promise.all([
       queue.events(unread),
-      queue.subscriptions(taken.map((t) => t.row.subscription_uuid)),
+      subscriptions.get(taken.map((t) => t.row.subscription_uuid)),
     ]);
     const full: MatchesTable[] = [];
     for (const { row, event = events.get(row.event_uuid) } of taken) {
-      const subscription = subscriptions.get(row.subscription_uuid);
+      const subscription = subscriptionOf.get(row.subscription_uuid);
       // Purged since (the cascade took the row too), or the subscription is gone or disabled.
       if (!event || !subscription || subscription.deleted !== null || subscription.disabled !== null) {
         cancel([row]);
@@ -292,6 +299,7 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
   }
 
   function subscriptionChanged(change: SubscriptionChange): void {
+    subscriptions.changed(change);
     const uuid = change.kind === 'delete' ? change.uuid : change.row.uuid;
     if (!waitingOf.has(uuid)) return;
     const current = change.kind === 'delete' ? undefined : change.row;

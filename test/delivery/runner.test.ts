@@ -388,6 +388,28 @@ for (const backend of testBackends()) {
       assert.equal(moved.requests.length, 2);
     });
 
+    it('a subscription whose target changes while none of its rows wait has its next row sent to the new target', async (t) => {
+      const s = await scene(t, backend);
+      const old = await s.stub();
+      const moved = await s.stub();
+      const subscription = await s.subscribe(old.url);
+      const runner = testDeliveryRunner({ handle: s.handle, clock: s.clock }, { target: s.target });
+      await s.queue(subscription);
+      assert.equal(await round(runner), 1);
+      assert.equal(old.requests.length, 1);
+
+      await s.handle.db
+        .updateTable('subscriptions')
+        .set({ target_url: moved.url, updated: 2 })
+        .where('uuid', '=', subscription.uuid)
+        .execute();
+      runner.subscriptionChanged({ kind: 'upsert', row: { ...subscription, target_url: moved.url, updated: 2 } });
+      const next = await s.queue(subscription);
+      assert.equal(await round(runner), 1);
+      assert.equal((await s.read(next.uuid)).state, 'delivered');
+      assert.deepEqual([old.requests.length, moved.requests.length], [1, 1]);
+    });
+
     it('rows waiting when the signing secret is rotated go back, and are signed with both secrets until the overlap ends', async (t) => {
       const s = await scene(t, backend, { connections: 1 });
       const { stub, release } = await s.holdingStub();
