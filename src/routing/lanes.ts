@@ -60,15 +60,19 @@ export class Lanes<T> {
       const free = this.slots(key) - lane.running;
       const room = Math.min(lane.waiting.length, free > 0 ? allowance(key, free) : 0);
       if (room === 0) continue;
-      const kept: T[] = [];
+      // Called for every slot that comes free: it looks only as far as it takes items, not
+      // at the whole lane (which holds twice its slots).
+      const skipped: T[] = [];
       let taken = 0;
-      for (const item of lane.waiting) {
-        if (taken < room && ready(item)) {
+      let looked = 0;
+      while (taken < room && looked < lane.waiting.length) {
+        const item = lane.waiting[looked++]!;
+        if (ready(item)) {
           started.push({ key, item });
           taken++;
-        } else kept.push(item);
+        } else skipped.push(item);
       }
-      lane.waiting = kept;
+      lane.waiting.splice(0, looked, ...skipped);
       lane.running += taken;
     }
     return started;
