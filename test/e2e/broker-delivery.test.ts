@@ -4,86 +4,19 @@
  * targets beside it, on every database. The broker itself is never stopped or restarted.
  */
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
-import { after, before, it, type TestContext } from 'node:test';
+import { it, type TestContext } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import { describeOn, type TestDatabase, testBackends } from '../support/database.js';
-import { eventually, type HttpStub, startStub } from '../support/http-stub.js';
+import { brokerScene, event, exactBody, itReconnectsAfterCuts, itSurvivesTheBrokerDown, USER } from '../support/broker-e2e.js';
+import { describeOn, testBackends } from '../support/database.js';
+import { eventually } from '../support/http-stub.js';
 import { startOtlpReceiver } from '../support/otlp-receiver.js';
-import { type RunningServer, runCli, startServer } from '../support/processes.js';
+import { startServer } from '../support/processes.js';
 import { RABBITMQ_PORT, rabbitmq } from '../support/rabbitmq.js';
-import { startTcpProxy } from '../support/tcp-proxy.js';
-
-const USER = { 'http-remote-user': 'alice' };
-
-interface Subscription {
-  uuid: string;
-  secret: string;
-}
-
-interface Stored {
-  disabled: string | null;
-  error: string | null;
-}
 
 for (const backend of testBackends()) {
   describeOn(backend, `broker destinations: AMQP (${backend.name})`, () => {
-    let database: TestDatabase;
-    let server: RunningServer;
-    const stubs: HttpStub[] = [];
-
-    before(async () => {
-      database = await backend.create();
-      assert.equal((await runCli(['--database-url', database.url, 'dbsync'])).code, 0);
-      server = await startServer({
-        NOTIFICATIONS_DATABASE_URL: database.url,
-        NOTIFICATIONS_RETRY_DELAYS: '200ms,200ms,200ms',
-        NOTIFICATIONS_TARGET_TIMEOUT: '2s',
-        NOTIFICATIONS_LEASE: '5s',
-        // Credentials are sealed at rest: the outbound thread gets them opened.
-        NOTIFICATIONS_SECRET_KEY: randomBytes(32).toString('base64'),
-        NOTIFICATIONS_LOG_LEVEL: 'warn',
-      });
-    });
-    after(async () => {
-      assert.equal(await server?.stop(), 0);
-      for (const stub of stubs) await stub.close();
-      await database?.cleanup();
-    });
-
-    async function subscribe(targetUrl: string, source: string, fields: object = {}): Promise<Subscription> {
-      const created = await fetch(`${server.url}/eventmatch`, {
-        method: 'POST',
-        headers: { ...USER, 'content-type': 'application/json' },
-        body: JSON.stringify({ name: source, jsonpath: `$[?$.source == '${source}']`, target_url: targetUrl, ...fields }),
-      });
-      assert.equal(created.status, 200, await created.clone().text());
-      const { uuid } = (await created.json()) as { uuid: string };
-      const read = await fetch(`${server.url}/eventmatch/${uuid}/secret`, { headers: USER });
-      return { uuid, secret: ((await read.json()) as { secret: string }).secret };
-    }
-
-    async function record(uuid: string): Promise<Stored> {
-      return (await (await fetch(`${server.url}/eventmatch/${uuid}`, { headers: USER })).json()) as Stored;
-    }
-
-    async function send(body: string, expectedMatches?: number): Promise<void> {
-      const answer = await fetch(`${server.url}/receive`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/cloudevents+json' },
-        body,
-      });
-      assert.equal(answer.status, 200, await answer.clone().text());
-      if (expectedMatches !== undefined) assert.equal(((await answer.json()) as { matches: number }).matches, expectedMatches);
-    }
-
-    const event = (source: string, id: string) => JSON.stringify({ specversion: '1.0', id, source, type: 't' });
-
-    async function stub(): Promise<HttpStub> {
-      const started = await startStub();
-      stubs.push(started);
-      return started;
-    }
+    const scene = brokerScene(backend);
+    const { subscribe, record, send, stub } = scene;
 
     it('publishes each event as sent: exact bytes, persistent, content type, signed with the subscription secret, as HTTP gets it', async (t: TestContext) => {
       const rabbit = await rabbitmq(t);
@@ -98,8 +31,7 @@ for (const backend of testBackends()) {
         auth: { type: 'basic', basic: { username: 'guest', password: 'guest' } },
       });
       await subscribe(http.url, source, withTag);
-      // The producer's own spacing, order and escapes.
-      const body = `{ "specversion":"1.0" , "type":"t", "source":"${source}", "id":"x1", "data": {"z": 1.50, "a": "\\u00e9 🎉"} }`;
+      const body = exactBody(source);
       await send(body, 3);
       await plain.received(1);
       await extended.received(1);
@@ -119,17 +51,7 @@ for (const backend of testBackends()) {
       const taggedHeaders = tagged.properties.headers as Record<string, string>;
       assert.doesNotThrow(() => new Webhook(amqpExtended.secret).verify(tagged.content.toString('utf8'), taggedHeaders));
 
-      type History = Array<{
-        elm: string;
-        state: string;
-        target: number | null;
-        attempts: Array<{ status: number | null; error: string | null }>;
-      }>;
-      const read = async () =>
-        (await (await fetch(`${server.url}/eventmatch/${amqpPlain.uuid}/deliveries`, { headers: USER })).json()) as History;
-      // The consumer may have the message before the server has the broker's confirmation and has recorded it.
-      await eventually(async () => (await read())[0]?.state === 'delivered', 'recorded delivered');
-      const history = await read();
+      const history = await scene.delivered(amqpPlain.uuid);
       assert.equal(history.length, 1);
       assert.equal(history[0]!.state, 'delivered');
       assert.equal(history[0]!.target, null);
@@ -165,47 +87,23 @@ for (const backend of testBackends()) {
       );
     });
 
-    it('connections cut mid-run are opened again, and every event is delivered at least once', async (t: TestContext) => {
-      const EVENTS = 300;
-      const rabbit = await rabbitmq(t);
-      const queue = await rabbit.queue();
-      const proxy = await startTcpProxy(RABBITMQ_PORT);
-      t.after(() => proxy.close());
-      await subscribe(`amqp://127.0.0.1:${proxy.port}/?routing_key=${queue.name}`, '/cut');
-      for (let i = 0; i < EVENTS; i++) {
-        await send(event('/cut', `c${i}`));
-        // Cut while deliveries are in flight, as a broker restart or a network cut would.
-        if (i % 60 === 30) proxy.cut();
-      }
-      const ids = () => new Set(queue.messages.map((m) => (JSON.parse(m.content.toString('utf8')) as { id: string }).id));
-      await eventually(() => ids().size === EVENTS, `all ${EVENTS} events in the queue`, 60_000);
-      assert.ok(proxy.accepted() >= 2, `connections opened again after the cuts (${proxy.accepted()})`);
-      assert.ok(proxy.accepted() <= 12, `a connection kept and reused, not one per delivery (${proxy.accepted()})`);
+    itReconnectsAfterCuts(scene, RABBITMQ_PORT, async (t, proxyPort) => {
+      const queue = await (await rabbitmq(t)).queue();
+      return {
+        url: `amqp://127.0.0.1:${proxyPort}/?routing_key=${queue.name}`,
+        bodies: async () => queue.messages.map((m) => m.content.toString('utf8')),
+      };
     });
 
-    it('a broker that is down: its lane down, retried, disabled at the end of the schedule; an HTTP subscription meanwhile is served', async (t: TestContext) => {
-      // Few: a down lane is probed once a second, one row at a time (pacing is measured in test/delivery/broker-runner.test.ts).
-      const EVENTS = 3;
-      const proxy = await startTcpProxy(RABBITMQ_PORT);
-      t.after(() => proxy.close());
-      await proxy.stop();
-      const http = await stub();
-      const down = await subscribe(`amqp://127.0.0.1:${proxy.port}/?routing_key=q`, '/down');
-      await subscribe(http.url, '/down');
-      for (let i = 0; i < EVENTS; i++) await send(event('/down', `d${i}`), 2);
-      await eventually(() => http.requests.length === EVENTS, 'the HTTP target has every event');
-      const downLanes = async () => /^notifications_target_origins_down 1$/m.test(await (await fetch(`${server.url}/metrics`)).text());
-      await eventually(downLanes, 'the broker lane is down');
-      await eventually(async () => (await record(down.uuid)).disabled !== null, 'the broker subscription disabled', 30_000);
-      assert.equal((await record(down.uuid)).error, 'gave up after 4 attempts: connection refused');
-    });
+    itSurvivesTheBrokerDown(scene, RABBITMQ_PORT, 'RabbitMQ', (proxyPort) => `amqp://127.0.0.1:${proxyPort}/?routing_key=q`);
+
     it('with tracing on, the message carries the delivery span as a traceparent header', async (t: TestContext) => {
       const rabbit = await rabbitmq(t);
       const queue = await rabbit.queue();
       const receiver = await startOtlpReceiver();
       t.after(() => receiver.close());
       const traced = await startServer({
-        NOTIFICATIONS_DATABASE_URL: database.url,
+        NOTIFICATIONS_DATABASE_URL: scene.database.url,
         NOTIFICATIONS_LOG_LEVEL: 'warn',
         OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
         OTEL_BSP_SCHEDULE_DELAY: '50',
