@@ -7,34 +7,32 @@
  * are checked against a server that reads the CONNECT packet and refuses it as a broker would.
  */
 import assert from 'node:assert/strict';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { createServer, type Socket } from 'node:net';
 import { describe, it, type TestContext } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import { BROKER_CONTENT_TYPE } from '../../src/delivery/broker-destination.js';
-import { type BrokerClient, type BrokerRequest, createBrokerPublisher } from '../../src/delivery/broker-publisher.js';
-import { addressGuard } from '../../src/net/address-guard.js';
-import type { Auth } from '../../src/subscriptions/input.js';
+import {
+  confirmed,
+  itIsLaterWhenNothingListens,
+  itIsLaterWhenThePeerNeverSpeaks,
+  itIsLaterWhileDownAndKeptOnceBack,
+  itKeepsAConnectionAndOpensAnotherAfterACut,
+  outcome,
+  type Protocol,
+  publisher,
+  request,
+  SECRET,
+} from '../support/broker-publisher-tests.js';
 import { MOSQUITTO_PORT, mqttTopic } from '../support/mosquitto.js';
-import { freePort } from '../support/processes.js';
 import { startTcpProxy } from '../support/tcp-proxy.js';
 import { eventually } from '../support/http-stub.js';
 
-const SECRET = `whsec_${randomBytes(32).toString('base64')}`;
-
-function publisher(t: TestContext, { timeoutMs = 5_000 } = {}): BrokerClient {
-  const client = createBrokerPublisher({ timeoutMs, guard: addressGuard({ allow: [], deny: [] }) });
-  t.after(() => client.close());
-  return client;
-}
-
-function request(url: string, { body = '{"specversion":"1.0","id":"1"}', auth = {} as Auth } = {}): BrokerRequest {
-  return { url, auth, body, contentType: BROKER_CONTENT_TYPE, signing: { id: randomUUID(), secrets: [SECRET] } };
-}
-
 const toTopic = (topic: string, port = MOSQUITTO_PORT) => `mqtt://127.0.0.1:${port}/${topic}`;
-const confirmed = { error: null, permanent: false };
-const outcome = ({ error, permanent }: { error: string | null; permanent: boolean }) => ({ error, permanent });
+const MQTT: Protocol = { peer: 'broker', kept: 'acknowledged', url: (port) => toTopic('t', port) };
+const toOwnTopic = async (t: TestContext, proxyPort: number) => {
+  const topic = await mqttTopic(t);
+  return { url: toTopic(topic.name, proxyPort), received: async (count: number) => (await topic.received(count), topic.messages.length) };
+};
 
 /** A server that takes one CONNECT per connection, keeps its bytes, and answers with `connack`. */
 async function fakeBroker(t: TestContext, connack: (connect: Buffer) => Buffer) {
@@ -129,48 +127,13 @@ describe('broker publisher: MQTT', () => {
     });
   });
 
-  it('nothing listening: later (connection refused), never permanent', async (t) => {
-    const port = await freePort();
-    assert.deepEqual(outcome(await publisher(t).publish(request(toTopic('t', port)))), { error: 'connection refused', permanent: false });
-  });
-
-  it('a broker that accepts the connection and never speaks: later, within the time-out', async (t) => {
-    const sockets = new Set<Socket>();
-    const silent = createServer((socket) => void sockets.add(socket));
-    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
-    t.after(() => {
-      for (const socket of sockets) socket.destroy();
-      return new Promise<void>((resolve) => silent.close(() => resolve()));
-    });
-    const port = (silent.address() as { port: number }).port;
-    const answer = await publisher(t, { timeoutMs: 300 }).publish(request(toTopic('t', port)));
-    assert.deepEqual(outcome(answer), { error: `time-out after 300 ms connecting to mqtt://127.0.0.1:${port}`, permanent: false });
-    assert.ok(answer.durationMs < 1_000, `${answer.durationMs} ms`);
-  });
-
-  it('keeps one connection per broker and credentials, and opens a new one after it is cut; nothing acknowledged is lost', async (t) => {
-    const topic = await mqttTopic(t);
-    const proxy = await startTcpProxy(MOSQUITTO_PORT);
-    t.after(() => proxy.close());
-    const client = publisher(t);
-    const url = toTopic(topic.name, proxy.port);
-    const first = await Promise.all(Array.from({ length: 20 }, () => client.publish(request(url))));
-    for (const answer of first) assert.deepEqual(outcome(answer), confirmed);
-    assert.equal(proxy.accepted(), 1, 'twenty publishes, one connection');
-
-    proxy.cut();
-    const answers = [];
-    for (let i = 0; i < 20; i++) answers.push(await client.publish(request(url)));
-    const failed = answers.filter((a) => a.error !== null);
-    assert.ok(failed.length <= 1, JSON.stringify(failed));
-    for (const answer of failed) assert.equal(answer.permanent, false);
-    assert.equal(proxy.accepted(), 2, 'one new connection after the cut');
-    await topic.received(40 - failed.length);
-
-    const other = await client.publish(request(url, { auth: { type: 'basic', basic: { username: 'u', password: 'p' } } }));
-    assert.deepEqual(outcome(other), confirmed);
-    assert.equal(proxy.accepted(), 3, 'other credentials, another connection');
-  });
+  itIsLaterWhenNothingListens(MQTT);
+  itIsLaterWhenThePeerNeverSpeaks(MQTT);
+  itKeepsAConnectionAndOpensAnotherAfterACut(MQTT, MOSQUITTO_PORT, toOwnTopic, async () => ({
+    type: 'basic',
+    basic: { username: 'u', password: 'p' },
+  }));
+  itIsLaterWhileDownAndKeptOnceBack(MQTT, MOSQUITTO_PORT, toOwnTopic);
 
   it('a connection cut with publishes in flight: each is acknowledged or later, none hangs', async (t) => {
     const topic = await mqttTopic(t);
@@ -186,21 +149,5 @@ describe('broker publisher: MQTT', () => {
     const acknowledged = answers.filter((a) => a.error === null).length;
     await eventually(() => topic.messages.length >= 1 + acknowledged, `${1 + acknowledged} messages`);
     assert.deepEqual(outcome(await client.publish(request(url))), confirmed, 'a new connection after the cut');
-  });
-
-  it('a broker that is down, then back: later while down, acknowledged once it is back', async (t) => {
-    const topic = await mqttTopic(t);
-    const proxy = await startTcpProxy(MOSQUITTO_PORT);
-    t.after(() => proxy.close());
-    const client = publisher(t);
-    const url = toTopic(topic.name, proxy.port);
-    assert.deepEqual(outcome(await client.publish(request(url))), confirmed);
-    await proxy.stop();
-    const down = [await client.publish(request(url)), await client.publish(request(url))];
-    for (const answer of down) assert.equal(answer.permanent, false);
-    assert.deepEqual(outcome(down[1]!), { error: 'connection refused', permanent: false });
-    await proxy.start();
-    assert.deepEqual(outcome(await client.publish(request(url))), confirmed);
-    await topic.received(2);
   });
 });

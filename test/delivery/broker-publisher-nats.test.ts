@@ -10,29 +10,26 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type Socket } from 'node:net';
 import { describe, it, type TestContext } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import { BROKER_CONTENT_TYPE } from '../../src/delivery/broker-destination.js';
-import { type BrokerClient, type BrokerRequest, createBrokerPublisher } from '../../src/delivery/broker-publisher.js';
-import { addressGuard } from '../../src/net/address-guard.js';
-import type { Auth } from '../../src/subscriptions/input.js';
+import {
+  confirmed,
+  itIsLaterWhenNothingListens,
+  itIsLaterWhenThePeerNeverSpeaks,
+  itIsLaterWhileDownAndKeptOnceBack,
+  itKeepsAConnectionAndOpensAnotherAfterACut,
+  outcome,
+  type Protocol,
+  publisher,
+  request,
+  SECRET,
+} from '../support/broker-publisher-tests.js';
 import { NATS_PORT, natsStream } from '../support/nats.js';
-import { freePort } from '../support/processes.js';
-import { startTcpProxy } from '../support/tcp-proxy.js';
-
-const SECRET = `whsec_${randomBytes(32).toString('base64')}`;
-
-function publisher(t: TestContext, { timeoutMs = 5_000 } = {}): BrokerClient {
-  const client = createBrokerPublisher({ timeoutMs, guard: addressGuard({ allow: [], deny: [] }) });
-  t.after(() => client.close());
-  return client;
-}
-
-function request(url: string, { body = '{"specversion":"1.0","id":"1"}', auth = {} as Auth, id = randomUUID() } = {}): BrokerRequest {
-  return { url, auth, body, contentType: BROKER_CONTENT_TYPE, signing: { id, secrets: [SECRET] } };
-}
 
 const toSubject = (subject: string, port = NATS_PORT) => `nats://127.0.0.1:${port}/${subject}`;
-const confirmed = { error: null, permanent: false };
-const outcome = ({ error, permanent }: { error: string | null; permanent: boolean }) => ({ error, permanent });
+const NATS: Protocol = { peer: 'server', kept: 'confirmed', url: (port) => toSubject('a.b', port) };
+const toOwnStream = async (t: TestContext, proxyPort: number) => {
+  const stream = await natsStream(t);
+  return { url: toSubject(stream.subject(), proxyPort), received: async (count: number) => (await stream.received(count)).length };
+};
 
 /** A server that asks for credentials and refuses any, keeping the CONNECT lines it was sent. */
 async function refusingServer(t: TestContext): Promise<{ port: number; connects: Array<Record<string, unknown>> }> {
@@ -154,66 +151,12 @@ describe('broker publisher: NATS JetStream', () => {
     });
   });
 
-  it('nothing listening: later (connection refused), never permanent', async (t) => {
-    const port = await freePort();
-    assert.deepEqual(outcome(await publisher(t).publish(request(toSubject('a.b', port)))), {
-      error: 'connection refused',
-      permanent: false,
-    });
-  });
-
-  it('a server that accepts the connection and never speaks: later, within the time-out', async (t) => {
-    const sockets = new Set<Socket>();
-    const silent = createServer((socket) => void sockets.add(socket));
-    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
-    t.after(() => {
-      for (const socket of sockets) socket.destroy();
-      return new Promise<void>((resolve) => silent.close(() => resolve()));
-    });
-    const port = (silent.address() as { port: number }).port;
-    const answer = await publisher(t, { timeoutMs: 300 }).publish(request(toSubject('a.b', port)));
-    assert.equal(answer.permanent, false);
-    assert.match(answer.error!, /time-out/);
-    assert.ok(answer.durationMs < 1_000, `${answer.durationMs} ms`);
-  });
-
-  it('keeps one connection per server and credentials, and opens a new one after it is cut; nothing confirmed is lost', async (t) => {
-    const stream = await natsStream(t);
-    const proxy = await startTcpProxy(NATS_PORT);
-    t.after(() => proxy.close());
-    const client = publisher(t);
-    const url = toSubject(stream.subject(), proxy.port);
-    const first = await Promise.all(Array.from({ length: 20 }, () => client.publish(request(url))));
-    for (const answer of first) assert.deepEqual(outcome(answer), confirmed);
-    assert.equal(proxy.accepted(), 1, 'twenty publishes, one connection');
-
-    proxy.cut();
-    const answers = [];
-    for (let i = 0; i < 20; i++) answers.push(await client.publish(request(url)));
-    const failed = answers.filter((a) => a.error !== null);
-    assert.ok(failed.length <= 1, JSON.stringify(failed));
-    for (const answer of failed) assert.equal(answer.permanent, false);
-    assert.equal(proxy.accepted(), 2, 'one new connection after the cut');
-    await stream.received(40 - failed.length);
-
-    const other = await client.publish(request(url, { auth: { type: 'basic', basic: { username: 'u', password: 'p' } } }));
-    assert.deepEqual(outcome(other), confirmed);
-    assert.equal(proxy.accepted(), 3, 'other credentials, another connection');
-  });
-
-  it('a server that is down, then back: later while down, confirmed once it is back', async (t) => {
-    const stream = await natsStream(t);
-    const proxy = await startTcpProxy(NATS_PORT);
-    t.after(() => proxy.close());
-    const client = publisher(t);
-    const url = toSubject(stream.subject(), proxy.port);
-    assert.deepEqual(outcome(await client.publish(request(url))), confirmed);
-    await proxy.stop();
-    const down = [await client.publish(request(url)), await client.publish(request(url))];
-    for (const answer of down) assert.equal(answer.permanent, false);
-    assert.deepEqual(outcome(down[1]!), { error: 'connection refused', permanent: false });
-    await proxy.start();
-    assert.deepEqual(outcome(await client.publish(request(url))), confirmed);
-    await stream.received(2);
-  });
+  itIsLaterWhenNothingListens(NATS);
+  // The NATS client says it its own way.
+  itIsLaterWhenThePeerNeverSpeaks(NATS, /time-out/);
+  itKeepsAConnectionAndOpensAnotherAfterACut(NATS, NATS_PORT, toOwnStream, async () => ({
+    type: 'basic',
+    basic: { username: 'u', password: 'p' },
+  }));
+  itIsLaterWhileDownAndKeptOnceBack(NATS, NATS_PORT, toOwnStream);
 });

@@ -5,33 +5,30 @@
  * of the broker stands for a broker that goes away; the broker itself is never touched.
  */
 import assert from 'node:assert/strict';
-import { randomBytes, randomUUID } from 'node:crypto';
-import { createServer, type Socket } from 'node:net';
+import { randomBytes } from 'node:crypto';
 import { describe, it, type TestContext } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import { BROKER_CONTENT_TYPE } from '../../src/delivery/broker-destination.js';
-import { type BrokerClient, type BrokerRequest, createBrokerPublisher } from '../../src/delivery/broker-publisher.js';
-import { addressGuard } from '../../src/net/address-guard.js';
-import type { Auth } from '../../src/subscriptions/input.js';
-import { freePort } from '../support/processes.js';
+import {
+  confirmed,
+  itIsLaterWhenNothingListens,
+  itIsLaterWhenThePeerNeverSpeaks,
+  itIsLaterWhileDownAndKeptOnceBack,
+  itKeepsAConnectionAndOpensAnotherAfterACut,
+  outcome,
+  type Protocol,
+  publisher,
+  request,
+  SECRET,
+} from '../support/broker-publisher-tests.js';
 import { RABBITMQ_PORT, rabbitmq } from '../support/rabbitmq.js';
 import { startTcpProxy } from '../support/tcp-proxy.js';
 
-const SECRET = `whsec_${randomBytes(32).toString('base64')}`;
-
-function publisher(t: TestContext, { deny = [] as string[], timeoutMs = 5_000 } = {}): BrokerClient {
-  const client = createBrokerPublisher({ timeoutMs, guard: addressGuard({ allow: [], deny }) });
-  t.after(() => client.close());
-  return client;
-}
-
-function request(url: string, { body = '{"specversion":"1.0","id":"1"}', auth = {} as Auth } = {}): BrokerRequest {
-  return { url, auth, body, contentType: BROKER_CONTENT_TYPE, signing: { id: randomUUID(), secrets: [SECRET] } };
-}
-
 const toQueue = (queue: string, port = RABBITMQ_PORT) => `amqp://127.0.0.1:${port}/?routing_key=${queue}`;
-const confirmed = { error: null, permanent: false };
-const outcome = ({ error, permanent }: { error: string | null; permanent: boolean }) => ({ error, permanent });
+const AMQP: Protocol = { peer: 'broker', kept: 'confirmed', url: (port) => toQueue('q', port) };
+const toOwnQueue = async (t: TestContext, proxyPort: number) => {
+  const queue = await (await rabbitmq(t)).queue();
+  return { url: toQueue(queue.name, proxyPort), received: async (count: number) => (await queue.received(count), queue.messages.length) };
+};
 
 describe('broker publisher: AMQP', () => {
   it('publishes the exact bytes, persistent, with the content type, message id and verifiable webhook headers', async (t) => {
@@ -143,24 +140,13 @@ describe('broker publisher: AMQP', () => {
     });
   });
 
-  it('nothing listening: later (connection refused), never permanent', async (t) => {
-    const port = await freePort();
-    assert.deepEqual(outcome(await publisher(t).publish(request(toQueue('q', port)))), { error: 'connection refused', permanent: false });
-  });
-
-  it('a broker that accepts the connection and never speaks: later, within the time-out', async (t) => {
-    const sockets = new Set<Socket>();
-    const silent = createServer((socket) => void sockets.add(socket));
-    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
-    t.after(() => {
-      for (const socket of sockets) socket.destroy();
-      return new Promise<void>((resolve) => silent.close(() => resolve()));
-    });
-    const port = (silent.address() as { port: number }).port;
-    const answer = await publisher(t, { timeoutMs: 300 }).publish(request(toQueue('q', port)));
-    assert.deepEqual(outcome(answer), { error: `time-out after 300 ms connecting to amqp://127.0.0.1:${port}`, permanent: false });
-    assert.ok(answer.durationMs < 1_000, `${answer.durationMs} ms`);
-  });
+  itIsLaterWhenNothingListens(AMQP);
+  itIsLaterWhenThePeerNeverSpeaks(AMQP);
+  itKeepsAConnectionAndOpensAnotherAfterACut(AMQP, RABBITMQ_PORT, toOwnQueue, async () => ({
+    type: 'basic',
+    basic: { username: 'guest', password: 'guest' },
+  }));
+  itIsLaterWhileDownAndKeptOnceBack(AMQP, RABBITMQ_PORT, toOwnQueue);
 
   it('an address the guard denies is refused for good, without a connection', async (t) => {
     const proxy = await startTcpProxy(RABBITMQ_PORT);
@@ -172,48 +158,5 @@ describe('broker publisher: AMQP', () => {
       assert.match(answer.error!, /127\.0\.0\.1 is denied by NOTIFICATIONS_TARGET_DENY/);
     }
     assert.equal(proxy.accepted(), 0);
-  });
-
-  it('keeps one connection per broker and credentials, and opens a new one after it is cut; nothing confirmed is lost', async (t) => {
-    const rabbit = await rabbitmq(t);
-    const queue = await rabbit.queue();
-    const proxy = await startTcpProxy(RABBITMQ_PORT);
-    t.after(() => proxy.close());
-    const client = publisher(t);
-    const url = toQueue(queue.name, proxy.port);
-    const first = await Promise.all(Array.from({ length: 20 }, () => client.publish(request(url))));
-    for (const answer of first) assert.deepEqual(outcome(answer), confirmed);
-    assert.equal(proxy.accepted(), 1, 'twenty publishes, one connection');
-
-    proxy.cut();
-    const answers = [];
-    for (let i = 0; i < 20; i++) answers.push(await client.publish(request(url)));
-    // The cut may be noticed by the first publish after it (later); then the connection is opened again.
-    const failed = answers.filter((a) => a.error !== null);
-    assert.ok(failed.length <= 1, JSON.stringify(failed));
-    for (const answer of failed) assert.equal(answer.permanent, false);
-    assert.equal(proxy.accepted(), 2, 'one new connection after the cut');
-    await queue.received(40 - failed.length);
-
-    const other = await client.publish(request(url, { auth: { type: 'basic', basic: { username: 'guest', password: 'guest' } } }));
-    assert.deepEqual(outcome(other), confirmed);
-    assert.equal(proxy.accepted(), 3, 'other credentials, another connection');
-  });
-
-  it('a broker that is down, then back: later while down, confirmed once it is back', async (t) => {
-    const rabbit = await rabbitmq(t);
-    const queue = await rabbit.queue();
-    const proxy = await startTcpProxy(RABBITMQ_PORT);
-    t.after(() => proxy.close());
-    const client = publisher(t);
-    const url = toQueue(queue.name, proxy.port);
-    assert.deepEqual(outcome(await client.publish(request(url))), confirmed);
-    await proxy.stop();
-    const down = [await client.publish(request(url)), await client.publish(request(url))];
-    for (const answer of down) assert.equal(answer.permanent, false);
-    assert.deepEqual(outcome(down[1]!), { error: 'connection refused', permanent: false });
-    await proxy.start();
-    assert.deepEqual(outcome(await client.publish(request(url))), confirmed);
-    await queue.received(2);
   });
 });

@@ -5,33 +5,29 @@
  * never touched.
  */
 import assert from 'node:assert/strict';
-import { randomBytes, randomUUID } from 'node:crypto';
-import { createServer, type Socket } from 'node:net';
+import { randomBytes } from 'node:crypto';
 import { describe, it, type TestContext } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import { BROKER_CONTENT_TYPE } from '../../src/delivery/broker-destination.js';
-import { type BrokerClient, type BrokerRequest, createBrokerPublisher } from '../../src/delivery/broker-publisher.js';
-import { addressGuard } from '../../src/net/address-guard.js';
-import type { Auth } from '../../src/subscriptions/input.js';
-import { freePort } from '../support/processes.js';
+import {
+  confirmed,
+  itIsLaterWhenNothingListens,
+  itIsLaterWhenThePeerNeverSpeaks,
+  itIsLaterWhileDownAndKeptOnceBack,
+  itKeepsAConnectionAndOpensAnotherAfterACut,
+  outcome,
+  type Protocol,
+  publisher,
+  request,
+  SECRET,
+} from '../support/broker-publisher-tests.js';
 import { REDIS_PORT, testRedis } from '../support/redis.js';
-import { startTcpProxy } from '../support/tcp-proxy.js';
-
-const SECRET = `whsec_${randomBytes(32).toString('base64')}`;
-
-function publisher(t: TestContext, { timeoutMs = 5_000 } = {}): BrokerClient {
-  const client = createBrokerPublisher({ timeoutMs, guard: addressGuard({ allow: [], deny: [] }) });
-  t.after(() => client.close());
-  return client;
-}
-
-function request(url: string, { body = '{"specversion":"1.0","id":"1"}', auth = {} as Auth } = {}): BrokerRequest {
-  return { url, auth, body, contentType: BROKER_CONTENT_TYPE, signing: { id: randomUUID(), secrets: [SECRET] } };
-}
 
 const toStream = (key: string, port = REDIS_PORT) => `redis://127.0.0.1:${port}/${encodeURIComponent(key)}`;
-const confirmed = { error: null, permanent: false };
-const outcome = ({ error, permanent }: { error: string | null; permanent: boolean }) => ({ error, permanent });
+const REDIS: Protocol = { peer: 'server', kept: 'added', url: (port) => toStream('k', port) };
+const toOwnStream = async (t: TestContext, proxyPort: number) => {
+  const stream = (await testRedis(t)).stream();
+  return { url: toStream(stream.key, proxyPort), received: async (count: number) => (await stream.received(count)).length };
+};
 
 describe('broker publisher: Redis Streams', () => {
   it('adds the exact bytes as field cloudevent, with the content type and verifiable webhook headers as fields', async (t) => {
@@ -122,68 +118,17 @@ describe('broker publisher: Redis Streams', () => {
     });
   });
 
-  it('nothing listening: later (connection refused), never permanent', async (t) => {
-    const port = await freePort();
-    assert.deepEqual(outcome(await publisher(t).publish(request(toStream('k', port)))), { error: 'connection refused', permanent: false });
-  });
-
-  it('a server that accepts the connection and never speaks: later, within the time-out', async (t) => {
-    const sockets = new Set<Socket>();
-    const silent = createServer((socket) => void sockets.add(socket));
-    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
-    t.after(() => {
-      for (const socket of sockets) socket.destroy();
-      return new Promise<void>((resolve) => silent.close(() => resolve()));
-    });
-    const port = (silent.address() as { port: number }).port;
-    const answer = await publisher(t, { timeoutMs: 300 }).publish(request(toStream('k', port)));
-    assert.deepEqual(outcome(answer), { error: `time-out after 300 ms connecting to redis://127.0.0.1:${port}`, permanent: false });
-    assert.ok(answer.durationMs < 1_000, `${answer.durationMs} ms`);
-  });
-
-  it('keeps one connection per server and credentials, and opens a new one after it is cut; nothing added is lost', async (t) => {
-    const redis = await testRedis(t);
-    const stream = redis.stream();
-    const proxy = await startTcpProxy(REDIS_PORT);
-    t.after(() => proxy.close());
-    const client = publisher(t);
-    const url = toStream(stream.key, proxy.port);
-    const first = await Promise.all(Array.from({ length: 20 }, () => client.publish(request(url))));
-    for (const answer of first) assert.deepEqual(outcome(answer), confirmed);
-    assert.equal(proxy.accepted(), 1, 'twenty publishes, one connection');
-
-    proxy.cut();
-    const answers = [];
-    for (let i = 0; i < 20; i++) answers.push(await client.publish(request(url)));
-    // The cut may be noticed by the first publish after it (later); then the connection is opened again.
-    const failed = answers.filter((a) => a.error !== null);
-    assert.ok(failed.length <= 1, JSON.stringify(failed));
-    for (const answer of failed) assert.equal(answer.permanent, false);
-    assert.equal(proxy.accepted(), 2, 'one new connection after the cut');
-    const entries = await stream.received(40 - failed.length);
-    assert.equal(entries.length, 40 - failed.length, 'each added once');
-
-    const password = randomBytes(12).toString('hex');
-    const user = await redis.user(password);
-    const other = await client.publish(request(url, { auth: { type: 'basic', basic: { username: user, password } } }));
-    assert.deepEqual(outcome(other), confirmed);
-    assert.equal(proxy.accepted(), 3, 'other credentials, another connection');
-  });
-
-  it('a server that is down, then back: later while down, added once it is back', async (t) => {
-    const redis = await testRedis(t);
-    const stream = redis.stream();
-    const proxy = await startTcpProxy(REDIS_PORT);
-    t.after(() => proxy.close());
-    const client = publisher(t);
-    const url = toStream(stream.key, proxy.port);
-    assert.deepEqual(outcome(await client.publish(request(url))), confirmed);
-    await proxy.stop();
-    const down = [await client.publish(request(url)), await client.publish(request(url))];
-    for (const answer of down) assert.equal(answer.permanent, false);
-    assert.deepEqual(outcome(down[1]!), { error: 'connection refused', permanent: false });
-    await proxy.start();
-    assert.deepEqual(outcome(await client.publish(request(url))), confirmed);
-    await stream.received(2);
-  });
+  itIsLaterWhenNothingListens(REDIS);
+  itIsLaterWhenThePeerNeverSpeaks(REDIS);
+  itKeepsAConnectionAndOpensAnotherAfterACut(
+    REDIS,
+    REDIS_PORT,
+    toOwnStream,
+    async (t) => {
+      const password = randomBytes(12).toString('hex');
+      return { type: 'basic', basic: { username: await (await testRedis(t)).user(password), password } };
+    },
+    { once: true },
+  );
+  itIsLaterWhileDownAndKeptOnceBack(REDIS, REDIS_PORT, toOwnStream);
 });

@@ -1,0 +1,133 @@
+/**
+ * What the broker publisher's suites share (one a protocol, test/delivery/*-publisher*.test.ts):
+ * the publisher and its requests, and the tests every protocol passes alike: nothing listening,
+ * a peer that never speaks, the connection kept and opened again after a cut, and the broker
+ * down then back. A TCP proxy in front of the shared broker stands for one that goes away; the
+ * broker itself is never touched.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { createServer, type Socket } from 'node:net';
+import { it, type TestContext } from 'node:test';
+import { BROKER_CONTENT_TYPE } from '../../src/delivery/broker-destination.js';
+import { type BrokerClient, type BrokerRequest, createBrokerPublisher } from '../../src/delivery/broker-publisher.js';
+import { addressGuard } from '../../src/net/address-guard.js';
+import type { Auth } from '../../src/subscriptions/input.js';
+import { freePort } from './processes.js';
+import { startTcpProxy } from './tcp-proxy.js';
+
+export const SECRET = `whsec_${randomBytes(32).toString('base64')}`;
+
+export function publisher(t: TestContext, { deny = [] as string[], timeoutMs = 5_000 } = {}): BrokerClient {
+  const client = createBrokerPublisher({ timeoutMs, guard: addressGuard({ allow: [], deny }) });
+  t.after(() => client.close());
+  return client;
+}
+
+export function request(
+  url: string,
+  { body = '{"specversion":"1.0","id":"1"}', auth = {} as Auth, id = randomUUID() } = {},
+): BrokerRequest {
+  return { url, auth, body, contentType: BROKER_CONTENT_TYPE, signing: { id, secrets: [SECRET] } };
+}
+
+export const confirmed = { error: null, permanent: false };
+export const outcome = ({ error, permanent }: { error: string | null; permanent: boolean }) => ({ error, permanent });
+
+/** How the suite's protocol is spoken of: its peer, and what the peer does with a message it keeps. */
+export interface Protocol {
+  peer: 'broker' | 'server';
+  kept: 'confirmed' | 'acknowledged' | 'added';
+  /** The URL of a destination at 127.0.0.1:`port`. */
+  url(port: number): string;
+}
+
+/** A destination of the test's own, reached through the proxy on `proxyPort`. */
+export interface ProxiedDestination {
+  url: string;
+  /** Waits until it holds at least `count` messages; resolves with how many it holds. */
+  received(count: number): Promise<number>;
+}
+
+export type Destination = (t: TestContext, proxyPort: number) => Promise<ProxiedDestination>;
+
+export function itIsLaterWhenNothingListens(protocol: Protocol): void {
+  it('nothing listening: later (connection refused), never permanent', async (t) => {
+    const port = await freePort();
+    assert.deepEqual(outcome(await publisher(t).publish(request(protocol.url(port)))), { error: 'connection refused', permanent: false });
+  });
+}
+
+/** `error`: what the answer says, when the protocol's client says it its own way (a pattern). */
+export function itIsLaterWhenThePeerNeverSpeaks(protocol: Protocol, error?: RegExp): void {
+  it(`a ${protocol.peer} that accepts the connection and never speaks: later, within the time-out`, async (t) => {
+    const sockets = new Set<Socket>();
+    const silent = createServer((socket) => void sockets.add(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    t.after(() => {
+      for (const socket of sockets) socket.destroy();
+      return new Promise<void>((resolve) => silent.close(() => resolve()));
+    });
+    const port = (silent.address() as { port: number }).port;
+    const url = protocol.url(port);
+    const answer = await publisher(t, { timeoutMs: 300 }).publish(request(url));
+    assert.equal(answer.permanent, false);
+    if (error) assert.match(answer.error!, error);
+    else assert.equal(answer.error, `time-out after 300 ms connecting to ${new URL(url).protocol}//127.0.0.1:${port}`);
+    assert.ok(answer.durationMs < 1_000, `${answer.durationMs} ms`);
+  });
+}
+
+/**
+ * `otherAuth`: credentials the peer accepts, other than none. `once`: every message kept is
+ * there once (a cut may lose an answer, not make a message twice).
+ */
+export function itKeepsAConnectionAndOpensAnotherAfterACut(
+  protocol: Protocol,
+  brokerPort: number,
+  destination: Destination,
+  otherAuth: (t: TestContext) => Promise<Auth>,
+  { once = false } = {},
+): void {
+  it(`keeps one connection per ${protocol.peer} and credentials, and opens a new one after it is cut; nothing ${protocol.kept} is lost`, async (t) => {
+    const proxy = await startTcpProxy(brokerPort);
+    t.after(() => proxy.close());
+    const { url, received } = await destination(t, proxy.port);
+    const client = publisher(t);
+    const first = await Promise.all(Array.from({ length: 20 }, () => client.publish(request(url))));
+    for (const answer of first) assert.deepEqual(outcome(answer), confirmed);
+    assert.equal(proxy.accepted(), 1, 'twenty publishes, one connection');
+
+    proxy.cut();
+    const answers = [];
+    for (let i = 0; i < 20; i++) answers.push(await client.publish(request(url)));
+    // The cut may be noticed by the first publish after it (later); then the connection is opened again.
+    const failed = answers.filter((a) => a.error !== null);
+    assert.ok(failed.length <= 1, JSON.stringify(failed));
+    for (const answer of failed) assert.equal(answer.permanent, false);
+    assert.equal(proxy.accepted(), 2, 'one new connection after the cut');
+    const held = await received(40 - failed.length);
+    if (once) assert.equal(held, 40 - failed.length, `each ${protocol.kept} once`);
+
+    const other = await client.publish(request(url, { auth: await otherAuth(t) }));
+    assert.deepEqual(outcome(other), confirmed);
+    assert.equal(proxy.accepted(), 3, 'other credentials, another connection');
+  });
+}
+
+export function itIsLaterWhileDownAndKeptOnceBack(protocol: Protocol, brokerPort: number, destination: Destination): void {
+  it(`a ${protocol.peer} that is down, then back: later while down, ${protocol.kept} once it is back`, async (t) => {
+    const proxy = await startTcpProxy(brokerPort);
+    t.after(() => proxy.close());
+    const { url, received } = await destination(t, proxy.port);
+    const client = publisher(t);
+    assert.deepEqual(outcome(await client.publish(request(url))), confirmed);
+    await proxy.stop();
+    const down = [await client.publish(request(url)), await client.publish(request(url))];
+    for (const answer of down) assert.equal(answer.permanent, false);
+    assert.deepEqual(outcome(down[1]!), { error: 'connection refused', permanent: false });
+    await proxy.start();
+    assert.deepEqual(outcome(await client.publish(request(url))), confirmed);
+    await received(2);
+  });
+}
