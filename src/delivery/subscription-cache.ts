@@ -34,8 +34,7 @@ export class SubscriptionCache {
         missing.push(uuid);
         continue;
       }
-      this.rows.delete(uuid);
-      this.rows.set(uuid, row);
+      this.keep(uuid, row);
       found.set(uuid, row);
     }
     if (missing.length === 0) return found;
@@ -56,6 +55,7 @@ export class SubscriptionCache {
     else if (this.rows.has(change.row.uuid)) this.keep(change.row.uuid, change.row);
   }
 
+  /** Keeps `row` as the one used last. */
   private keep(uuid: string, row: SubscriptionRow): void {
     this.rows.delete(uuid);
     this.rows.set(uuid, row);

@@ -11,27 +11,22 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type Socket } from 'node:net';
 import { describe, it, type TestContext } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import {
-  confirmed,
-  itIsLaterWhenNothingListens,
-  itIsLaterWhenThePeerNeverSpeaks,
-  itIsLaterWhileDownAndKeptOnceBack,
-  itKeepsAConnectionAndOpensAnotherAfterACut,
-  outcome,
-  type Protocol,
-  publisher,
-  request,
-  SECRET,
-} from '../support/broker-publisher-tests.js';
+import { confirmed, connectionTests, outcome, type Protocol, publisher, request, SECRET } from '../support/broker-publisher-tests.js';
 import { MOSQUITTO_PORT, mqttTopic } from '../support/mosquitto.js';
 import { startTcpProxy } from '../support/tcp-proxy.js';
 import { eventually } from '../support/http-stub.js';
 
 const toTopic = (topic: string, port = MOSQUITTO_PORT) => `mqtt://127.0.0.1:${port}/${topic}`;
-const MQTT: Protocol = { peer: 'broker', kept: 'acknowledged', url: (port) => toTopic('t', port) };
-const toOwnTopic = async (t: TestContext, proxyPort: number) => {
-  const topic = await mqttTopic(t);
-  return { url: toTopic(topic.name, proxyPort), received: async (count: number) => (await topic.received(count), topic.messages.length) };
+const MQTT: Protocol = {
+  peer: 'broker',
+  kept: 'acknowledged',
+  port: MOSQUITTO_PORT,
+  url: (port) => toTopic('t', port),
+  destination: async (t, proxyPort) => {
+    const topic = await mqttTopic(t);
+    return { url: toTopic(topic.name, proxyPort), received: async (count) => (await topic.received(count), topic.messages.length) };
+  },
+  otherAuth: async () => ({ type: 'basic', basic: { username: 'u', password: 'p' } }),
 };
 
 /** A server that takes one CONNECT per connection, keeps its bytes, and answers with `connack`. */
@@ -127,13 +122,7 @@ describe('broker publisher: MQTT', () => {
     });
   });
 
-  itIsLaterWhenNothingListens(MQTT);
-  itIsLaterWhenThePeerNeverSpeaks(MQTT);
-  itKeepsAConnectionAndOpensAnotherAfterACut(MQTT, MOSQUITTO_PORT, toOwnTopic, async () => ({
-    type: 'basic',
-    basic: { username: 'u', password: 'p' },
-  }));
-  itIsLaterWhileDownAndKeptOnceBack(MQTT, MOSQUITTO_PORT, toOwnTopic);
+  connectionTests(MQTT);
 
   it('a connection cut with publishes in flight: each is acknowledged or later, none hangs', async (t) => {
     const topic = await mqttTopic(t);

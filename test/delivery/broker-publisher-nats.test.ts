@@ -10,25 +10,22 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type Socket } from 'node:net';
 import { describe, it, type TestContext } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import {
-  confirmed,
-  itIsLaterWhenNothingListens,
-  itIsLaterWhenThePeerNeverSpeaks,
-  itIsLaterWhileDownAndKeptOnceBack,
-  itKeepsAConnectionAndOpensAnotherAfterACut,
-  outcome,
-  type Protocol,
-  publisher,
-  request,
-  SECRET,
-} from '../support/broker-publisher-tests.js';
+import { confirmed, connectionTests, outcome, type Protocol, publisher, request, SECRET } from '../support/broker-publisher-tests.js';
 import { NATS_PORT, natsStream } from '../support/nats.js';
 
 const toSubject = (subject: string, port = NATS_PORT) => `nats://127.0.0.1:${port}/${subject}`;
-const NATS: Protocol = { peer: 'server', kept: 'confirmed', url: (port) => toSubject('a.b', port) };
-const toOwnStream = async (t: TestContext, proxyPort: number) => {
-  const stream = await natsStream(t);
-  return { url: toSubject(stream.subject(), proxyPort), received: async (count: number) => (await stream.received(count)).length };
+const NATS: Protocol = {
+  peer: 'server',
+  kept: 'confirmed',
+  port: NATS_PORT,
+  url: (port) => toSubject('a.b', port),
+  destination: async (t, proxyPort) => {
+    const stream = await natsStream(t);
+    return { url: toSubject(stream.subject(), proxyPort), received: async (count) => (await stream.received(count)).length };
+  },
+  otherAuth: async () => ({ type: 'basic', basic: { username: 'u', password: 'p' } }),
+  // The NATS client says it its own way.
+  timeoutError: /time-out/,
 };
 
 /** A server that asks for credentials and refuses any, keeping the CONNECT lines it was sent. */
@@ -151,12 +148,5 @@ describe('broker publisher: NATS JetStream', () => {
     });
   });
 
-  itIsLaterWhenNothingListens(NATS);
-  // The NATS client says it its own way.
-  itIsLaterWhenThePeerNeverSpeaks(NATS, /time-out/);
-  itKeepsAConnectionAndOpensAnotherAfterACut(NATS, NATS_PORT, toOwnStream, async () => ({
-    type: 'basic',
-    basic: { username: 'u', password: 'p' },
-  }));
-  itIsLaterWhileDownAndKeptOnceBack(NATS, NATS_PORT, toOwnStream);
+  connectionTests(NATS);
 });

@@ -6,28 +6,23 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { describe, it, type TestContext } from 'node:test';
+import { describe, it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import {
-  confirmed,
-  itIsLaterWhenNothingListens,
-  itIsLaterWhenThePeerNeverSpeaks,
-  itIsLaterWhileDownAndKeptOnceBack,
-  itKeepsAConnectionAndOpensAnotherAfterACut,
-  outcome,
-  type Protocol,
-  publisher,
-  request,
-  SECRET,
-} from '../support/broker-publisher-tests.js';
+import { confirmed, connectionTests, outcome, type Protocol, publisher, request, SECRET } from '../support/broker-publisher-tests.js';
 import { RABBITMQ_PORT, rabbitmq } from '../support/rabbitmq.js';
 import { startTcpProxy } from '../support/tcp-proxy.js';
 
 const toQueue = (queue: string, port = RABBITMQ_PORT) => `amqp://127.0.0.1:${port}/?routing_key=${queue}`;
-const AMQP: Protocol = { peer: 'broker', kept: 'confirmed', url: (port) => toQueue('q', port) };
-const toOwnQueue = async (t: TestContext, proxyPort: number) => {
-  const queue = await (await rabbitmq(t)).queue();
-  return { url: toQueue(queue.name, proxyPort), received: async (count: number) => (await queue.received(count), queue.messages.length) };
+const AMQP: Protocol = {
+  peer: 'broker',
+  kept: 'confirmed',
+  port: RABBITMQ_PORT,
+  url: (port) => toQueue('q', port),
+  destination: async (t, proxyPort) => {
+    const queue = await (await rabbitmq(t)).queue();
+    return { url: toQueue(queue.name, proxyPort), received: async (count) => (await queue.received(count), queue.messages.length) };
+  },
+  otherAuth: async () => ({ type: 'basic', basic: { username: 'guest', password: 'guest' } }),
 };
 
 describe('broker publisher: AMQP', () => {
@@ -140,13 +135,7 @@ describe('broker publisher: AMQP', () => {
     });
   });
 
-  itIsLaterWhenNothingListens(AMQP);
-  itIsLaterWhenThePeerNeverSpeaks(AMQP);
-  itKeepsAConnectionAndOpensAnotherAfterACut(AMQP, RABBITMQ_PORT, toOwnQueue, async () => ({
-    type: 'basic',
-    basic: { username: 'guest', password: 'guest' },
-  }));
-  itIsLaterWhileDownAndKeptOnceBack(AMQP, RABBITMQ_PORT, toOwnQueue);
+  connectionTests(AMQP);
 
   it('an address the guard denies is refused for good, without a connection', async (t) => {
     const proxy = await startTcpProxy(RABBITMQ_PORT);

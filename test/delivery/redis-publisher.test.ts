@@ -6,27 +6,26 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { describe, it, type TestContext } from 'node:test';
+import { describe, it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import {
-  confirmed,
-  itIsLaterWhenNothingListens,
-  itIsLaterWhenThePeerNeverSpeaks,
-  itIsLaterWhileDownAndKeptOnceBack,
-  itKeepsAConnectionAndOpensAnotherAfterACut,
-  outcome,
-  type Protocol,
-  publisher,
-  request,
-  SECRET,
-} from '../support/broker-publisher-tests.js';
+import { confirmed, connectionTests, outcome, type Protocol, publisher, request, SECRET } from '../support/broker-publisher-tests.js';
 import { REDIS_PORT, testRedis } from '../support/redis.js';
 
 const toStream = (key: string, port = REDIS_PORT) => `redis://127.0.0.1:${port}/${encodeURIComponent(key)}`;
-const REDIS: Protocol = { peer: 'server', kept: 'added', url: (port) => toStream('k', port) };
-const toOwnStream = async (t: TestContext, proxyPort: number) => {
-  const stream = (await testRedis(t)).stream();
-  return { url: toStream(stream.key, proxyPort), received: async (count: number) => (await stream.received(count)).length };
+const REDIS: Protocol = {
+  peer: 'server',
+  kept: 'added',
+  port: REDIS_PORT,
+  url: (port) => toStream('k', port),
+  destination: async (t, proxyPort) => {
+    const stream = (await testRedis(t)).stream();
+    return { url: toStream(stream.key, proxyPort), received: async (count) => (await stream.received(count)).length };
+  },
+  otherAuth: async (t) => {
+    const password = randomBytes(12).toString('hex');
+    return { type: 'basic', basic: { username: await (await testRedis(t)).user(password), password } };
+  },
+  once: true,
 };
 
 describe('broker publisher: Redis Streams', () => {
@@ -118,17 +117,5 @@ describe('broker publisher: Redis Streams', () => {
     });
   });
 
-  itIsLaterWhenNothingListens(REDIS);
-  itIsLaterWhenThePeerNeverSpeaks(REDIS);
-  itKeepsAConnectionAndOpensAnotherAfterACut(
-    REDIS,
-    REDIS_PORT,
-    toOwnStream,
-    async (t) => {
-      const password = randomBytes(12).toString('hex');
-      return { type: 'basic', basic: { username: await (await testRedis(t)).user(password), password } };
-    },
-    { once: true },
-  );
-  itIsLaterWhileDownAndKeptOnceBack(REDIS, REDIS_PORT, toOwnStream);
+  connectionTests(REDIS);
 });

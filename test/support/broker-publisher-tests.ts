@@ -34,14 +34,6 @@ export function request(
 export const confirmed = { error: null, permanent: false };
 export const outcome = ({ error, permanent }: { error: string | null; permanent: boolean }) => ({ error, permanent });
 
-/** How the suite's protocol is spoken of: its peer, and what the peer does with a message it keeps. */
-export interface Protocol {
-  peer: 'broker' | 'server';
-  kept: 'confirmed' | 'acknowledged' | 'added';
-  /** The URL of a destination at 127.0.0.1:`port`. */
-  url(port: number): string;
-}
-
 /** A destination of the test's own, reached through the proxy on `proxyPort`. */
 export interface ProxiedDestination {
   url: string;
@@ -49,17 +41,41 @@ export interface ProxiedDestination {
   received(count: number): Promise<number>;
 }
 
-export type Destination = (t: TestContext, proxyPort: number) => Promise<ProxiedDestination>;
+/** A suite's protocol, as the shared tests use it. */
+export interface Protocol {
+  /** How its peer is spoken of, and what the peer does with a message it keeps. */
+  peer: 'broker' | 'server';
+  kept: 'confirmed' | 'acknowledged' | 'added';
+  /** The shared broker's port, which the tests' proxy forwards to. */
+  port: number;
+  /** The URL of a destination at 127.0.0.1:`port`. */
+  url(port: number): string;
+  /** A destination of the test's own, through the proxy. */
+  destination(t: TestContext, proxyPort: number): Promise<ProxiedDestination>;
+  /** Credentials the peer accepts, other than none. */
+  otherAuth(t: TestContext): Promise<Auth>;
+  /** What a time-out says, when the protocol's client says it its own way. */
+  timeoutError?: RegExp;
+  /** Every message kept is there once (a cut may lose an answer, never make a message twice). */
+  once?: boolean;
+}
 
-export function itIsLaterWhenNothingListens(protocol: Protocol): void {
+/** The tests every protocol passes alike, in the suite this is called in. */
+export function connectionTests(protocol: Protocol): void {
+  itIsLaterWhenNothingListens(protocol);
+  itIsLaterWhenThePeerNeverSpeaks(protocol);
+  itKeepsAConnectionAndOpensAnotherAfterACut(protocol);
+  itIsLaterWhileDownAndKeptOnceBack(protocol);
+}
+
+function itIsLaterWhenNothingListens(protocol: Protocol): void {
   it('nothing listening: later (connection refused), never permanent', async (t) => {
     const port = await freePort();
     assert.deepEqual(outcome(await publisher(t).publish(request(protocol.url(port)))), { error: 'connection refused', permanent: false });
   });
 }
 
-/** `error`: what the answer says, when the protocol's client says it its own way (a pattern). */
-export function itIsLaterWhenThePeerNeverSpeaks(protocol: Protocol, error?: RegExp): void {
+function itIsLaterWhenThePeerNeverSpeaks(protocol: Protocol): void {
   it(`a ${protocol.peer} that accepts the connection and never speaks: later, within the time-out`, async (t) => {
     const sockets = new Set<Socket>();
     const silent = createServer((socket) => void sockets.add(socket));
@@ -72,27 +88,17 @@ export function itIsLaterWhenThePeerNeverSpeaks(protocol: Protocol, error?: RegE
     const url = protocol.url(port);
     const answer = await publisher(t, { timeoutMs: 300 }).publish(request(url));
     assert.equal(answer.permanent, false);
-    if (error) assert.match(answer.error!, error);
+    if (protocol.timeoutError) assert.match(answer.error!, protocol.timeoutError);
     else assert.equal(answer.error, `time-out after 300 ms connecting to ${new URL(url).protocol}//127.0.0.1:${port}`);
     assert.ok(answer.durationMs < 1_000, `${answer.durationMs} ms`);
   });
 }
 
-/**
- * `otherAuth`: credentials the peer accepts, other than none. `once`: every message kept is
- * there once (a cut may lose an answer, not make a message twice).
- */
-export function itKeepsAConnectionAndOpensAnotherAfterACut(
-  protocol: Protocol,
-  brokerPort: number,
-  destination: Destination,
-  otherAuth: (t: TestContext) => Promise<Auth>,
-  { once = false } = {},
-): void {
+function itKeepsAConnectionAndOpensAnotherAfterACut(protocol: Protocol): void {
   it(`keeps one connection per ${protocol.peer} and credentials, and opens a new one after it is cut; nothing ${protocol.kept} is lost`, async (t) => {
-    const proxy = await startTcpProxy(brokerPort);
+    const proxy = await startTcpProxy(protocol.port);
     t.after(() => proxy.close());
-    const { url, received } = await destination(t, proxy.port);
+    const { url, received } = await protocol.destination(t, proxy.port);
     const client = publisher(t);
     const first = await Promise.all(Array.from({ length: 20 }, () => client.publish(request(url))));
     for (const answer of first) assert.deepEqual(outcome(answer), confirmed);
@@ -107,19 +113,19 @@ export function itKeepsAConnectionAndOpensAnotherAfterACut(
     for (const answer of failed) assert.equal(answer.permanent, false);
     assert.equal(proxy.accepted(), 2, 'one new connection after the cut');
     const held = await received(40 - failed.length);
-    if (once) assert.equal(held, 40 - failed.length, `each ${protocol.kept} once`);
+    if (protocol.once) assert.equal(held, 40 - failed.length, `each ${protocol.kept} once`);
 
-    const other = await client.publish(request(url, { auth: await otherAuth(t) }));
+    const other = await client.publish(request(url, { auth: await protocol.otherAuth(t) }));
     assert.deepEqual(outcome(other), confirmed);
     assert.equal(proxy.accepted(), 3, 'other credentials, another connection');
   });
 }
 
-export function itIsLaterWhileDownAndKeptOnceBack(protocol: Protocol, brokerPort: number, destination: Destination): void {
+function itIsLaterWhileDownAndKeptOnceBack(protocol: Protocol): void {
   it(`a ${protocol.peer} that is down, then back: later while down, ${protocol.kept} once it is back`, async (t) => {
-    const proxy = await startTcpProxy(brokerPort);
+    const proxy = await startTcpProxy(protocol.port);
     t.after(() => proxy.close());
-    const { url, received } = await destination(t, proxy.port);
+    const { url, received } = await protocol.destination(t, proxy.port);
     const client = publisher(t);
     assert.deepEqual(outcome(await client.publish(request(url))), confirmed);
     await proxy.stop();
