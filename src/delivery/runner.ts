@@ -68,7 +68,7 @@ interface Delivery {
   origin: string;
 }
 
-/** About 2 KB each: a few megabytes, for every subscription of a busy facility's day. */
+/** About 2 KB each: at most 20 MB, enough for every subscription a busy facility delivers to in a day. */
 const SUBSCRIPTIONS_KEPT = 10_000;
 
 export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
