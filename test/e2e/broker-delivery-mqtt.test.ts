@@ -59,7 +59,10 @@ for (const backend of testBackends()) {
       const topic = await mqttTopic(t);
       return {
         url: `mqtt://127.0.0.1:${proxyPort}/${topic.name}`,
-        bodies: async () => topic.messages.map((m) => m.payload.toString('utf8')),
+        received: async (count, timeoutMs) => {
+          await topic.received(count, timeoutMs);
+          return topic.messages.map((m) => m.payload.toString('utf8'));
+        },
       };
     });
 

@@ -56,7 +56,7 @@ for (const backend of testBackends()) {
         const stream = await natsStream(t);
         return {
           url: `nats://127.0.0.1:${proxyPort}/${stream.subject()}`,
-          bodies: async () => (await stream.received(0)).map((m) => Buffer.from(m.data).toString('utf8')),
+          received: async (count, timeoutMs) => (await stream.received(count, timeoutMs)).map((m) => Buffer.from(m.data).toString('utf8')),
         };
       },
       // Nats-Msg-Id: the stream drops what a delivery sent again.

@@ -91,7 +91,10 @@ for (const backend of testBackends()) {
       const queue = await (await rabbitmq(t)).queue();
       return {
         url: `amqp://127.0.0.1:${proxyPort}/?routing_key=${queue.name}`,
-        bodies: async () => queue.messages.map((m) => m.content.toString('utf8')),
+        received: async (count, timeoutMs) => {
+          await queue.received(count, timeoutMs);
+          return queue.messages.map((m) => m.content.toString('utf8'));
+        },
       };
     });
 

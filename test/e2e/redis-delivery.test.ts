@@ -71,7 +71,7 @@ for (const backend of testBackends()) {
       const stream = (await testRedis(t)).stream();
       return {
         url: `redis://127.0.0.1:${proxyPort}/${stream.key}`,
-        bodies: async () => (await stream.entries()).map((e) => e.field('cloudevent')!),
+        received: async (count, timeoutMs) => (await stream.received(count, timeoutMs)).map((e) => e.field('cloudevent')!),
       };
     });
 
