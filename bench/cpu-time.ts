@@ -8,11 +8,16 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
+import { OUTBOUND_THREAD_NAME, SQLITE_THREAD_NAME } from '../src/thread-name.js';
 import type { Row } from './table.js';
 
 /** Milliseconds of CPU (user and system) used so far. */
 export interface CpuTimes {
   main: number;
+  /** The server's SQLite thread (0 on PostgreSQL, which has none). */
+  sqlite: number;
+  /** The server's outbound thread: every exchange with targets, brokers and the policy service. */
+  outbound: number;
   process: number;
   postgres: number;
   machine: number;
@@ -37,12 +42,24 @@ export async function measureCpu<T>(
   const after = cpuTimes(pid);
   const count = events(result);
   const per = (key: keyof CpuTimes) => (count > 0 ? (after[key] - before[key]) / count : 0);
-  return { result, perEvent: { main: per('main'), process: per('process'), postgres: per('postgres'), machine: per('machine') } };
+  return {
+    result,
+    perEvent: {
+      main: per('main'),
+      sqlite: per('sqlite'),
+      outbound: per('outbound'),
+      process: per('process'),
+      postgres: per('postgres'),
+      machine: per('machine'),
+    },
+  };
 }
 
 function cpuTimes(pid: number): CpuTimes {
   return {
     main: ticksOf(`/proc/${pid}/task/${pid}/stat`) * MS_PER_TICK,
+    sqlite: namedThreadTicks(pid, SQLITE_THREAD_NAME) * MS_PER_TICK,
+    outbound: namedThreadTicks(pid, OUTBOUND_THREAD_NAME) * MS_PER_TICK,
     process: ticksOf(`/proc/${pid}/stat`) * MS_PER_TICK,
     postgres: postgresTicks() * MS_PER_TICK,
     machine: machineBusyTicks() * MS_PER_TICK,
@@ -57,6 +74,8 @@ export function cpuRow(load: string, database: string, events: number, seconds: 
     'events/s': events / seconds,
     'main thread ms/event': perEvent.main,
     'events/s one thread allows': 1000 / perEvent.main,
+    'SQLite thread ms/event': database === 'sqlite' ? perEvent.sqlite : '–',
+    'outbound thread ms/event': database === 'none' ? '–' : perEvent.outbound,
     'process ms/event': perEvent.process,
     'PostgreSQL ms/event': database === 'postgres' ? perEvent.postgres : '–',
     'machine ms/event': perEvent.machine,
@@ -76,6 +95,25 @@ function ticksOf(statPath: string): number {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   // utime and stime are fields 14 and 15 of the whole line, 12 and 13 after the name.
   return Number(fields[11]) + Number(fields[12]);
+}
+
+/** The threads of `pid` the service named `name` (thread-name.ts). */
+function namedThreadTicks(pid: number, name: string): number {
+  let ticks = 0;
+  let threads: string[];
+  try {
+    threads = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return 0;
+  }
+  for (const tid of threads) {
+    try {
+      if (readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim() === name) ticks += ticksOf(`/proc/${pid}/task/${tid}/stat`);
+    } catch {
+      // The thread ended meanwhile.
+    }
+  }
+  return ticks;
 }
 
 function postgresTicks(): number {

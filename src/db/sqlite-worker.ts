@@ -10,6 +10,7 @@
 import type SQLiteModule from 'better-sqlite3';
 import { Kysely, SqliteDialect, type SqliteDatabase } from 'kysely';
 import { type MessagePort, workerData } from 'node:worker_threads';
+import { nameThisThread, SQLITE_THREAD_NAME } from '../thread-name.js';
 import { batchPerTurn } from '../turn-batch.js';
 import { SQLITE_CAPABILITIES } from './capabilities.js';
 import { GroupCommit } from './group-commit.js';
@@ -20,6 +21,7 @@ import type { Database } from './tables.js';
 import { WalSync } from './wal-sync.js';
 
 const { options, port, opened } = workerData as { options: SqliteThreadOptions; port: MessagePort; opened: Int32Array };
+nameThisThread(SQLITE_THREAD_NAME);
 
 /** better-sqlite3 compiles a statement on every `prepare`: each shape is compiled once and kept. */
 const STATEMENT_CACHE_LIMIT = 500;

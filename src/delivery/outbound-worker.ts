@@ -5,12 +5,14 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { addressGuard } from '../net/address-guard.js';
 import { createPolicyClient } from '../policy/policy-client.js';
+import { nameThisThread, OUTBOUND_THREAD_NAME } from '../thread-name.js';
 import { batchPerTurn } from '../turn-batch.js';
 import { createBrokerPublisher } from './broker-publisher.js';
 import type { OutboundAnswer, OutboundOptions, OutboundRequest, ToWorker } from './outbound-thread.js';
 import { createTargetClient } from './target-client.js';
 
 const options = workerData as OutboundOptions;
+nameThisThread(OUTBOUND_THREAD_NAME);
 const port = parentPort!;
 const guard = addressGuard(options.target.rules);
 const target = createTargetClient({ ...options.target, guard });
