@@ -11,7 +11,6 @@
  * on its main thread, and the rows in flight go back to the queue when their leases expire.
  */
 import { Worker } from 'node:worker_threads';
-import type { JsonValue } from '../json.js';
 import type { AddressRules } from '../net/address-guard.js';
 import type { PolicyAnswer, PolicyClient, PolicyClientOptions } from '../policy/policy-client.js';
 import { batchPerTurn } from '../turn-batch.js';
@@ -27,7 +26,7 @@ export interface OutboundOptions {
 
 type OutboundCall =
   | { kind: 'post'; target: TargetRequest }
-  | { kind: 'ask'; user: string; event: JsonValue; traceparent?: string }
+  | { kind: 'ask'; user: string; event: string; traceparent?: string }
   | { kind: 'publish'; broker: BrokerRequest };
 export type OutboundRequest = OutboundCall & { id: number };
 export type ToWorker = OutboundRequest[] | 'close';

@@ -75,7 +75,7 @@ export async function receiveEvent(deps: ReceiveDependencies, event: ReceivedEve
   });
   if (handing) {
     if (logged.duplicate) handoff.to.release(matches.length);
-    else handoff.to.put(matches.map((match) => ({ row: match, event: row, document: event.document })));
+    else handoff.to.put(matches.map((match) => ({ row: match, event: row })));
   }
   return logged;
 }

@@ -1,6 +1,5 @@
 import { STATUS_CODES } from 'node:http';
 import { Pool } from 'undici';
-import type { JsonValue } from '../json.js';
 import { describeNetworkError, ExchangeTimeoutError } from '../net/network-error.js';
 
 /**
@@ -11,8 +10,11 @@ export type PolicyAnswer =
   { kind: 'allow'; status: number } | { kind: 'deny'; status: number } | { kind: 'retry'; status: number | null; error: string };
 
 export interface PolicyClient {
-  /** Never rejects for network problems: they come back as `retry`. `traceparent`: sent as the header of that name. */
-  ask(user: string, event: JsonValue, traceparent?: string): Promise<PolicyAnswer>;
+  /**
+   * Never rejects for network problems: they come back as `retry`. `event`: the event's JSON
+   * as the log keeps it, sent as it is. `traceparent`: sent as the header of that name.
+   */
+  ask(user: string, event: string, traceparent?: string): Promise<PolicyAnswer>;
   close(): Promise<void>;
 }
 
@@ -41,7 +43,7 @@ export function createPolicyClient(options: PolicyClientOptions): PolicyClient {
   const basePath = base.pathname.replace(/\/+$/, '');
   const pool = new Pool(base.origin, { connect: { timeout: timeoutMs }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
 
-  async function ask(user: string, event: JsonValue, traceparent?: string): Promise<PolicyAnswer> {
+  async function ask(user: string, event: string, traceparent?: string): Promise<PolicyAnswer> {
     const abort = new AbortController();
     const timer = setTimeout(() => abort.abort(new ExchangeTimeoutError(timeoutMs)), timeoutMs);
     try {
@@ -49,7 +51,7 @@ export function createPolicyClient(options: PolicyClientOptions): PolicyClient {
         method: 'POST',
         path: `${basePath}/events/${encodeURIComponent(user)}`,
         headers: traceparent === undefined ? JSON_BODY : { ...JSON_BODY, traceparent },
-        body: JSON.stringify(event),
+        body: event,
         signal: abort.signal,
       });
       // Only the status matters. The body is read off (dump never rejects) so the

@@ -13,7 +13,6 @@
 import type { Settled } from '../db/match-queue.js';
 import { OPERATIONAL_SOURCE } from '../operational-source.js';
 import type { MatchesTable } from '../db/tables.js';
-import type { JsonValue } from '../json.js';
 import type { HandedMatch, Handoff } from '../routing/handoff.js';
 import { afterAttempt } from '../routing/after-attempt.js';
 import { Lanes } from '../routing/lanes.js';
@@ -26,8 +25,11 @@ import { ALLOWED_UNASKED, outcomeOfAnswer } from './decision.js';
 import type { PolicyAnswer } from './policy-client.js';
 
 export interface PolicySource {
-  /** `traceparent`: the policy call's span, for the policy service to continue. */
-  ask(user: string, event: JsonValue, traceparent?: string): Promise<PolicyAnswer>;
+  /**
+   * `event`: its JSON as logged (the text, not a parsed copy: handed to the outbound thread and
+   * sent as it is). `traceparent`: the policy call's span, for the policy service to continue.
+   */
+  ask(user: string, event: string, traceparent?: string): Promise<PolicyAnswer>;
 }
 
 export interface PolicyRunnerOptions extends RunnerOptions {
@@ -93,13 +95,9 @@ export function policyRunner(options: PolicyRunnerOptions): PolicyRunner {
   async function withEvents(claimed: readonly MatchesTable[]): Promise<HandedMatch[]> {
     if (claimed.length === 0) return [];
     const events = await queue.events(claimed.map((r) => r.event_uuid));
-    const documents = new Map<string, JsonValue>();
     return claimed.flatMap((row) => {
       const event = events.get(row.event_uuid);
-      if (!event) return [];
-      let document = documents.get(event.uuid);
-      if (document === undefined) documents.set(event.uuid, (document = JSON.parse(event.body) as JsonValue));
-      return [{ row, event, document }];
+      return event ? [{ row, event }] : [];
     });
   }
 
@@ -125,7 +123,7 @@ export function policyRunner(options: PolicyRunnerOptions): PolicyRunner {
       'notifications.matches': rows.length,
       'notifications.attempt': rows[0]!.row.attempts + 1,
     });
-    const answer = await options.policy.ask(owner, rows[0]!.document, span?.traceparent);
+    const answer = await options.policy.ask(owner, rows[0]!.event.body, span?.traceparent);
     if (span !== undefined) endPolicySpan(span, answer);
     return answer;
   }

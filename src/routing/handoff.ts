@@ -17,14 +17,11 @@
  */
 import type { EventRow } from '../db/events.js';
 import type { MatchesTable } from '../db/tables.js';
-import type { JsonValue } from '../json.js';
 
 export interface HandedMatch {
   /** As in the database, leased to this instance (locked_until set). */
   row: MatchesTable;
   event: EventRow;
-  /** `event.body` parsed. */
-  document: JsonValue;
 }
 
 export class Handoff {

@@ -34,7 +34,7 @@ describe('deliveries and policy calls from a worker thread', { timeout: 20_000 }
       );
       assert.equal(target.received[0]?.headers.authorization, `Basic ${Buffer.from('u:p').toString('base64')}`);
 
-      const answers = await Promise.all([outbound.policy!.ask('alice', { id: 'e-1' }), outbound.policy!.ask('mallory', { id: 'e-1' })]);
+      const answers = await Promise.all([outbound.policy!.ask('alice', '{"id":"e-1"}'), outbound.policy!.ask('mallory', '{"id":"e-1"}')]);
       assert.deepEqual(answers, [
         { kind: 'allow', status: 200 },
         { kind: 'deny', status: 403 },

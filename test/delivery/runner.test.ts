@@ -310,7 +310,7 @@ for (const backend of testBackends()) {
         const row = await s.queue(subscription, { locked_by: 'me', locked_until: s.now + leaseLeftUs });
         const event = await s.handle.db.selectFrom('events').selectAll().where('uuid', '=', row.event_uuid).executeTakeFirstOrThrow();
         inbox.reserve(1);
-        inbox.put([{ row, event, document: {} }]);
+        inbox.put([{ row, event }]);
         return row;
       };
       const onTheWire = await hand(TEST_LEASE_US);
@@ -490,7 +490,7 @@ describeOn(POSTGRES, 'delivery runner, the database failing mid-round', () => {
     await logEvent(direct.db, event, [row]);
     const inbox = new Handoff(10, 0);
     inbox.reserve(1);
-    inbox.put([{ row, event, document: {} }]);
+    inbox.put([{ row, event }]);
     const runner = testDeliveryRunner({ handle }, { target, inbox });
 
     proxy.hold();

@@ -84,5 +84,30 @@ for (const backend of testBackends()) {
         'one call per event for the slow user, not one per subscription',
       );
     });
+
+    it("sends the policy service the event's JSON byte for byte as logged, not parsed and written again", async (t) => {
+      const test = await openTestDatabase(backend);
+      const service = await startStub((_request, response) => void response.writeHead(200).end());
+      const policy = createPolicyClient({ baseUrl: service.url, timeoutMs: 5_000 });
+      t.after(async () => {
+        await policy.close();
+        await service.close();
+        await test.close();
+      });
+      const subscription = subscriptionRow({ owner: 'alice' });
+      await insertSubscription(test.handle.db, test.handle.capabilities, subscription);
+      // Spacing, a key order and a number form that JSON.stringify(JSON.parse(…)) would not keep.
+      const body = '{ "specversion": "1.0", "id": "e1", "type": "t", "source": "/p", "data": { "size": 1.50, "z": 1, "a": 2 } }';
+      const eventUuid = randomUUID();
+      const match = pendingMatch(eventUuid, subscription, 1);
+      await logEvent(test.handle.db, { uuid: eventUuid, source: '/p', event_id: 'e1', type: 't', spec_version: '1.0', body, received: 1 }, [
+        match,
+      ]);
+      const runner = testPolicyRunner({ handle: test.handle }, { policy, slotsPerUser: 1, batchSize: 1 });
+      await round(runner);
+      await eventually(() => service.requests.length === 1, 'the policy service asked');
+      assert.equal(service.requests[0]!.url, '/events/alice');
+      assert.equal(service.requests[0]!.body, body);
+    });
   });
 }

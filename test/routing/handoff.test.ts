@@ -25,7 +25,7 @@ const LEASE_US = 30_000_000;
 
 function handed(lockedUntil: number): HandedMatch {
   const row = matchRow({ event_uuid: 'e', subscription_uuid: 's', owner: 'o', locked_until: lockedUntil, locked_by: 'me' });
-  return { row, event: { uuid: 'e', source: '/s', event_id: 'i', type: 't', spec_version: '1.0', body: '{}', received: 1 }, document: {} };
+  return { row, event: { uuid: 'e', source: '/s', event_id: 'i', type: 't', spec_version: '1.0', body: '{}', received: 1 } };
 }
 
 /** A subscription to `$.n` (delivering to `targetUrl`), written to the database and loaded in a matcher. */
