@@ -1,6 +1,7 @@
 import { type Dispatcher, Pool } from 'undici';
 import { type AddressGuard, literalRefusal, TargetDeniedError } from '../net/address-guard.js';
-import { describeNetworkError, ExchangeTimeoutError, TargetUrlError } from '../net/network-error.js';
+import { ExchangeDeadline } from '../net/exchange-deadline.js';
+import { describeNetworkError, TargetUrlError } from '../net/network-error.js';
 import { parseRetryAfter } from '../routing/retry-schedule.js';
 import { authorizationHeader } from '../subscriptions/authorization.js';
 import type { Auth } from '../subscriptions/input.js';
@@ -136,8 +137,7 @@ export function createTargetClient(options: TargetClientOptions): TargetClient {
   async function exchange(pool: Pool, url: URL, target: TargetRequest): Promise<TargetResponse> {
     const started = performance.now();
     const elapsedMs = () => Math.round(performance.now() - started);
-    const abort = new AbortController();
-    const timer = setTimeout(() => abort.abort(new ExchangeTimeoutError(timeoutMs)), timeoutMs);
+    const deadline = new ExchangeDeadline(timeoutMs);
     try {
       let response: Dispatcher.ResponseData;
       try {
@@ -146,10 +146,10 @@ export function createTargetClient(options: TargetClientOptions): TargetClient {
           path: `${url.pathname}${url.search}`,
           headers: requestHeaders(target, now(), requestOrigin),
           body: target.body,
-          signal: abort.signal,
+          signal: deadline,
         });
       } catch (error) {
-        return noAnswer(error, elapsedMs());
+        return noAnswer(deadline.cause(error), elapsedMs());
       }
       const retryAfterMs = parseRetryAfter(firstValue(response.headers['retry-after']), now());
       const location = response.statusCode >= 300 && response.statusCode <= 399 ? firstValue(response.headers.location) : undefined;
@@ -158,12 +158,12 @@ export function createTargetClient(options: TargetClientOptions): TargetClient {
         ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
         ...(location === undefined ? {} : { location: location.slice(0, MAX_LOCATION) }),
       };
-      const excerpt = await readExcerpt(response.body);
+      const excerpt = await readExcerpt(response.body, deadline);
       return { ...answered, error: excerpt.error, permanent: false, durationMs: elapsedMs(), bodyExcerpt: excerpt.text };
     } catch (error) {
-      return noAnswer(error, elapsedMs());
+      return noAnswer(deadline.cause(error), elapsedMs());
     } finally {
-      clearTimeout(timer);
+      deadline.clear();
     }
   }
 
@@ -254,7 +254,10 @@ function noAnswer(error: unknown, durationMs: number): TargetResponse {
   return { status: null, error: failure.message, permanent: failure.permanent, durationMs, bodyExcerpt: '' };
 }
 
-async function readExcerpt(body: Dispatcher.ResponseData['body']): Promise<{ text: string; error: string | null }> {
+async function readExcerpt(
+  body: Dispatcher.ResponseData['body'],
+  deadline: ExchangeDeadline,
+): Promise<{ text: string; error: string | null }> {
   const decoder = new TextDecoder();
   let text = '';
   let kept = 0;
@@ -271,6 +274,6 @@ async function readExcerpt(body: Dispatcher.ResponseData['body']): Promise<{ tex
     }
     return { text, error: null };
   } catch (error) {
-    return { text, error: describeNetworkError(error).message };
+    return { text, error: describeNetworkError(deadline.cause(error)).message };
   }
 }

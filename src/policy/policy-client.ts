@@ -1,6 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import { Pool } from 'undici';
-import { describeNetworkError, ExchangeTimeoutError } from '../net/network-error.js';
+import { ExchangeDeadline } from '../net/exchange-deadline.js';
+import { describeNetworkError } from '../net/network-error.js';
 
 /**
  * The policy service's word on one (event, user). `deny` is a result, not an
@@ -44,24 +45,23 @@ export function createPolicyClient(options: PolicyClientOptions): PolicyClient {
   const pool = new Pool(base.origin, { connect: { timeout: timeoutMs }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
 
   async function ask(user: string, event: string, traceparent?: string): Promise<PolicyAnswer> {
-    const abort = new AbortController();
-    const timer = setTimeout(() => abort.abort(new ExchangeTimeoutError(timeoutMs)), timeoutMs);
+    const deadline = new ExchangeDeadline(timeoutMs);
     try {
       const response = await pool.request({
         method: 'POST',
         path: `${basePath}/events/${encodeURIComponent(user)}`,
         headers: traceparent === undefined ? JSON_BODY : { ...JSON_BODY, traceparent },
         body: event,
-        signal: abort.signal,
+        signal: deadline,
       });
       // Only the status matters. The body is read off (dump never rejects) so the
       // connection is reused; a failure while reading it cannot change the answer.
       await response.body.dump();
       return answerFor(response.statusCode);
     } catch (error) {
-      return { kind: 'retry', status: null, error: describeNetworkError(error).message };
+      return { kind: 'retry', status: null, error: describeNetworkError(deadline.cause(error)).message };
     } finally {
-      clearTimeout(timer);
+      deadline.clear();
     }
   }
 
