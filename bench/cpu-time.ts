@@ -57,9 +57,9 @@ export async function measureCpu<T>(
 
 function cpuTimes(pid: number): CpuTimes {
   return {
-    main: ticksOf(`/proc/${pid}/task/${pid}/stat`) * MS_PER_TICK,
-    sqlite: namedThreadTicks(pid, SQLITE_THREAD_NAME) * MS_PER_TICK,
-    outbound: namedThreadTicks(pid, OUTBOUND_THREAD_NAME) * MS_PER_TICK,
+    main: mainThreadMs(pid),
+    sqlite: namedThreadMs(pid, SQLITE_THREAD_NAME),
+    outbound: namedThreadMs(pid, OUTBOUND_THREAD_NAME),
     process: ticksOf(`/proc/${pid}/stat`) * MS_PER_TICK,
     postgres: postgresTicks() * MS_PER_TICK,
     machine: machineBusyTicks() * MS_PER_TICK,
@@ -97,7 +97,16 @@ function ticksOf(statPath: string): number {
   return Number(fields[11]) + Number(fields[12]);
 }
 
-/** The threads of `pid` the service named `name` (thread-name.ts). */
+/** CPU (ms, user and system) of `pid`'s main thread so far. */
+export function mainThreadMs(pid: number): number {
+  return ticksOf(`/proc/${pid}/task/${pid}/stat`) * MS_PER_TICK;
+}
+
+/** CPU (ms) of the threads of `pid` the service named `name` (thread-name.ts) so far. */
+export function namedThreadMs(pid: number, name: string): number {
+  return namedThreadTicks(pid, name) * MS_PER_TICK;
+}
+
 function namedThreadTicks(pid: number, name: string): number {
   let ticks = 0;
   let threads: string[];

@@ -1,6 +1,6 @@
 /**
  * `npm run bench [-- section…]`: prints the benchmark tables and writes bench/results.json.
- * Sections: jsonpath, matching, memory, creates, receive, burst, latency, sustained, isolation, tracing, brokers, disk
+ * Sections: jsonpath, matching, memory, outbound, creates, receive, burst, latency, sustained, isolation, tracing, brokers, disk
  * (all by default). The services run on SQLite, and on PostgreSQL too when NOTIFICATIONS_BENCH_DATABASE_URL
  * names a database. Run with --expose-gc (the npm script does) so heap figures are settled.
  * Last, the goals of issue 15 with the figures of this run (bench/goals.ts).
@@ -16,6 +16,7 @@ import { benchIsolation } from './isolation.js';
 import { goals } from './goals.js';
 import { benchEvaluation } from './jsonpath-evaluation.js';
 import { benchMemory } from './memory.js';
+import { benchOutbound } from './outbound.js';
 import { benchBurst, benchCeiling, benchLatency, benchReceive, benchSustained, benchTracing } from './receive.js';
 import { benchMatching } from './subscription-matching.js';
 import { printTable, type Row } from './table.js';
@@ -24,6 +25,7 @@ const SECTIONS = [
   'jsonpath',
   'matching',
   'memory',
+  'outbound',
   'creates',
   'receive',
   'burst',
@@ -58,6 +60,12 @@ async function main(): Promise<void> {
   );
   await section('memory', 'The server process with 100,000 and 1,000,000 facility-shaped subscriptions loaded', () =>
     forEachBenchDatabase(benchMemory),
+  );
+
+  await section(
+    'outbound',
+    "The outbound thread alone: 30,000 policy calls, then 30,000 signed deliveries, of the facility's event (2 KB) to a local server answering 204, 64 in flight",
+    benchOutbound,
   );
 
   let ceiling = NaN;
