@@ -22,7 +22,7 @@ import {
 import { makeReadable } from './pull.js';
 import { logNotices, type NoticeEvents, type SubscriptionNotice } from './subscription-notices.js';
 import { disableSubscription, subscriptionsByUuid } from './subscriptions.js';
-import type { Database, MatchesTable, SubscriptionRow } from './tables.js';
+import { type Database, type MatchesTable, OPEN_STATES, type SubscriptionRow } from './tables.js';
 
 export interface RowChange {
   uuid: string;
@@ -46,8 +46,6 @@ export interface Settlement {
 }
 
 export interface Settled {
-  /** When they were settled (µs): what a change's `leaseFor` counts from. */
-  at: number;
   /** The rows changed: not those another holder has taken since, nor those purged meanwhile. */
   rows: Set<string>;
   /** The subscriptions this settlement disabled (not those already disabled or deleted). */
@@ -109,7 +107,9 @@ export async function settleClaimed(
     capabilities,
     settlement.changes.filter((c) => c.change.state === 'pending' && rows.has(c.uuid)).map((c) => c.uuid),
   );
-  await releaseMatches(tx, holder, settlement.release ?? []);
+  // A row cancelled while in flight does not go back to the queue (settleMatches), but its lease goes all the same.
+  const cancelledMeanwhile = settlement.changes.filter((c) => OPEN_STATES.includes(c.change.state) && !rows.has(c.uuid)).map((c) => c.uuid);
+  await releaseMatches(tx, holder, [...(settlement.release ?? []), ...cancelledMeanwhile]);
   await recordAttempts(tx, capabilities, settlement.attempts);
   const failing = await countRuns(tx, settlement.runs ?? []);
   const disabled: SubscriptionRow[] = [];
@@ -133,5 +133,5 @@ export async function settleClaimed(
     if (row?.disabled === null && row.deleted === null) told.unshift({ kind: 'failing', subscription: row, failures, error });
   }
   const notified = await logNotices(tx, told, notices, at);
-  return { at, rows, disabled, notified };
+  return { rows, disabled, notified };
 }

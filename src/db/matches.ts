@@ -93,17 +93,12 @@ export interface MatchChange {
   due?: number;
   policyCode?: number | null;
   targetCode?: number | null;
-  attempts?: 'count' | 'reset';
-  /**
-   * Keep the lease, for this long (µs) from the settlement (a row handed on in memory); by
-   * default it is released. Relative, so that rows settled together share one statement.
-   */
-  leaseFor?: number;
+  /** `first`: the first try after the allowance (a row whose allowance is written with it). */
+  attempts?: 'count' | 'reset' | 'first';
 }
 
 /**
- * Moves claimed rows on: to a new state, or back to the same one due later. Releases the lease,
- * unless told to keep it. Returns the uuids of the rows settled: not those whose lease another
+ * Moves claimed rows on: to a new state, or back to the same one due later. Releases the lease. Returns the uuids of the rows settled: not those whose lease another
  * holder has taken, nor those deleted meanwhile (their event purged). A row cancelled while it
  * was in flight takes an outcome (it was delivered, or failed for good), but never goes back
  * to the queue.
@@ -120,14 +115,15 @@ export async function settleMatches(
     .updateTable('matches')
     .set((eb) => ({
       state: change.state,
-      locked_until: change.leaseFor === undefined ? null : at + change.leaseFor,
-      locked_by: change.leaseFor === undefined ? null : holder,
+      locked_until: null,
+      locked_by: null,
       updated: at,
       ...(change.due !== undefined ? { due: change.due } : {}),
       ...(change.policyCode !== undefined ? { policy_code: change.policyCode } : {}),
       ...(change.targetCode !== undefined ? { target_code: change.targetCode } : {}),
       ...(change.attempts === 'count' ? { attempts: eb('attempts', '+', 1) } : {}),
       ...(change.attempts === 'reset' ? { attempts: 0 } : {}),
+      ...(change.attempts === 'first' ? { attempts: 1 } : {}),
     }))
     .where('uuid', 'in', [...uuids])
     // A lease that expired and was taken by someone else is theirs now.

@@ -3,14 +3,14 @@
  * asks the policy service once per (event, user) — not once per subscription — and settles each
  * question as its answer comes (decision.ts turns it into an outcome, routing/after-attempt.ts
  * says what that means; runner-core.ts does the intake and give-back). Allowed rows are
- * handed on to the delivery runner in memory, still leased. Each user has a share of slots of
+ * handed on to the delivery runner in memory, still leased, and written allowed only with
+ * what comes of them there. Each user has a share of slots of
  * its own (lanes.ts), so the policy service being slow for one user delays no one else; claims
  * leave out a user with as much again waiting. A row waits in memory only while its lease still
  * has room for a whole exchange; then it is given back to the queue untried, keeping its place.
  * The runner asks no further ahead than delivery goes: while allowed rows overflow into the
  * queue because the delivery runner is full, it takes in no new questions.
  */
-import type { Settled } from '../db/match-queue.js';
 import { OPERATIONAL_SOURCE } from '../operational-source.js';
 import type { MatchesTable } from '../db/tables.js';
 import type { HandedMatch, Handoff } from '../routing/handoff.js';
@@ -48,6 +48,12 @@ export interface PolicyRunnerOptions extends RunnerOptions {
 
 export type PolicyRunner = Runner;
 
+/**
+ * The share of a lease an allowed row must have left to be handed on: it may wait in the
+ * handoff until half a lease is left (main.ts), then in a lane until one exchange's room is.
+ */
+const HAND_ON_LEASE_LEFT = 0.75;
+
 /** The rows of one event matched for one user: one policy call. */
 interface Question {
   owner: string;
@@ -55,7 +61,7 @@ interface Question {
 }
 
 export function policyRunner(options: PolicyRunnerOptions): PolicyRunner {
-  const { queue, clock, holder } = options;
+  const { queue, clock } = options;
   const lanes = new Lanes<Question>(() => options.slotsPerUser);
   const core = new RunnerCore('policy', options, options.timeoutMs, intake);
 
@@ -137,43 +143,34 @@ export function policyRunner(options: PolicyRunnerOptions): PolicyRunner {
     lanes.finished(owner);
     const taken = rows.map((w) => w.row);
     const after = afterAttempt('policy', taken, outcome, { at, durationMs: performance.now() - started }, options.schedule);
-    const allowed = after.result === 'allowed';
-    // Handed on still leased when the delivery runner has room; otherwise released to its claims.
-    const handOn = allowed && (options.next?.reserve(rows.length) ?? false);
-    const settling = core.settle(taken, handOn ? { ...after, change: { ...after.change!, leaseFor: options.leaseUs } } : after);
+    // Allowed rows go on to the delivery runner as they are, still leased and still `policy` in
+    // the database: it writes the allowance with what comes of them. Only while their leases
+    // have room to wait there, and while it has room for them; otherwise they are settled
+    // allowed, for its claims.
+    if (after.result === 'allowed' && leaseLeft(taken, at) && options.next?.reserve(rows.length) === true) {
+      options.next.put(rows.map((w) => ({ ...w, row: { ...w.row, policy_code: answer?.status ?? null, attempts: 0 } })));
+      if (answer !== undefined) options.metrics?.policyAnswered(answer.kind);
+      dispatch(owner);
+      core.wake();
+      options.onAllowed();
+      return;
+    }
+    const settling = core.settle(taken, after);
     dispatch(owner);
     core.wake();
-    let settled: Settled;
     try {
-      settled = await settling;
+      await settling;
     } catch (error) {
-      if (handOn) options.next?.release(rows.length);
       options.onError(error);
       return;
     }
     if (answer !== undefined) options.metrics?.policyAnswered(answer.kind);
-    if (!allowed) return;
-    if (handOn) {
-      // A row not settled here is gone (its event purged during the call) or another holder's
-      // now (its lease ran out): delivering it would send a purged event, or send twice.
-      const stillOurs = rows.filter((w) => settled.rows.has(w.row.uuid));
-      options.next?.release(rows.length - stillOurs.length);
-      const leasedUntil = settled.at + options.leaseUs;
-      options.next?.put(
-        stillOurs.map((w) => ({
-          ...w,
-          row: {
-            ...w.row,
-            state: 'deliver',
-            policy_code: answer?.status ?? null,
-            attempts: 0,
-            locked_until: leasedUntil,
-            locked_by: holder,
-          },
-        })),
-      );
-    }
-    options.onAllowed();
+    if (after.result === 'allowed') options.onAllowed();
+  }
+
+  /** Whether the rows' leases have at least HAND_ON_LEASE_LEFT of a lease left `at`. */
+  function leaseLeft(rows: readonly MatchesTable[], at: number): boolean {
+    return rows.every((row) => row.locked_until !== null && row.locked_until - at >= options.leaseUs * HAND_ON_LEASE_LEFT);
   }
 
   return core.runner();

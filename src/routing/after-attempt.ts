@@ -15,6 +15,8 @@
  * Policy stage (the rows of one (event, user), asked about together; only tries without a
  * decision are recorded):
  * - accepted (allowed): on to delivery, due already (in its place), its tries counted afresh;
+ *   a row handed on in memory has this written with its first settlement at the deliver stage
+ *   (settlementOf);
  * - refused (denied): recorded with the policy's status, never delivered;
  * - later, permanent: asked again later on the schedule, whose last delay repeats for ever: an
  *   outage of the policy service never disables a subscription or loses an event.
@@ -153,21 +155,38 @@ export interface AttemptedFor {
   tell: boolean;
 }
 
+/** What settlementOf needs of a row. */
+export type SettledRow = Pick<MatchesTable, 'uuid' | 'state' | 'policy_code'>;
+
 /**
- * The settlement of `after` for the rows `uuids` of `subscription`: the change, the attempts,
- * the disabling and the run of failures, or the release.
+ * The settlement of `after` for the rows of one attempt of `subscription`: the change, the
+ * attempts, the disabling and the run of failures, or the release. A row the policy stage
+ * handed on to delivery is still `policy` in the database (policy/runner.ts): its allowance is
+ * written with whatever comes of it first, in the same change (see withAllowance).
  */
-export function settlementOf(stage: Stage, uuids: readonly string[], after: AfterAttempt, subscription?: AttemptedFor): Settlement {
+export function settlementOf(stage: Stage, rows: readonly SettledRow[], after: AfterAttempt, subscription?: AttemptedFor): Settlement {
   const { change, attempt, disable, failure, result } = after;
-  if (change === undefined) return { changes: [], attempts: [], disable: [], release: uuids };
+  const handedOn = (row: SettledRow) => stage === 'deliver' && row.state === 'policy';
+  const recorded = rows.filter((row) => !handedOn(row)).map((row) => row.uuid);
+  const allowances = rows.filter(handedOn).map((row) => ({ uuid: row.uuid, change: withAllowance(change, row.policy_code) }));
+  if (change === undefined) return { changes: allowances, attempts: [], disable: [], release: recorded };
   const counted = stage === 'deliver' && subscription?.tell === true && (result === 'delivered' || failure !== undefined);
   return {
-    changes: uuids.map((uuid) => ({ uuid, change })),
-    attempts: attempt === undefined ? [] : uuids.map((matchUuid) => ({ matchUuid, stage, ...attempt })),
+    changes: [...recorded.map((uuid) => ({ uuid, change })), ...allowances],
+    attempts: attempt === undefined ? [] : rows.map(({ uuid: matchUuid }) => ({ matchUuid, stage, ...attempt })),
     disable:
       disable === undefined || subscription === undefined
         ? []
         : [{ subscription: subscription.uuid, reason: disable, at: subscription.at, tell: subscription.tell }],
     runs: counted ? [{ subscription: subscription.uuid, failed: failure !== undefined, error: failure }] : [],
   };
+}
+
+/**
+ * `change` with the policy's allowance written in: its code, and the row's tries counted from
+ * the allowance. Given back untried (no change), the row is allowed and waits in its place.
+ */
+export function withAllowance(change: MatchChange | undefined, policyCode: number | null): MatchChange {
+  if (change === undefined) return { state: 'deliver', policyCode, attempts: 'reset' };
+  return { ...change, policyCode, attempts: change.attempts === 'count' ? 'first' : 'reset' };
 }

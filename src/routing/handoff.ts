@@ -1,7 +1,8 @@
 /**
  * Work handed from one stage to the next in memory. A new event's match rows are written
  * already leased to this instance and handed to the policy stage, and the rows it allows are
- * handed on to the delivery stage the same way, so neither stage has to claim them or read
+ * handed on to the delivery stage the same way (their allowance written with their first
+ * settlement there), so neither stage has to claim them or read
  * their event back: on SQLite that was two claims and two reads per event on the one
  * connection. The rows are leased in the database all along, so a crash loses nothing: the
  * leases are released at start-up (SQLite) or expire (PostgreSQL), and the claim path, which
@@ -19,7 +20,11 @@ import type { EventRow } from '../db/events.js';
 import type { MatchesTable } from '../db/tables.js';
 
 export interface HandedMatch {
-  /** As in the database, leased to this instance (locked_until set). */
+  /**
+   * As in the database, leased to this instance (locked_until set). Handed on by the policy
+   * stage, it is still `policy` there, with its allowance (policy_code) in memory only: the
+   * delivery stage writes it with the row's first settlement (routing/after-attempt.ts).
+   */
   row: MatchesTable;
   event: EventRow;
 }

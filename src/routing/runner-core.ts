@@ -109,8 +109,7 @@ export class RunnerCore {
 
   /** Records `after` for the rows of one attempt; `subscription`: whose destination it was, disabled when `after` says so. */
   settle(rows: readonly MatchesTable[], after: AfterAttempt, subscription?: AttemptedFor): Promise<Settled> {
-    const uuids = rows.map((row) => row.uuid);
-    return this.options.settler.settle(settlementOf(this.stage, uuids, after, subscription));
+    return this.options.settler.settle(settlementOf(this.stage, rows, after, subscription));
   }
 
   /** What every runner offers. */

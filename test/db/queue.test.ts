@@ -358,6 +358,19 @@ for (const backend of testBackends()) {
       });
     });
 
+    it('a row cancelled while in flight keeps its state on a settlement back to the queue, and its lease is let go', async () => {
+      await withQueue(async ({ handle }) => {
+        const row = await loggedLeased(handle);
+        await handle.db.updateTable('matches').set({ state: 'cancelled' }).where('uuid', '=', row.uuid).execute();
+        const change = { state: 'deliver', policyCode: 200, attempts: 'reset' } as const;
+        const settled = await matchQueue(handle).settle('me', { changes: [{ uuid: row.uuid, change }], attempts: [], disable: [] }, 20);
+        assert.deepEqual([...settled.rows], []);
+        assert.deepEqual(await handle.db.selectFrom('matches').select(['state', 'policy_code', 'locked_by', 'locked_until']).execute(), [
+          { state: 'cancelled', policy_code: null, locked_by: null, locked_until: null },
+        ]);
+      });
+    });
+
     /**
      * A purge (eventpurge) that has deleted the event, in a transaction it holds open until
      * `commit`; `blocking` tells whether a statement of another connection waits for its locks.

@@ -125,7 +125,8 @@ if (!POSTGRES_TEST_URL) {
             .innerJoin('events', 'events.uuid', 'matches.event_uuid')
             .innerJoin('subscriptions', 'subscriptions.uuid', 'matches.subscription_uuid')
             .select(['events.event_id', 'subscriptions.target_url'])
-            .where('matches.state', '=', 'deliver')
+            // A row handed on to delivery is still `policy` until its outcome is written.
+            .where('matches.state', 'in', ['policy', 'deliver'])
             .where('matches.locked_by', 'like', `%:${victimPid}:%`)
             .execute();
           inFlight = new Set(rows.map((r) => `${new URL(r.target_url).pathname} ${r.event_id}`));

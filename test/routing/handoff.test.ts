@@ -96,7 +96,7 @@ describe('handoff', () => {
 
 for (const backend of testBackends()) {
   describeOn(backend, `runners handing work on in memory (${backend.name})`, () => {
-    it('routes a received event to its target without claiming, its rows leased until settled', async (t) => {
+    it('routes a received event to its target without claiming, its rows leased until settled, its allowance written with its delivery', async (t) => {
       const test = await openTestDatabase(backend);
       const stub = await startStub();
       const target = createTargetClient({ timeoutMs: 2_000, connectionsPerOrigin: 4, guard: addressGuard({ allow: [], deny: [] }) });
@@ -110,15 +110,17 @@ for (const backend of testBackends()) {
       const clock = () => now;
       const toPolicy = new Handoff(100, LEASE_US / 2);
       const toDelivery = new Handoff(100, LEASE_US / 2);
-      const rows = () => test.handle.db.selectFrom('matches').select(['state', 'locked_by', 'locked_until']).execute();
+      const rows = () =>
+        test.handle.db.selectFrom('matches').select(['state', 'policy_code', 'attempts', 'locked_by', 'locked_until']).execute();
 
       const logged = await receiver(test.handle, matcher, clock, toPolicy, '/handoff')(1, 'handed-1');
       assert.equal(logged.matches, 1);
       assert.deepEqual(
         await rows(),
-        [{ state: 'policy', locked_by: 'me', locked_until: now + LEASE_US }],
+        [{ state: 'policy', policy_code: null, attempts: 0, locked_by: 'me', locked_until: now + LEASE_US }],
         'written leased: no claim can take it',
       );
+      const leasedUntil = now + LEASE_US;
 
       now += 1_000;
       let woken = 0;
@@ -127,19 +129,27 @@ for (const backend of testBackends()) {
         { policy: allowAll, inbox: toPolicy, next: toDelivery, onAllowed: () => woken++ },
       );
       assert.equal(await round(policy), 1);
-      assert.deepEqual(await rows(), [{ state: 'deliver', locked_by: 'me', locked_until: now + LEASE_US }], 'allowed and still leased');
+      assert.deepEqual(
+        await rows(),
+        [{ state: 'policy', policy_code: null, attempts: 0, locked_by: 'me', locked_until: leasedUntil }],
+        'allowed and handed on as it was: still leased, nothing written',
+      );
       assert.equal(woken, 1, 'the delivery stage is woken');
       assert.equal(await round(policy), 0, 'nothing left to hand out or claim');
 
       const delivery = testDeliveryRunner({ handle: test.handle, clock }, { target, inbox: toDelivery });
       assert.equal(await round(delivery), 1);
-      assert.deepEqual(await rows(), [{ state: 'delivered', locked_by: null, locked_until: null }]);
+      assert.deepEqual(
+        await rows(),
+        [{ state: 'delivered', policy_code: 200, attempts: 1, locked_by: null, locked_until: null }],
+        'the allowance written with the outcome',
+      );
       assert.equal(stub.requests.length, 1);
       assert.equal((JSON.parse(stub.requests[0]!.body) as { id: string }).id, 'handed-1');
       assert.equal(await round(delivery), 0, 'delivered once');
     });
 
-    it('does not hand on a row whose event was purged while the policy service was being asked', async (t) => {
+    it('hands on a row whose event was purged while the policy service was being asked, as a delivery in flight, recording nothing of it', async (t) => {
       const test = await openTestDatabase(backend);
       const stub = await startStub();
       let eventUuid = '';
@@ -167,13 +177,11 @@ for (const backend of testBackends()) {
       assert.equal(await round(testPolicyRunner({ handle: test.handle, clock }, { policy, inbox: toPolicy, next: toDelivery })), 1);
       assert.equal(policyService.requests.length, 1);
       assert.deepEqual(await test.handle.db.selectFrom('matches').selectAll().execute(), [], 'the match went with its event');
-      assert.equal(
-        await round(testDeliveryRunner({ handle: test.handle, clock }, { target, inbox: toDelivery })),
-        0,
-        'nothing was handed on',
-      );
-      assert.equal(stub.requests.length, 0, 'the purged event is not sent');
-      assert.equal(toDelivery.reserve(100), true, 'the room reserved for it is free again');
+      assert.equal(await round(testDeliveryRunner({ handle: test.handle, clock }, { target, inbox: toDelivery })), 1, 'handed on');
+      await eventually(() => stub.requests.length === 1, 'the delivery under way when the event was purged is made');
+      assert.deepEqual(await test.handle.db.selectFrom('matches').selectAll().execute(), [], 'and nothing is recorded of it');
+      assert.deepEqual(await test.handle.db.selectFrom('attempts').selectAll().execute(), []);
+      assert.equal(toDelivery.reserve(100), true, 'the room it took is free again');
     });
 
     it('claims the rows that overflowed into the queue before new ones, and retries while busy with new work', async (t) => {
@@ -271,7 +279,7 @@ for (const backend of testBackends()) {
       await receive(5);
       assert.equal(await round(runner), 0, 'nothing asked while allowed rows wait for room in delivery');
       assert.equal(policyService.requests.length, 3);
-      assert.equal(await states(), 'deliver deliver deliver policy policy');
+      assert.equal(await states(), 'deliver deliver policy policy policy', 'the handed row is written with its delivery');
 
       // Its loop's first round starts at once; woken meanwhile, as new work would, it goes round
       // again once that one has ended. (A round that dispatched questions would have read the
