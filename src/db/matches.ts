@@ -98,10 +98,10 @@ export interface MatchChange {
 }
 
 /**
- * Moves claimed rows on: to a new state, or back to the same one due later. Releases the lease. Returns the uuids of the rows settled: not those whose lease another
- * holder has taken, nor those deleted meanwhile (their event purged). A row cancelled while it
- * was in flight takes an outcome (it was delivered, or failed for good), but never goes back
- * to the queue.
+ * Moves claimed rows on: to a new state, or back to the same one due later, and releases their
+ * lease. Returns the uuids of the rows settled: not those whose lease another holder has taken,
+ * nor those deleted meanwhile (their event purged). A row cancelled while it was in flight
+ * takes an outcome (it was delivered, or failed for good), but never goes back to the queue.
  */
 export async function settleMatches(
   db: Kysely<Database>,

@@ -3,11 +3,11 @@
  * asks the policy service once per (event, user) — not once per subscription — and settles each
  * question as its answer comes (decision.ts turns it into an outcome, routing/after-attempt.ts
  * says what that means; runner-core.ts does the intake and give-back). Allowed rows are
- * handed on to the delivery runner in memory, still leased, and written allowed only with
- * what comes of them there. Each user has a share of slots of
- * its own (lanes.ts), so the policy service being slow for one user delays no one else; claims
- * leave out a user with as much again waiting. A row waits in memory only while its lease still
- * has room for a whole exchange; then it is given back to the queue untried, keeping its place.
+ * handed on to the delivery runner in memory, still leased, and written allowed only with what
+ * comes of them there. Each user has a share of slots of its own (lanes.ts), so the policy
+ * service being slow for one user delays no one else; claims leave out a user with as much
+ * again waiting. A row waits in memory only while its lease still has room for a whole
+ * exchange; then it is given back to the queue untried, keeping its place.
  * The runner asks no further ahead than delivery goes: while allowed rows overflow into the
  * queue because the delivery runner is full, it takes in no new questions.
  */
