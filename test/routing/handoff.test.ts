@@ -149,6 +149,28 @@ for (const backend of testBackends()) {
       assert.equal(await round(delivery), 0, 'delivered once');
     });
 
+    it('settles an allowed row whose lease is a quarter spent, unleased, for delivery to claim, instead of handing it on', async (t) => {
+      const test = await openTestDatabase(backend);
+      t.after(() => test.close());
+      const matcher = await matcherOfOneSubscription(test.handle);
+      let now = Date.now() * 1000;
+      const clock = () => now;
+      const toPolicy = new Handoff(100, LEASE_US / 2);
+      const toDelivery = new Handoff(100, LEASE_US / 2);
+      await receiver(test.handle, matcher, clock, toPolicy, '/late')(1, 'late-1');
+
+      // The question waited: a quarter of the lease and a moment more has gone.
+      now += LEASE_US / 4 + 1_000;
+      const policy = testPolicyRunner({ handle: test.handle, clock }, { policy: allowAll, inbox: toPolicy, next: toDelivery });
+      assert.equal(await round(policy), 1);
+      assert.deepEqual(
+        await test.handle.db.selectFrom('matches').select(['state', 'policy_code', 'locked_by']).execute(),
+        [{ state: 'deliver', policy_code: 200, locked_by: null }],
+        'written allowed and released',
+      );
+      assert.equal(toDelivery.reserve(100), true, 'nothing was handed on');
+    });
+
     it('hands on a row whose event was purged while the policy service was being asked, as a delivery in flight, recording nothing of it', async (t) => {
       const test = await openTestDatabase(backend);
       const stub = await startStub();
