@@ -107,7 +107,8 @@ export async function settleClaimed(
     capabilities,
     settlement.changes.filter((c) => c.change.state === 'pending' && rows.has(c.uuid)).map((c) => c.uuid),
   );
-  // A row cancelled while in flight does not go back to the queue (settleMatches), but its lease goes all the same.
+  // A row cancelled while in flight does not go back to the queue (settleMatches), but its
+  // lease goes all the same.
   const cancelledMeanwhile = settlement.changes.filter((c) => OPEN_STATES.includes(c.change.state) && !rows.has(c.uuid)).map((c) => c.uuid);
   await releaseMatches(tx, holder, [...(settlement.release ?? []), ...cancelledMeanwhile]);
   await recordAttempts(tx, capabilities, settlement.attempts);

@@ -147,15 +147,9 @@ export function policyRunner(options: PolicyRunnerOptions): PolicyRunner {
     // the database: it writes the allowance with what comes of them. Only while their leases
     // have room to wait there, and while it has room for them; otherwise they are settled
     // allowed, for its claims.
-    if (after.result === 'allowed' && leaseLeft(taken, at) && options.next?.reserve(rows.length) === true) {
-      options.next.put(rows.map((w) => ({ ...w, row: { ...w.row, policy_code: answer?.status ?? null, attempts: 0 } })));
-      if (answer !== undefined) options.metrics?.policyAnswered(answer.kind);
-      dispatch(owner);
-      core.wake();
-      options.onAllowed();
-      return;
-    }
-    const settling = core.settle(taken, after);
+    const handOn = after.result === 'allowed' && leaseLeft(taken, at) && options.next?.reserve(rows.length) === true;
+    if (handOn) options.next!.put(rows.map((w) => ({ ...w, row: { ...w.row, policy_code: answer?.status ?? null, attempts: 0 } })));
+    const settling = handOn ? undefined : core.settle(taken, after);
     dispatch(owner);
     core.wake();
     try {
