@@ -24,11 +24,20 @@ export const PROBE_EVERY_US = 1_000_000;
 export const MAX_WINDOW_FACTOR = 8;
 /** An answer slower than this does not grow the window, and shrinks it back (ms). */
 export const QUICK_ANSWER_MS = 1_000;
+/**
+ * Keeping up: the origin's last answer took at most KEEPING_UP_ANSWER_MS and came within
+ * KEEPING_UP_US. Such an origin empties its lane fast: its next rows may wait for room in
+ * memory (delivery/runner.ts). One slower than that is treated as a slow origin.
+ */
+export const KEEPING_UP_ANSWER_MS = 100;
+export const KEEPING_UP_US = 250_000;
 
 interface Health {
   window: number;
   failures: number;
   nextProbe: number;
+  /** When its last answer came, if it took at most KEEPING_UP_ANSWER_MS; 0 otherwise. */
+  keepingUpSince: number;
 }
 
 export class OriginHealth {
@@ -65,10 +74,18 @@ export class OriginHealth {
     return due;
   }
 
-  answered(origin: string, durationMs: number): void {
+  /** It answered `at`, after `durationMs`. */
+  answered(origin: string, durationMs: number, at: number): void {
     const health = this.entry(origin);
     health.failures = 0;
     health.window = durationMs < QUICK_ANSWER_MS ? Math.min(this.connections * MAX_WINDOW_FACTOR, health.window + 1) : this.connections;
+    health.keepingUpSince = durationMs <= KEEPING_UP_ANSWER_MS ? at : 0;
+  }
+
+  /** Its last answer was fast and recent (KEEPING_UP_ANSWER_MS, KEEPING_UP_US), and no try has failed since. */
+  keepingUp(origin: string, now: number): boolean {
+    const health = this.origins.get(origin);
+    return health !== undefined && health.failures === 0 && health.keepingUpSince > 0 && now - health.keepingUpSince <= KEEPING_UP_US;
   }
 
   noAnswer(origin: string, now: number): void {
@@ -94,7 +111,7 @@ export class OriginHealth {
 
   private entry(origin: string): Health {
     let health = this.origins.get(origin);
-    if (!health) this.origins.set(origin, (health = { window: this.connections, failures: 0, nextProbe: 0 }));
+    if (!health) this.origins.set(origin, (health = { window: this.connections, failures: 0, nextProbe: 0, keepingUpSince: 0 }));
     return health;
   }
 }

@@ -13,6 +13,10 @@
  *   waiting, untried;
  * - a row waits in memory only while its lease still has room for a whole exchange; then it is
  *   given back to the queue untried, keeping its place.
+ * - a handed row of an origin whose lane is full is left in the handoff while the origin keeps
+ *   up (answers quickly): it has room soon, and waiting there holds back the policy stage instead
+ *   of costing the row a write back to the queue and a claim. An origin that is slow or silent
+ *   gets no such wait: its rows go back to the queue, so that they fill only its own lane.
  * - a subscription with a `rate_limit`, or a target that allowed only so many deliveries a minute
  *   in its consent, has its rows started no faster than the lower of the two (rate-limiter.ts):
  *   the others of its lane go past them, and it keeps at most a second's worth waiting here
@@ -22,6 +26,7 @@
  * subscription writes that keeps the rows waiting in the lanes fresh.
  */
 import type { EventRow } from '../db/events.js';
+import type { HandedMatch } from '../routing/handoff.js';
 import { OPERATIONAL_SOURCE } from '../operational-source.js';
 import type { SubscriptionChange } from '../db/subscriptions.js';
 import type { DeliveryOutcome } from '../metrics/metrics.js';
@@ -77,6 +82,8 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
   const lanes = new Lanes<Delivery>((origin) => health.window(origin));
   /** The subscriptions seen for each origin: what a claim leaves out while the origin is full or down. */
   const subscriptionsOf = new Map<string, Set<string>>();
+  /** The other way round: the origin each of those subscriptions was last seen delivering to. */
+  const originOf = new Map<string, string>();
   /** Rows waiting, by subscription: only subscriptions with some are looked for when one changes. */
   const waitingOf = new Map<string, number>();
   /** The delivery rate of subscriptions with rows waiting here that have one. */
@@ -108,7 +115,18 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
         ...probes.map((row) => ({ row })),
       ]);
     };
-    return core.takeIn(now, room, claims, take, dispatch);
+    // A handed row whose origin keeps up but has no room for it (counting the rows taken
+    // before it in this round) waits in the handoff.
+    const takenFor = new Map<string, number>();
+    const stays = ({ row }: HandedMatch) => {
+      const origin = originOf.get(row.subscription_uuid);
+      if (origin === undefined || !health.keepingUp(origin, now)) return false;
+      const taken = takenFor.get(origin) ?? 0;
+      if (taken >= lanes.room(origin)) return true;
+      takenFor.set(origin, taken + 1);
+      return false;
+    };
+    return core.takeIn(now, room, claims, take, dispatch, stays);
   }
 
   /** A down origin with nothing waiting gets one row of its own claimed, to probe it with. */
@@ -144,6 +162,7 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
       let known = subscriptionsOf.get(origin);
       if (!known) subscriptionsOf.set(origin, (known = new Set()));
       known.add(subscription.uuid);
+      originOf.set(subscription.uuid, origin);
       // The subscription's own limit, or what its target allowed in the handshake (per minute): the lower.
       const rate = lowestLimit(subscription.rate_limit, subscription.allowed_rate === null ? null : subscription.allowed_rate / 60);
       if (rate === null) rateOf.delete(subscription.uuid);
@@ -228,7 +247,7 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
     // Any answer means the destination is up (what it said is the row's business); none at all,
     // when one could come, counts towards its being down. A broker's confirmation is an answer
     // without an HTTP status.
-    if (outcome.kind === 'accepted' || ('status' in outcome && outcome.status !== null)) health.answered(origin, durationMs);
+    if (outcome.kind === 'accepted' || ('status' in outcome && outcome.status !== null)) health.answered(origin, durationMs, at);
     else if (outcome.kind === 'later') health.noAnswer(origin, at);
     lanes.finished(origin);
     const after = afterAttempt('deliver', [row], outcome, { at, durationMs }, options.schedule);
@@ -301,6 +320,7 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
   function subscriptionChanged(change: SubscriptionChange): void {
     subscriptions.changed(change);
     const uuid = change.kind === 'delete' ? change.uuid : change.row.uuid;
+    originOf.delete(uuid);
     if (!waitingOf.has(uuid)) return;
     const current = change.kind === 'delete' ? undefined : change.row;
     const gone = current === undefined || current.deleted !== null || current.disabled !== null;
@@ -315,7 +335,9 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
 
   function forget(origin: string): void {
     health.forget(origin);
-    if (!lanes.has(origin)) subscriptionsOf.delete(origin);
+    if (lanes.has(origin)) return;
+    for (const subscription of subscriptionsOf.get(origin) ?? []) if (originOf.get(subscription) === origin) originOf.delete(subscription);
+    subscriptionsOf.delete(origin);
   }
 
   const runner = core.runner();

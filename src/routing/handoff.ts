@@ -14,6 +14,11 @@
  * are not left in the queue for as long as new work keeps the handoff from emptying (a p99 of
  * seconds at 1,000 events/s). A row whose lease ran out while it waited is not handed out: the
  * claim path may have taken it.
+ *
+ * The taking stage may leave rows here that it would only give back to the queue (`stays`):
+ * the delivery stage leaves those of an origin whose lane is full while the origin is answering
+ * quickly. They keep their place, and the handoff fills with them, which holds back the stage
+ * before, instead of each being written back to the queue and claimed again.
  */
 import type { EventRow } from '../db/events.js';
 import type { MatchesTable } from '../db/tables.js';
@@ -50,6 +55,11 @@ export class Handoff {
     return true;
   }
 
+  /** Rows waiting here. */
+  get size(): number {
+    return this.items.length;
+  }
+
   /** Rows went to the queue instead of here, and the queue has not been claimed dry since. */
   get overflowing(): boolean {
     return this.overflowed;
@@ -57,7 +67,7 @@ export class Handoff {
 
   /** A claim made with the handoff empty found less than it asked for: new rows may come here again. */
   overflowDrained(): void {
-    if (!this.overflowed) return;
+    if (!this.overflowed || this.size > 0) return;
     this.overflowed = false;
     for (const listener of this.drainedListeners) listener();
   }
@@ -78,7 +88,22 @@ export class Handoff {
     this.items.push(...items);
   }
 
-  take(limit: number, now: number): HandedMatch[] {
-    return this.items.splice(0, limit).filter((item) => item.row.locked_until !== null && item.row.locked_until - this.marginUs > now);
+  /**
+   * At most `limit` rows, oldest first. `stays` is asked of each row in turn until `limit` are
+   * taken, and those it picks are left here, in their place.
+   */
+  take(limit: number, now: number, stays?: (item: HandedMatch) => boolean): HandedMatch[] {
+    const usable = (item: HandedMatch) => item.row.locked_until !== null && item.row.locked_until - this.marginUs > now;
+    if (stays === undefined) return this.items.splice(0, limit).filter(usable);
+    const taken: HandedMatch[] = [];
+    const left: HandedMatch[] = [];
+    let next = 0;
+    for (; next < this.items.length && taken.length < limit; next++) {
+      const item = this.items[next]!;
+      if (!usable(item)) continue;
+      (stays(item) ? left : taken).push(item);
+    }
+    this.items.splice(0, next, ...left);
+    return taken;
   }
 }

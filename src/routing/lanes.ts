@@ -31,8 +31,13 @@ export class Lanes<T> {
 
   /** Holds twice its slots: more of this lane's work is better left in the queue for now. */
   isFull(key: string): boolean {
+    return this.room(key) <= 0;
+  }
+
+  /** How many more items the lane takes before it is full. */
+  room(key: string): number {
     const lane = this.lanes.get(key);
-    return lane !== undefined && lane.waiting.length + lane.running >= 2 * this.slots(key);
+    return 2 * this.slots(key) - (lane === undefined ? 0 : lane.waiting.length + lane.running);
   }
 
   /** The keys whose lanes are full. */

@@ -28,10 +28,16 @@ export interface ClaimSource {
   claim(limit: number, leftOut: ReadonlySet<string>): Promise<MatchesTable[]>;
 }
 
-/** Takes at most `limit` rows in all. */
-export async function nextBatch(sources: WorkSources, now: number, limit: number, claims: ClaimSource): Promise<Batch> {
+/** Takes at most `limit` rows in all; handed rows that `stays` picks are left in the handoff. */
+export async function nextBatch(
+  sources: WorkSources,
+  now: number,
+  limit: number,
+  claims: ClaimSource,
+  stays?: (item: HandedMatch) => boolean,
+): Promise<Batch> {
   const { inbox, pacer } = sources;
-  const handed = inbox?.take(limit, now) ?? [];
+  const handed = inbox?.take(limit, now, stays) ?? [];
   const room = limit - handed.length;
   if (room <= 0) return { handed, claimed: [] };
   const leftOut = claims.leftOut();

@@ -10,6 +10,7 @@ import type { Settled } from '../db/match-queue.js';
 import type { Lease, Stage } from '../db/matches.js';
 import type { MatchesTable } from '../db/tables.js';
 import { type AfterAttempt, type AttemptedFor, CANCELLED, settlementOf, UNTRIED } from './after-attempt.js';
+import type { HandedMatch } from './handoff.js';
 import { type Batch, type ClaimSource, nextBatch } from './next-batch.js';
 import { LeaseRoom, type Runner, RunnerLoop } from './runner-loop.js';
 import type { RunnerOptions } from './runner-options.js';
@@ -53,8 +54,8 @@ export class RunnerCore {
    * wait, then `dispatch` start what may start. `place` may take more rows of its own, and
    * says so with `alsoTaken`. Rows taken but not placed go back to the queue rather than wait
    * out their leases (a database that does not answer gets them with the settler's retries). A
-   * claim that failed is thrown once the rows handed over are placed. Resolves with the rows
-   * taken in.
+   * claim that failed is thrown once the rows handed over are placed. Handed rows `stays` picks
+   * are left in the handoff. Resolves with the rows taken in.
    */
   async takeIn(
     now: number,
@@ -62,8 +63,9 @@ export class RunnerCore {
     claims: ClaimSource,
     place: (batch: Batch, alsoTaken: (rows: readonly MatchesTable[]) => void) => Promise<void>,
     dispatch: () => void,
+    stays?: (item: HandedMatch) => boolean,
   ): Promise<number> {
-    const batch: Batch = room > 0 ? await nextBatch(this.options, now, room, claims) : { handed: [], claimed: [] };
+    const batch: Batch = room > 0 ? await nextBatch(this.options, now, room, claims, stays) : { handed: [], claimed: [] };
     const taken = [...batch.handed.map((w) => w.row), ...batch.claimed];
     try {
       await place(batch, (rows) => taken.push(...rows));

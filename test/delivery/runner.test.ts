@@ -16,7 +16,7 @@ import { syncSchema } from '../../src/db/migrate.js';
 import { insertSubscription } from '../../src/db/subscriptions.js';
 import type { MatchesTable, SubscriptionRow } from '../../src/db/tables.js';
 import { isDatabaseUnavailable } from '../../src/db/unavailable.js';
-import { DOWN_AFTER } from '../../src/delivery/origin-health.js';
+import { DOWN_AFTER, KEEPING_UP_US } from '../../src/delivery/origin-health.js';
 import { createTargetClient, type TargetClient } from '../../src/delivery/target-client.js';
 import { addressGuard } from '../../src/net/address-guard.js';
 import { Handoff } from '../../src/routing/handoff.js';
@@ -227,6 +227,60 @@ for (const backend of testBackends()) {
       const taken = (await Promise.all(slowRows.map((r) => s.read(r.uuid)))).filter((r) => r.state === 'delivered');
       assert.equal(taken.length, 4, 'the slow lane held four rows, no more');
       assert.equal(slow.requests.length, 4);
+    });
+
+    it('a handed row of a full lane waits in the handoff while its origin keeps up, and goes back to the queue once it does not', async (t) => {
+      const s = await scene(t, backend);
+      let release: () => void = () => undefined;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      let answered = 0;
+      // The first request answered at once (the origin is quick: its window grows to two), the others held.
+      const stub = await s.stub(async (_request, response) => {
+        if (answered++ > 0) await held;
+        response.writeHead(200).end();
+      });
+      // One connection, and a time-out far past what a loaded machine takes to run the test.
+      const target = createTargetClient({ timeoutMs: 20_000, connectionsPerOrigin: 1, guard: addressGuard({ allow: [], deny: [] }) });
+      t.after(async () => {
+        release();
+        await target.close();
+      });
+      const subscription = await s.subscribe(stub.url);
+      const inbox = new Handoff(10, 0);
+      const runner = testDeliveryRunner(
+        { handle: s.handle, clock: s.clock },
+        { target, targetTimeoutMs: 20_000, connectionsPerOrigin: 1, inbox },
+      );
+      const hand = async () => {
+        const row = await s.queue(subscription, { locked_by: 'me', locked_until: s.now + TEST_LEASE_US });
+        const event = await s.handle.db.selectFrom('events').selectAll().where('uuid', '=', row.event_uuid).executeTakeFirstOrThrow();
+        inbox.reserve(1);
+        inbox.put([{ row, event }]);
+        return row;
+      };
+      await hand();
+      await round(runner);
+      assert.equal(stub.requests.length, 1, 'the quick answer');
+      // Its lane holds twice its window of two: two sent (one on the wire, one waiting in the
+      // sender for the connection), two waiting here. The fifth row has no room.
+      for (let i = 0; i < 4; i++) await hand();
+      const waiting = await hand();
+      await runner.intake();
+      await eventually(() => stub.requests.length === 2, 'one on the wire');
+      assert.equal(inbox.size, 1, 'left in the handoff');
+      await runner.intake();
+      assert.equal(inbox.size, 1, 'still there');
+      assert.equal((await s.read(waiting.uuid)).locked_by, 'me', 'still leased: nothing written');
+      // Nothing heard from the origin for longer than keeping up allows: it may be hanging.
+      s.now += KEEPING_UP_US + 1;
+      await runner.intake();
+      assert.equal(inbox.size, 0);
+      await eventually(async () => (await s.read(waiting.uuid)).locked_by === null, 'given back to the queue');
+      assert.equal((await s.read(waiting.uuid)).state, 'deliver');
+      release();
+      await runner.idle();
+      assert.equal(await round(runner), 1, 'claimed again once its lane had room');
+      assert.equal((await s.read(waiting.uuid)).state, 'delivered');
     });
 
     it('an origin that keeps giving no answer is down: probed once a second while its rows wait untried', async (t) => {

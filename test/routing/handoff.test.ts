@@ -92,6 +92,38 @@ describe('handoff', () => {
     assert.deepEqual(handoff.take(3, now), [items[3]]);
     assert.deepEqual(handoff.take(3, now), []);
   });
+
+  it('leaves the rows the taker says stay, in their place, and takes those behind them', () => {
+    const handoff = new Handoff(10, 5_000_000);
+    const now = 100_000_000;
+    const items = [handed(now + LEASE_US), handed(now + LEASE_US), handed(now + 1_000), handed(now + LEASE_US), handed(now + LEASE_US)];
+    handoff.reserve(items.length);
+    handoff.put(items);
+    const staying = new Set([items[0], items[3]]);
+    assert.deepEqual(
+      handoff.take(1, now, (item) => staying.has(item)),
+      [items[1]],
+    );
+    assert.deepEqual(
+      handoff.take(5, now, (item) => staying.has(item)),
+      [items[4]],
+      'the third’s lease was nearly over',
+    );
+    assert.deepEqual(handoff.take(5, now), [items[0], items[3]], 'they kept their order');
+  });
+
+  it('stops overflowing only once it is empty: rows left in it are older than those in the queue', () => {
+    const handoff = new Handoff(1, 0);
+    handoff.reserve(1);
+    handoff.put([handed(LEASE_US)]);
+    assert.equal(handoff.reserve(1), false);
+    assert.equal(handoff.take(1, 0, () => true).length, 0);
+    handoff.overflowDrained();
+    assert.equal(handoff.overflowing, true, 'a row still waits here');
+    assert.equal(handoff.take(1, 0).length, 1);
+    handoff.overflowDrained();
+    assert.equal(handoff.overflowing, false);
+  });
 });
 
 for (const backend of testBackends()) {
