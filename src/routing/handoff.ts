@@ -3,9 +3,10 @@
  * already leased to this instance and handed to the policy stage, and the rows it allows are
  * handed on to the delivery stage the same way (their allowance written with their first
  * settlement there), so neither stage has to claim them or read their event back: on SQLite
- * that was two claims and two reads per event on the one connection. The rows are leased in the database all along, so a crash loses nothing: the
- * leases are released at start-up (SQLite) or expire (PostgreSQL), and the claim path, which
- * still serves retries and other instances' work, takes them up.
+ * that was two claims and two reads per event on the one connection. The rows are leased in
+ * the database all along, so a crash loses nothing: the leases are released at start-up
+ * (SQLite) or expire (PostgreSQL), and the claim path, which still serves retries and other
+ * instances' work, takes them up.
  *
  * A handoff holds a bounded number of rows; when it is full, rows are written unleased and
  * claimed as before. From then on it takes no more until the stage has emptied it and then
