@@ -22,6 +22,8 @@ export interface Capabilities {
   readonly schemas: boolean;
   /** One statement can write several tables (a data-modifying WITH) and take a column of rows as one array (`unnest`). */
   readonly dataModifyingWith: boolean;
+  /** Several statements can be sent at once and answered in one round trip (postgres-round-trip.ts). */
+  readonly roundTrips: boolean;
 }
 
 /** SQLite: one process, one writer. */
@@ -34,6 +36,7 @@ export const SQLITE_CAPABILITIES: Capabilities = {
   migrationLock: false,
   schemas: false,
   dataModifyingWith: false,
+  roundTrips: false,
 };
 
 /** PostgreSQL: several instances, row locks, LISTEN/NOTIFY. */
@@ -46,4 +49,5 @@ export const POSTGRES_CAPABILITIES: Capabilities = {
   migrationLock: true,
   schemas: true,
   dataModifyingWith: true,
+  roundTrips: true,
 };

@@ -10,6 +10,7 @@ import { within } from '../time/within.js';
 import { maskUrlPassword } from '../url-password.js';
 import { type Capabilities, POSTGRES_CAPABILITIES, SQLITE_CAPABILITIES } from './capabilities.js';
 import { GroupCommit, type WriteOptions } from './group-commit.js';
+import { isRoundTrip, type RoundTripResult, submitRoundTrip } from './postgres-round-trip.js';
 import { type OperationArgs, type OperationName, type OperationResult, runOperation } from './operations.js';
 import { postgresTarget } from './postgres-target.js';
 import { SqliteThread } from './sqlite-thread.js';
@@ -255,7 +256,8 @@ function seconds(ms: number): string {
  * "timeout exceeded when trying to connect" (the wait for a free one): said here in words an
  * operator reads without knowing pg. With `boundStatements`, a statement without an answer in
  * time gives up its connection: pg's own query_timeout would leave the statement running on it
- * and every later one queued behind it, and a silent server never cancels anything.
+ * and every later one queued behind it, and a silent server never cancels anything. A round
+ * trip of several statements (postgres-round-trip.ts) is submitted as one query.
  */
 function boundedPool(pool: pg.Pool, timeoutMs: number, boundStatements: boolean): PostgresPool {
   return {
@@ -270,14 +272,19 @@ function boundedPool(pool: pg.Pool, timeoutMs: number, boundStatements: boolean)
         }
         throw error;
       }
-      if (!boundStatements) return client;
       let broken: Error | undefined;
+      const send = (text: string, parameters: readonly unknown[]): Promise<pg.QueryResult | RoundTripResult> => {
+        const statements = isRoundTrip(parameters);
+        return statements ? submitRoundTrip(client, statements) : client.query(text, parameters as unknown[]);
+      };
       const query = (text: string, parameters: readonly unknown[]) =>
-        within(client.query(text, parameters as unknown[]), timeoutMs, () => {
-          broken = new DatabaseUnavailable(`no answer from the database within ${seconds(timeoutMs)} (statement time-out)`);
-          connectionOf(client)?.stream.destroy();
-          return broken;
-        });
+        boundStatements
+          ? within(send(text, parameters), timeoutMs, () => {
+              broken = new DatabaseUnavailable(`no answer from the database within ${seconds(timeoutMs)} (statement time-out)`);
+              connectionOf(client)?.stream.destroy();
+              return broken;
+            })
+          : send(text, parameters);
       return {
         // Kysely passes a cursor only when streaming (which the service does not): it goes unbounded.
         query: ((textOrCursor: unknown, parameters?: readonly unknown[]) =>

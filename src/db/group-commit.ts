@@ -33,7 +33,8 @@ export type StatementRunner = <T>(work: (db: Kysely<Database>) => Promise<T>) =>
 export interface WriteOptions {
   /**
    * The write needs no transaction: it is one statement, which is atomic by itself (reads may
-   * follow it). With nothing else to commit at the same moment it runs alone, where the
+   * follow it), or one round trip of statements, which is one transaction (postgres-round-trip.ts).
+   * With nothing else to commit at the same moment it runs alone, where the
    * database has a statement runner: on PostgreSQL that is two round trips (BEGIN, COMMIT)
    * fewer, and under load most commits held a single write.
    */
@@ -78,7 +79,8 @@ export class GroupCommit {
     const only = batch.length === 1 ? batch[0] : undefined;
     if (this.statements && only?.oneStatement) {
       try {
-        return this.settleWhenDurable(batch, [{ ok: true, value: await this.statements(only.write) }]);
+        const statements = this.statements;
+        return this.settleWhenDurable(batch, [{ ok: true, value: await retryingConflicts(() => statements(only.write)) }]);
       } catch (error) {
         return rejectAll(batch, error);
       }
@@ -127,19 +129,8 @@ export class GroupCommit {
     this.settleWhenDurable(batch, outcomes);
   }
 
-  /**
-   * Runs `work` in a transaction, again when PostgreSQL rolled it back to break a deadlock
-   * (40P01) or a serialization conflict (40001) with another instance's: run again, it goes
-   * through (the other has committed or rolled back by then).
-   */
-  private async inTransaction<T>(work: Write<T>): Promise<T> {
-    for (let tries = 1; ; tries++) {
-      try {
-        return await this.transaction(work);
-      } catch (error) {
-        if (tries >= CONFLICT_TRIES || !isTransactionConflict(error)) throw error;
-      }
-    }
+  private inTransaction<T>(work: Write<T>): Promise<T> {
+    return retryingConflicts(() => this.transaction(work));
   }
 
   private settleWhenDurable(batch: Pending[], outcomes: Outcome[]): void {
@@ -156,6 +147,21 @@ export class GroupCommit {
 }
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+/**
+ * Runs `attempt` (a transaction, or one write that is atomic by itself), again when PostgreSQL
+ * rolled it back to break a deadlock (40P01) or a serialization conflict (40001) with another
+ * instance's: run again, it goes through (the other has committed or rolled back by then).
+ */
+async function retryingConflicts<T>(attempt: () => Promise<T>): Promise<T> {
+  for (let tries = 1; ; tries++) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (tries >= CONFLICT_TRIES || !isTransactionConflict(error)) throw error;
+    }
+  }
+}
 
 const CONFLICT_TRIES = 3;
 const CONFLICT_STATES = new Set(['40P01', '40001']);

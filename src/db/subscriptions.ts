@@ -4,6 +4,7 @@
 import { type Kysely, type QueryCreator, sql, type UpdateObject, type UpdateQueryBuilder } from 'kysely';
 import { chunks } from './chunks.js';
 import type { Capabilities } from './connect.js';
+import { inOneRoundTrip } from './postgres-round-trip.js';
 import { notificationOf } from './subscription-notifications.js';
 import type { Database, SubscriptionRow } from './tables.js';
 
@@ -127,20 +128,19 @@ export async function insertWithinLimit(
   rows: readonly SubscriptionRow[],
   most: number | 'off',
 ): Promise<boolean[]> {
-  let admitted = rows.map(() => true);
-  if (most !== 'off') {
-    const held = await lockedLiveCounts(
-      tx,
-      capabilities,
-      rows.map((row) => row.owner),
-    );
-    admitted = rows.map((row) => {
-      const count = held.get(row.owner) ?? 0;
-      if (count >= most) return false;
-      held.set(row.owner, count + 1);
-      return true;
-    });
+  if (most === 'off') {
+    await insertSubscriptions(tx, capabilities, rows);
+    return rows.map(() => true);
   }
+  if (capabilities.roundTrips) return insertWithinLimitInOneRoundTrip(tx, rows, most);
+  // SQLite: its write transaction holds the whole database, so the count stays true until it ends.
+  const held = await liveCounts(tx, [...new Set(rows.map((row) => row.owner))]);
+  const admitted = rows.map((row) => {
+    const count = held.get(row.owner) ?? 0;
+    if (count >= most) return false;
+    held.set(row.owner, count + 1);
+    return true;
+  });
   await insertSubscriptions(
     tx,
     capabilities,
@@ -149,31 +149,55 @@ export async function insertWithinLimit(
   return admitted;
 }
 
-/**
- * How many live subscriptions (deleted ones are not; disabled ones are) each of `owners` holds,
- * as no other writer can change it until this transaction ends: on PostgreSQL each owner is
- * locked first (a transaction-scoped advisory lock on a hash of the schema and the owner, taken
- * in one order so that two transactions cannot wait on each other), and counted by a later
- * statement, whose snapshot sees what the lock's last holder committed. SQLite's write
- * transaction holds the whole database already. Only in a write transaction.
- */
-async function lockedLiveCounts(tx: Kysely<Database>, capabilities: Capabilities, owners: readonly string[]): Promise<Map<string, number>> {
-  const distinct = [...new Set(owners)];
-  if (distinct.length === 0) return new Map();
-  if (!capabilities.oneWriter) {
-    await sql`
-      select pg_advisory_xact_lock(${OWNER_LOCK_CLASS}, key)
-      from (select distinct hashtext(current_schema() || '/' || owner) as key from unnest(${distinct}::text[]) as owner order by key) as keys
-    `.execute(tx);
-  }
-  const counted = await tx
+/** How many live subscriptions (deleted ones are not; disabled ones are) each of `owners` holds. */
+async function liveCounts(db: Kysely<Database>, owners: readonly string[]): Promise<Map<string, number>> {
+  if (owners.length === 0) return new Map();
+  const counted = await db
     .selectFrom('subscriptions')
     .select((eb) => ['owner', eb.fn.countAll<number | bigint>().as('live')])
-    .where('owner', 'in', distinct)
+    .where('owner', 'in', owners)
     .where('deleted', 'is', null)
     .groupBy('owner')
     .execute();
   return new Map(counted.map((row) => [row.owner, Number(row.live)]));
+}
+
+/**
+ * PostgreSQL: two statements in one round trip and one transaction. The first locks each owner
+ * (a transaction-scoped advisory lock on a hash of the schema and the owner, taken in one order
+ * so that two transactions cannot wait on each other). The second, whose snapshot is taken once
+ * it holds the locks and so sees what their last holder committed, counts each owner's live
+ * subscriptions and inserts the rows that fit, each counting for the next of its owner, telling
+ * the other instances of each. The rows travel as one JSON parameter, read as rows of the table.
+ */
+async function insertWithinLimitInOneRoundTrip(db: Kysely<Database>, rows: readonly SubscriptionRow[], most: number): Promise<boolean[]> {
+  const owners = JSON.stringify([...new Set(rows.map((row) => row.owner))]);
+  const lock = sql`
+    select pg_advisory_xact_lock(${OWNER_LOCK_CLASS}, key)
+    from (select distinct hashtext(current_schema() || '/' || owner) as key from jsonb_array_elements_text(${owners}::jsonb) as owner order by key) as keys
+  `;
+  const insert = sql<{ uuid: string }>`
+    with candidate as (
+      select r, row_number() over (partition by r.owner order by e.ord) as nth
+      from jsonb_array_elements(${JSON.stringify(rows)}::jsonb) with ordinality as e(doc, ord),
+        lateral jsonb_populate_record(null::subscriptions, e.doc) as r
+    ),
+    counted as (
+      select owner, count(*) as live from subscriptions
+      where deleted is null and owner = any(array(select jsonb_array_elements_text(${owners}::jsonb)))
+      group by owner
+    ),
+    written as (
+      insert into subscriptions
+      select (c.r).* from candidate c left join counted n on n.owner = (c.r).owner
+      where coalesce(n.live, 0) + c.nth <= ${most}
+      returning uuid
+    )
+    select written.uuid, ${notificationOf('written.uuid')} from written
+  `;
+  const [, written] = await inOneRoundTrip(db, [lock.compile(db), insert.compile(db)]);
+  const inserted = new Set((written as Array<{ uuid: string }>).map((row) => row.uuid));
+  return rows.map((row) => inserted.has(row.uuid));
 }
 
 export type MatchableRow = Pick<SubscriptionRow, 'uuid' | 'owner' | 'jsonpath' | 'dialect' | 'deleted' | 'disabled'>;

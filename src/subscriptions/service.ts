@@ -103,11 +103,11 @@ export function subscriptionService(deps: SubscriptionServiceDependencies): Subs
   const notify = (change: SubscriptionChange) => deps.onChange?.(change);
   const lookupTimeoutMs = deps.targetLookupTimeoutMs ?? TARGET_LOOKUP_TIMEOUT_MS;
   // Creates of the same moment share one insert statement: bounded to what one statement holds.
-  // With no limit to count against, it commits by itself on PostgreSQL when nothing else commits
-  // with it (no BEGIN and COMMIT).
+  // On PostgreSQL it commits by itself when nothing else commits with it (no BEGIN and COMMIT):
+  // with a limit, the owners' locks and the insert are one round trip and one transaction.
   const limit = deps.userSubscriptions;
   const insertRow = batchedOperation(deps.database, 'createSubscriptions', (rows: readonly SubscriptionRow[]) => ({ rows, most: limit }), {
-    oneStatement: limit === 'off',
+    oneStatement: true,
     maxBatch: SUBSCRIPTION_ROWS_PER_STATEMENT,
   });
 
