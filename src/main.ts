@@ -41,6 +41,7 @@ import { pullReader } from './pull/reader.js';
 import { PullWaiters } from './pull/waiters.js';
 import { evaluationErrorReporter } from './matching/evaluation-errors.js';
 import { LiveMatcher } from './matching/live-matcher.js';
+import { ExpectedNotifications } from './matching/expected-notifications.js';
 import { startSubscriptionSync } from './matching/subscription-sync.js';
 import { createMetrics } from './metrics/registry.js';
 import { addressGuard } from './net/address-guard.js';
@@ -251,8 +252,10 @@ async function serve(config: Config): Promise<number> {
     deliveries.wake();
   });
   const subscriptionChanged = followSubscriptionWrites(matcher, deliveries);
+  const expectedNotifications = database.capabilities.sharedByInstances ? new ExpectedNotifications() : undefined;
   const sync = database.capabilities.sharedByInstances
     ? startSubscriptionSync({
+        ...(expectedNotifications ? { expected: expectedNotifications } : {}),
         database,
         url: config.databaseUrl,
         applicationName: `${PROGRAM} listener ${process.pid}`,
@@ -304,6 +307,7 @@ async function serve(config: Config): Promise<number> {
           : {}),
         identity,
         onChange: subscriptionChanged,
+        ...(expectedNotifications ? { expectedNotifications } : {}),
         notices,
         onNotified: deliveries.wake,
       }),

@@ -12,6 +12,7 @@
 import type { DatabaseHandle } from '../db/connect.js';
 import { liveSubscriptionPages, type SubscriptionChange, subscriptionsByUuid, subscriptionsUpdatedSince } from '../db/subscriptions.js';
 import type { Clock } from '../time/clock.js';
+import type { ExpectedNotifications } from './expected-notifications.js';
 import type { LiveMatcher } from './live-matcher.js';
 
 export interface SubscriptionRefreshDependencies {
@@ -25,6 +26,8 @@ export interface SubscriptionRefreshDependencies {
   windowUs: number;
   /** A fetch for notified rows failed (the poll will find them). */
   onError: (error: unknown) => void;
+  /** This instance's creates, applied already: their notifications are not read back. */
+  expected?: ExpectedNotifications;
 }
 
 export interface SubscriptionRefresh {
@@ -84,6 +87,7 @@ export function subscriptionRefresh(deps: SubscriptionRefreshDependencies): Subs
         return gone.length;
       }),
     notified: (uuid) => {
+      if (deps.expected?.take(uuid)) return;
       pending.add(uuid);
       // Notifications that arrive while a read is under way wait for it, and share the next one.
       queueFetch();

@@ -11,6 +11,7 @@ import { startSubscriptionListener } from '../db/subscription-notifications.js';
 import type { SubscriptionChange } from '../db/subscriptions.js';
 import { startWorkerLoop, type WorkerLoop } from '../routing/worker-loop.js';
 import type { Clock } from '../time/clock.js';
+import type { ExpectedNotifications } from './expected-notifications.js';
 import type { LiveMatcher } from './live-matcher.js';
 import { subscriptionRefresh } from './subscription-refresh.js';
 
@@ -42,6 +43,8 @@ export interface SubscriptionSyncOptions {
   onReadable?: (subscription: string) => void;
   /** Listening began (again): what was committed meanwhile went unheard. */
   onListening?: () => void;
+  /** This instance's creates, applied already: their notifications are not read back. */
+  expected?: ExpectedNotifications;
 }
 
 export interface SubscriptionSync {
@@ -60,6 +63,7 @@ export function startSubscriptionSync(options: SubscriptionSyncOptions): Subscri
     clock: options.clock,
     windowUs: options.skewUs,
     onError: (error) => log.error({ err: error }, 'reading notified subscriptions failed; the poll will find them'),
+    ...(options.expected ? { expected: options.expected } : {}),
   });
   let loop: WorkerLoop | undefined;
   // Due at once: at start, and when listening begins (again), since writes committed before

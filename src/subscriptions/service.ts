@@ -25,6 +25,7 @@ import type { SubscriptionRow } from '../db/tables.js';
 import { serviceError, subscriptionNotFound } from '../errors.js';
 import type { JsonValue } from '../json.js';
 import { compileJsonPath, type Dialect, type DialectMode, type Selection } from '../jsonpath/index.js';
+import type { ExpectedNotifications } from '../matching/expected-notifications.js';
 import type { AddressGuard } from '../net/address-guard.js';
 import type { Clock } from '../time/clock.js';
 import { canonicalUuid } from '../uuid.js';
@@ -61,6 +62,8 @@ export interface SubscriptionServiceDependencies {
   targetLookupTimeoutMs?: number;
   /** Told of every successful write, after it is committed. */
   onChange?: (change: SubscriptionChange) => void;
+  /** PostgreSQL: told of each create before it is sent, so that its notification is not read back. */
+  expectedNotifications?: ExpectedNotifications;
   /** The operational events telling an owner their subscription was disabled or enabled; none without it. */
   notices?: NoticeEvents;
   /** Operational events were written (committed), due for delivery now. */
@@ -177,7 +180,13 @@ export function subscriptionService(deps: SubscriptionServiceDependencies): Subs
         rate_limit: input.rate_limit ?? null,
         allowed_rate: allowed,
       };
-      const admitted = await insertRow(row);
+      const expected = deps.expectedNotifications;
+      expected?.expect(row.uuid);
+      const admitted = await insertRow(row).catch((error: unknown) => {
+        expected?.cancel(row.uuid);
+        throw error;
+      });
+      if (!admitted) expected?.cancel(row.uuid);
       if (!admitted && limit !== 'off') throw serviceError('SUBSCRIPTION_LIMIT', limit);
       notify({ kind: 'upsert', row });
       return toRecord(row, deps.secretKey);

@@ -10,6 +10,7 @@ import { describe, it, type TestContext } from 'node:test';
 import { type DatabaseHandle, openDatabase } from '../../src/db/connect.js';
 import { syncSchema } from '../../src/db/migrate.js';
 import { disableSubscription } from '../../src/db/subscriptions.js';
+import { ExpectedNotifications } from '../../src/matching/expected-notifications.js';
 import { LiveMatcher } from '../../src/matching/live-matcher.js';
 import { type SubscriptionSync, startSubscriptionSync } from '../../src/matching/subscription-sync.js';
 import { type SubscriptionService, subscriptionService } from '../../src/subscriptions/service.js';
@@ -32,7 +33,10 @@ interface Setup {
 }
 
 /** A matcher kept in step only by the sync (writes go through a service that does not tell it). */
-async function setup(database: TestDatabase, options: { listenUrl?: string; pollMs?: number } = {}): Promise<Setup> {
+async function setup(
+  database: TestDatabase,
+  options: { listenUrl?: string; pollMs?: number; expected?: ExpectedNotifications } = {},
+): Promise<Setup> {
   const handle = openDatabase(database.url);
   await syncSchema(handle);
   const clock = systemClock();
@@ -52,6 +56,7 @@ async function setup(database: TestDatabase, options: { listenUrl?: string; poll
     listeningPollMs: SLOW_POLL_MS,
     skewUs: 10_000_000,
     maxErrorPauseMs: 1_000,
+    ...(options.expected ? { expected: options.expected } : {}),
     log: {
       ...quiet,
       info: (_details, message) => {
@@ -166,6 +171,29 @@ if (!POSTGRES_TEST_URL) {
       try {
         await eventually(() => s.sync.listening, 'the listener is up');
         await propagation(s.matcher, await create(s.service), true);
+      } finally {
+        await s.close();
+      }
+    });
+
+    it("takes the notification of the instance's own create, which it need not read back", async () => {
+      const expected = new ExpectedNotifications();
+      const s = await setup(await createPostgres(base), { expected });
+      try {
+        await eventually(() => s.sync.listening, 'the listener is up');
+        const own = subscriptionService({
+          database: s.handle,
+          clock: systemClock(),
+          secretKey: null,
+          dialectMode: 'auto',
+          userSubscriptions: 1000,
+          targetGuard: defaultTargetGuard(),
+          expectedNotifications: expected,
+        });
+        await create(own);
+        // Notifications come in commit order: once the later create is applied, the own one's has come.
+        await propagation(s.matcher, await create(s.service), true);
+        assert.equal(expected.size, 0);
       } finally {
         await s.close();
       }
