@@ -41,7 +41,7 @@ import { pullReader } from './pull/reader.js';
 import { PullWaiters } from './pull/waiters.js';
 import { evaluationErrorReporter } from './matching/evaluation-errors.js';
 import { LiveMatcher } from './matching/live-matcher.js';
-import { ExpectedNotifications } from './matching/expected-notifications.js';
+import { ExpectedNotifications } from './db/expected-notifications.js';
 import { startSubscriptionSync } from './matching/subscription-sync.js';
 import { createMetrics } from './metrics/registry.js';
 import { addressGuard } from './net/address-guard.js';

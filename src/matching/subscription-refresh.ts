@@ -12,7 +12,7 @@
 import type { DatabaseHandle } from '../db/connect.js';
 import { liveSubscriptionPages, type SubscriptionChange, subscriptionsByUuid, subscriptionsUpdatedSince } from '../db/subscriptions.js';
 import type { Clock } from '../time/clock.js';
-import type { ExpectedNotifications } from './expected-notifications.js';
+import type { ExpectedNotifications } from '../db/expected-notifications.js';
 import type { LiveMatcher } from './live-matcher.js';
 
 export interface SubscriptionRefreshDependencies {

@@ -11,7 +11,7 @@ import { startSubscriptionListener } from '../db/subscription-notifications.js';
 import type { SubscriptionChange } from '../db/subscriptions.js';
 import { startWorkerLoop, type WorkerLoop } from '../routing/worker-loop.js';
 import type { Clock } from '../time/clock.js';
-import type { ExpectedNotifications } from './expected-notifications.js';
+import type { ExpectedNotifications } from '../db/expected-notifications.js';
 import type { LiveMatcher } from './live-matcher.js';
 import { subscriptionRefresh } from './subscription-refresh.js';
 

@@ -25,7 +25,7 @@ import type { SubscriptionRow } from '../db/tables.js';
 import { serviceError, subscriptionNotFound } from '../errors.js';
 import type { JsonValue } from '../json.js';
 import { compileJsonPath, type Dialect, type DialectMode, type Selection } from '../jsonpath/index.js';
-import type { ExpectedNotifications } from '../matching/expected-notifications.js';
+import type { ExpectedNotifications } from '../db/expected-notifications.js';
 import type { AddressGuard } from '../net/address-guard.js';
 import type { Clock } from '../time/clock.js';
 import { canonicalUuid } from '../uuid.js';

@@ -10,7 +10,7 @@ import { describe, it, type TestContext } from 'node:test';
 import { type DatabaseHandle, openDatabase } from '../../src/db/connect.js';
 import { syncSchema } from '../../src/db/migrate.js';
 import { disableSubscription } from '../../src/db/subscriptions.js';
-import { ExpectedNotifications } from '../../src/matching/expected-notifications.js';
+import { ExpectedNotifications } from '../../src/db/expected-notifications.js';
 import { LiveMatcher } from '../../src/matching/live-matcher.js';
 import { type SubscriptionSync, startSubscriptionSync } from '../../src/matching/subscription-sync.js';
 import { type SubscriptionService, subscriptionService } from '../../src/subscriptions/service.js';

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { EXPECTED_FOR_MS, ExpectedNotifications } from '../../src/matching/expected-notifications.js';
+import { EXPECTED_FOR_MS, ExpectedNotifications } from '../../src/db/expected-notifications.js';
 
 describe('expected notifications', () => {
   it('takes an expected notification once: a later one of the same subscription is read', () => {
