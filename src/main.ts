@@ -252,10 +252,11 @@ async function serve(config: Config): Promise<number> {
     deliveries.wake();
   });
   const subscriptionChanged = followSubscriptionWrites(matcher, deliveries);
+  // Instances sharing the database hear of each other's writes; their own creates they apply at once.
   const expectedNotifications = database.capabilities.sharedByInstances ? new ExpectedNotifications() : undefined;
-  const sync = database.capabilities.sharedByInstances
+  const sync = expectedNotifications
     ? startSubscriptionSync({
-        ...(expectedNotifications ? { expected: expectedNotifications } : {}),
+        expected: expectedNotifications,
         database,
         url: config.databaseUrl,
         applicationName: `${PROGRAM} listener ${process.pid}`,
