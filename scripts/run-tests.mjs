@@ -4,6 +4,7 @@
 // Arguments are passed on, e.g. `npm test -- --test-name-pattern=index`.
 import { spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -26,7 +27,11 @@ const files = testFiles('dist/test').sort();
 // Every file's process preloads the leak guard: a file that leaves a timer, server, socket or
 // child process running after its tests fails, naming what it left (test/support/leak-guard.ts).
 const guard = pathToFileURL(resolve('dist/test/support/leak-guard.js')).href;
-const child = spawn(process.execPath, ['--test', '--import', guard, ...process.argv.slice(2), ...files], {
+// A file per core: most files spend much of their time waiting for the processes, servers and
+// databases they start, so node's default (a core less) left half of a 2-core machine idle and
+// took CI twice as long. An argument given (--test-concurrency=1) overrides it.
+const concurrency = `--test-concurrency=${availableParallelism()}`;
+const child = spawn(process.execPath, ['--test', concurrency, '--import', guard, ...process.argv.slice(2), ...files], {
   stdio: ['inherit', 'pipe', 'inherit'],
 });
 // The summary's count of skipped tests, as the TAP (`# skipped N`) or spec (`ℹ skipped N`) reporter prints it.
