@@ -69,5 +69,11 @@ export async function countRuns(db: Kysely<Database>, attempts: readonly RunAtte
 /** The runs of `subscriptions` end: a delivery succeeded, or the subscription was disabled, enabled or deleted. */
 export async function endRuns(db: Kysely<Database>, subscriptions: readonly string[]): Promise<void> {
   if (subscriptions.length === 0) return;
-  await db.deleteFrom('failure_runs').where('subscription_uuid', 'in', subscriptions).execute();
+  await endRunsStatement(db, subscriptions).execute();
 }
+
+/** endRuns' statement, for `subscriptions` (not empty). */
+export function endRunsStatement(db: Kysely<Database>, subscriptions: readonly string[]) {
+  return db.deleteFrom('failure_runs').where('subscription_uuid', 'in', subscriptions);
+}
+

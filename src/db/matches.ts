@@ -111,7 +111,12 @@ export async function settleMatches(
   at: number,
 ): Promise<string[]> {
   if (uuids.length === 0) return [];
-  let rows = db
+  return (await settleStatement(db, uuids, holder, change, at).execute()).map((r) => r.uuid);
+}
+
+/** settleMatches' statement, for `uuids` (not empty): it returns the uuids it settled. */
+export function settleStatement(db: Kysely<Database>, uuids: readonly string[], holder: string, change: MatchChange, at: number) {
+  const rows = db
     .updateTable('matches')
     .set((eb) => ({
       state: change.state,
@@ -129,8 +134,7 @@ export async function settleMatches(
     // A lease that expired and was taken by someone else is theirs now.
     .where('locked_by', '=', holder)
     .returning('uuid');
-  if (OPEN_STATES.includes(change.state)) rows = rows.where('state', '!=', 'cancelled');
-  return (await rows.execute()).map((r) => r.uuid);
+  return OPEN_STATES.includes(change.state) ? rows.where('state', '!=', 'cancelled') : rows;
 }
 
 /**
@@ -143,6 +147,17 @@ export async function settleEach(
   settlements: ReadonlyArray<{ uuid: string; change: MatchChange }>,
   at: number,
 ): Promise<Set<string>> {
+  const settled = new Set<string>();
+  for (const { change, uuids } of byChange(settlements)) {
+    for (const uuid of await settleMatches(db, uuids, holder, change, at)) settled.add(uuid);
+  }
+  return settled;
+}
+
+/** The rows of `settlements` grouped by their change, each group's uuids in the order given. */
+export function byChange(
+  settlements: ReadonlyArray<{ uuid: string; change: MatchChange }>,
+): Array<{ change: MatchChange; uuids: string[] }> {
   const groups = new Map<string, { change: MatchChange; uuids: string[] }>();
   for (const { uuid, change } of settlements) {
     const key = JSON.stringify(change);
@@ -150,9 +165,7 @@ export async function settleEach(
     if (group) group.uuids.push(uuid);
     else groups.set(key, { change, uuids: [uuid] });
   }
-  const settled = new Set<string>();
-  for (const { change, uuids } of groups.values()) for (const uuid of await settleMatches(db, uuids, holder, change, at)) settled.add(uuid);
-  return settled;
+  return [...groups.values()];
 }
 
 export interface AttemptRecord {
@@ -176,23 +189,25 @@ export async function recordAttempts(
   capabilities: Capabilities,
   attempts: readonly AttemptRecord[],
 ): Promise<number> {
-  if (attempts.length === 0) return 0;
   let recorded = 0;
-  for (const chunk of chunks(attempts, ATTEMPT_ROWS_PER_STATEMENT)) {
+  for (const statement of attemptStatements(capabilities, attempts))
+    recorded += Number((await statement.execute(db)).numAffectedRows ?? 0n);
+  return recorded;
+}
+
+/** recordAttempts' statements: none for no attempts. */
+export function attemptStatements(capabilities: Capabilities, attempts: readonly AttemptRecord[]) {
+  return chunks(attempts, ATTEMPT_ROWS_PER_STATEMENT).map((chunk) => {
     const rows = chunk.map(
       (a) => sql`(${timeOrderedUuid()}, ${a.matchUuid}, ${a.stage}, ${a.at}, ${a.status}, ${a.error}, ${Math.round(a.durationMs)})`,
     );
     const matchUuids = [...new Set(chunk.map((a) => a.matchUuid))].map((uuid) => sql`${uuid}`);
     // A VALUES list's columns are column1… on both databases; PostgreSQL reads its parameters as text.
-    const result = await sql`insert into attempts (uuid, match_uuid, stage, at, status, error, duration_ms)
+    return sql`insert into attempts (uuid, match_uuid, stage, at, status, error, duration_ms)
       select column1, column2, column3, cast(column4 as bigint), cast(column5 as integer), column6, cast(column7 as integer)
       from (values ${sql.join(rows)}) as recorded
-      where column2 in (select uuid from matches where uuid in (${sql.join(matchUuids)})${capabilities.rowLocks ? sql` for key share` : sql``})`.execute(
-      db,
-    );
-    recorded += Number(result.numAffectedRows ?? 0n);
-  }
-  return recorded;
+      where column2 in (select uuid from matches where uuid in (${sql.join(matchUuids)})${capabilities.rowLocks ? sql` for key share` : sql``})`;
+  });
 }
 
 /** Both databases take at least 32,766 parameters a statement: 7 an attempt, and its match's uuid. */
@@ -291,12 +306,16 @@ function requeue(db: Kysely<Database>, at: number) {
  */
 export async function releaseMatches(db: Kysely<Database>, holder: string, uuids: readonly string[]): Promise<void> {
   if (uuids.length === 0) return;
-  await db
+  await releaseStatement(db, holder, uuids).execute();
+}
+
+/** releaseMatches' statement, for `uuids` (not empty). */
+export function releaseStatement(db: Kysely<Database>, holder: string, uuids: readonly string[]) {
+  return db
     .updateTable('matches')
     .set({ locked_until: null, locked_by: null })
     .where('uuid', 'in', [...uuids])
-    .where('locked_by', '=', holder)
-    .execute();
+    .where('locked_by', '=', holder);
 }
 
 /**

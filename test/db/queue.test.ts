@@ -12,6 +12,7 @@ import {
   logEventsInOneStatement,
   type MatchRow,
 } from '../../src/db/events.js';
+import { countRuns } from '../../src/db/failure-runs.js';
 import { matchQueue } from '../../src/db/match-queue.js';
 import { type AttemptRecord, claimDueMatches, recordAttempts, settleMatches } from '../../src/db/matches.js';
 import { insertSubscription } from '../../src/db/subscriptions.js';
@@ -368,6 +369,55 @@ for (const backend of testBackends()) {
         assert.deepEqual(await handle.db.selectFrom('matches').select(['state', 'policy_code', 'locked_by', 'locked_until']).execute(), [
           { state: 'cancelled', policy_code: null, locked_by: null, locked_until: null },
         ]);
+      });
+    });
+
+    it("a settlement of successes ends their subscriptions' runs of failures", async () => {
+      await withQueue(async ({ handle }) => {
+        const row = await loggedLeased(handle);
+        await countRuns(handle.db, [{ subscription: SUBSCRIPTION, failed: true, error: 'target answered 503' }]);
+        await matchQueue(handle).settle(
+          'me',
+          {
+            changes: [{ uuid: row.uuid, change: { state: 'delivered', targetCode: 200 } }],
+            attempts: [attempt(row)],
+            disable: [],
+            runs: [{ subscription: SUBSCRIPTION, failed: false }],
+          },
+          20,
+        );
+        assert.deepEqual(await handle.db.selectFrom('failure_runs').selectAll().execute(), []);
+      });
+    });
+
+    it('a settlement is written whole or not at all: a statement of it that fails leaves the others unwritten', async () => {
+      await withQueue(async ({ handle }) => {
+        const [delivered, released] = [await loggedLeased(handle), await loggedLeased(handle)];
+        await countRuns(handle.db, [{ subscription: SUBSCRIPTION, failed: true, error: 'target answered 503' }]);
+        // The attempt's stage is NOT NULL: its insert fails, after the change and the release before it.
+        const refused = { ...attempt(delivered), stage: null as unknown as AttemptRecord['stage'] };
+        await assert.rejects(
+          matchQueue(handle).settle(
+            'me',
+            {
+              changes: [{ uuid: delivered.uuid, change: { state: 'delivered', targetCode: 200 } }],
+              attempts: [refused],
+              disable: [],
+              runs: [{ subscription: SUBSCRIPTION, failed: false }],
+              release: [released.uuid],
+            },
+            20,
+          ),
+        );
+        const rows = await handle.db.selectFrom('matches').select(['uuid', 'state', 'locked_by']).orderBy('uuid').execute();
+        assert.deepEqual(
+          rows,
+          [delivered, released]
+            .map((r) => ({ uuid: r.uuid, state: 'deliver', locked_by: 'me' }))
+            .sort((a, b) => (a.uuid < b.uuid ? -1 : 1)),
+        );
+        assert.deepEqual(await handle.db.selectFrom('attempts').selectAll().execute(), []);
+        assert.equal((await handle.db.selectFrom('failure_runs').select('failures').execute()).length, 1, 'the run goes on');
       });
     });
 
