@@ -76,4 +76,3 @@ export async function endRuns(db: Kysely<Database>, subscriptions: readonly stri
 export function endRunsStatement(db: Kysely<Database>, subscriptions: readonly string[]) {
   return db.deleteFrom('failure_runs').where('subscription_uuid', 'in', subscriptions);
 }
-
