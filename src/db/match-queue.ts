@@ -177,8 +177,7 @@ async function settlePlainInOneRoundTrip(
     ...attemptStatements(capabilities, settlement.attempts).map((statement) => statement.compile(tx)),
     ...(ended.length > 0 ? [endRunsStatement(tx, ended).compile()] : []),
   ];
-  if (statements.length === 0) return { rows: new Set(), disabled: [], notified: 0 };
-  const answers = await inOneRoundTrip(tx, statements);
+  const answers = statements.length > 0 ? await inOneRoundTrip(tx, statements) : [];
   const rows = new Set(answers.slice(0, changes.length).flatMap((settled) => (settled as Array<{ uuid: string }>).map((row) => row.uuid)));
   return { rows, disabled: [], notified: 0 };
 }
