@@ -17,6 +17,18 @@ export function canonicalUuid(text: string): string | undefined {
 export function timeOrderedUuid(now = Date.now()): string {
   // randomUUID draws from a cached entropy pool; randomBytes per call was a syscall each.
   const random = randomUUID(); // xxxxxxxx-xxxx-4xxx-Vxxx-xxxxxxxxxxxx, V the variant already
-  const time = now.toString(16).padStart(12, '0');
-  return `${time.slice(0, 8)}-${time.slice(8, 12)}-7${random.slice(15, 18)}-${random.slice(19)}`;
+  return timePrefix(now) + random.slice(15);
+}
+
+let prefixTime = -1;
+let prefix = '';
+
+/** `tttttttt-tttt-7`, the time's part and the version: the same for every uuid of one millisecond. */
+function timePrefix(now: number): string {
+  if (now !== prefixTime) {
+    const time = now.toString(16).padStart(12, '0');
+    prefix = `${time.slice(0, 8)}-${time.slice(8, 12)}-7`;
+    prefixTime = now;
+  }
+  return prefix;
 }

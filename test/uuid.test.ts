@@ -14,4 +14,12 @@ describe('timeOrderedUuid', () => {
     assert.deepEqual([...uuids].sort(), uuids);
     assert.equal(new Set(Array.from({ length: 10_000 }, () => timeOrderedUuid())).size, 10_000);
   });
+
+  it('carries the time it is given, whatever time the one before carried', () => {
+    const times = [0x0123456789ab, 0x0123456789ab, 0x0000000000ff, 0x0123456789ab, 0xffffffffffff];
+    assert.deepEqual(
+      times.map((time) => timeOrderedUuid(time).slice(0, 15)),
+      ['01234567-89ab-7', '01234567-89ab-7', '00000000-00ff-7', '01234567-89ab-7', 'ffffffff-ffff-7'],
+    );
+  });
 });

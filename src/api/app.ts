@@ -87,8 +87,11 @@ export async function buildApp(
     // What Node's HTTP parser refuses: there is no request, so the socket is answered directly.
     clientErrorHandler: (error, socket) => answerClientError(error, socket, app.log),
   });
-  app.addHook('onSend', async (request, reply) => {
+  // Hooks every request passes through take `done` rather than being async: each async hook
+  // costs a promise and a turn of the microtask queue per request.
+  app.addHook('onSend', (request, reply, payload, done) => {
     void reply.header('x-request-id', request.id);
+    done(null, payload);
   });
   if (options.metrics) countAnswers(app, options.metrics);
   refuseWhileClosing(app);
@@ -157,8 +160,9 @@ function refuseWhileClosing(app: FastifyInstance): void {
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.addHook('onRequest', async () => {
+  app.addHook('onRequest', (_request, _reply, done) => {
     if (closing) throw serviceError('SHUTTING_DOWN');
+    done();
   });
   app.addHook('onSend', (_request, reply, payload, done) => {
     if (closing) reply.header('connection', 'close');

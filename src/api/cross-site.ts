@@ -22,10 +22,9 @@ export function refuseCrossSiteWrites(app: FastifyInstance): void {
     const response = route.schema?.response as Record<number, ErrorResponse> | undefined;
     route.schema = { ...route.schema, response: withErrorResponses(response, FORBIDDEN) };
   });
-  app.addHook('onRequest', async (request) => {
-    if (SAFE_METHODS.has(request.method)) return;
+  app.addHook('onRequest', (request, _reply, done) => {
     const site = request.headers['sec-fetch-site'];
-    if (site === undefined || OWN_SITES.has(site)) return;
-    throw serviceError('CROSS_SITE_REQUEST', site);
+    if (site !== undefined && !OWN_SITES.has(site) && !SAFE_METHODS.has(request.method)) throw serviceError('CROSS_SITE_REQUEST', site);
+    done();
   });
 }

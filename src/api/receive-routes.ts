@@ -68,10 +68,11 @@ export function receiveRoutes(deps: ReceiveRouteDependencies) {
           // a flood from outside the list cannot fill the log.
           childLoggerFactory: (logger, bindings, options, raw) =>
             logger.child(bindings, forbidden(raw as IncomingMessage) ? { ...options, level: 'silent' } : options),
-          onRequest: async (request, reply) => {
+          onRequest: (request, reply, done) => {
             if (forbidden(request.raw)) throw serviceError('RECEIVE_FORBIDDEN', request.socket.remoteAddress ?? 'a closed connection');
             checkToken(request, expectedToken);
             refuseContentCoding(request, reply);
+            done();
           },
         },
         async (request) => {
