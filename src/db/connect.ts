@@ -10,7 +10,7 @@ import { within } from '../time/within.js';
 import { maskUrlPassword } from '../url-password.js';
 import { type Capabilities, POSTGRES_CAPABILITIES, SQLITE_CAPABILITIES } from './capabilities.js';
 import { GroupCommit, type WriteOptions } from './group-commit.js';
-import { isRoundTrip, type RoundTripResult, submitRoundTrip } from './postgres-round-trip.js';
+import { beginWithFirstStatement } from './postgres-round-trip.js';
 import { type OperationArgs, type OperationName, type OperationResult, runOperation } from './operations.js';
 import { postgresTarget } from './postgres-target.js';
 import { SqliteThread } from './sqlite-thread.js';
@@ -273,10 +273,7 @@ function boundedPool(pool: pg.Pool, timeoutMs: number, boundStatements: boolean)
         throw error;
       }
       let broken: Error | undefined;
-      const send = (text: string, parameters: readonly unknown[]): Promise<pg.QueryResult | RoundTripResult> => {
-        const statements = isRoundTrip(parameters);
-        return statements ? submitRoundTrip(client, statements) : client.query(text, parameters as unknown[]);
-      };
+      const send = beginWithFirstStatement(client);
       const query = (text: string, parameters: readonly unknown[]) =>
         boundStatements
           ? within(send(text, parameters), timeoutMs, () => {

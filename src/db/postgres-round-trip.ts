@@ -46,17 +46,67 @@ export function isRoundTrip(parameters: readonly unknown[] | undefined): readonl
 }
 
 /** Submits `statements` on `client` as one round trip. */
-export function submitRoundTrip(client: pg.ClientBase, statements: readonly CompiledQuery[]): Promise<RoundTripResult> {
+export async function submitRoundTrip(client: pg.ClientBase, statements: readonly CompiledQuery[]): Promise<RoundTripResult> {
+  return roundTripResult(await resultsOf(client, statements));
+}
+
+function roundTripResult(results: readonly pg.QueryResult[]): RoundTripResult {
+  return { command: 'ROUND TRIP', rowCount: results.length, rows: results.map((result) => result.rows) };
+}
+
+/** Each statement's result, in order. */
+function resultsOf(client: pg.ClientBase, statements: readonly CompiledQuery[]): Promise<pg.QueryResult[]> {
   return new Promise((resolve, reject) => {
     client.query(
       new RoundTripQuery(statements, (error, results) => {
         if (error) return reject(error);
         // pg answers a single result as itself, several as an array.
-        const each = Array.isArray(results) ? results : [results];
-        resolve({ command: 'ROUND TRIP', rowCount: each.length, rows: each.map((result) => result.rows) });
+        resolve(Array.isArray(results) ? results : [results]);
       }),
     );
   });
+}
+
+const BEGIN = CompiledQuery.raw('begin');
+
+/**
+ * A connection's statements, with a transaction's BEGIN sent in the same write as its first
+ * statement: Kysely sends BEGIN alone and waits for its answer, a round trip that told nothing
+ * (it was one write in eight to PostgreSQL under load). BEGIN is answered here at once and held;
+ * the next statement goes with it, or, when it is the transaction's COMMIT or ROLLBACK, nothing
+ * goes at all. A statement without parameters goes after BEGIN as before: its text may hold
+ * several statements, which only the simple protocol takes.
+ */
+export function beginWithFirstStatement(
+  client: pg.ClientBase,
+): (text: string, parameters: readonly unknown[]) => Promise<pg.QueryResult | RoundTripResult> {
+  let beginHeld = false;
+  const send = (text: string, parameters: readonly unknown[]) => {
+    const statements = isRoundTrip(parameters);
+    return statements ? submitRoundTrip(client, statements) : client.query(text, parameters as unknown[]);
+  };
+  return async (text, parameters) => {
+    if (/^(begin|commit|rollback)$/.test(text)) {
+      const held = beginHeld;
+      beginHeld = text === 'begin';
+      if (beginHeld || held) return answered(text);
+      return send(text, parameters);
+    }
+    if (!beginHeld) return send(text, parameters);
+    beginHeld = false;
+    const statements = isRoundTrip(parameters);
+    if (statements === undefined && (parameters.length === 0 || !parameters.every(isWireValue))) {
+      await client.query(BEGIN.sql);
+      return send(text, parameters);
+    }
+    const results = await resultsOf(client, [BEGIN, ...(statements ?? [CompiledQuery.raw(text, [...parameters])])]);
+    return statements ? roundTripResult(results.slice(1)) : results[1]!;
+  };
+}
+
+/** What PostgreSQL answers BEGIN, COMMIT or ROLLBACK with. */
+function answered(text: string): pg.QueryResult {
+  return { command: text.toUpperCase(), rowCount: null, rows: [], fields: [], oid: 0 } as unknown as pg.QueryResult;
 }
 
 type Results = pg.QueryResult | pg.QueryResult[];
@@ -98,4 +148,8 @@ function wireValue(value: unknown): string | null {
   if (typeof value === 'string') return value;
   if (typeof value === 'number' || typeof value === 'bigint') return String(value);
   throw new TypeError(`a statement of a round trip takes strings, numbers and nulls, not ${typeof value}`);
+}
+
+function isWireValue(value: unknown): boolean {
+  return value === null || value === undefined || ['string', 'number', 'bigint'].includes(typeof value);
 }

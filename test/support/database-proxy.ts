@@ -37,6 +37,8 @@ export async function startSilentListener(): Promise<SilentListener> {
 export interface DatabaseProxy {
   /** `upstream` with host and port replaced by the proxy's. */
   readonly url: string;
+  /** Chunks the clients have sent through it so far: a client's write, unless it waits for none of its answers between writes. */
+  sent(): number;
   /** From now on nothing passes either way: bytes, ends and new connections wait. */
   hold(): void;
   /** Lets everything held through, in order, and what comes after. */
@@ -50,16 +52,20 @@ export async function startDatabaseProxy(upstream: string): Promise<DatabaseProx
   let held = false;
   /** What arrived during a hold, to pass on at release. */
   let backlog: Array<() => void> = [];
+  let sent = 0;
   const pass = (action: () => void) => (held ? backlog.push(action) : action());
-  const forward = (from: Socket, to: Socket) => {
-    from.on('data', (chunk: Buffer) => pass(() => to.write(chunk)));
+  const forward = (from: Socket, to: Socket, count = false) => {
+    from.on('data', (chunk: Buffer) => {
+      if (count) sent++;
+      pass(() => to.write(chunk));
+    });
     from.on('close', () => pass(() => to.destroy()));
   };
   const server = createServer((client) => {
     track(sockets, client);
     const database = connect(Number(target.port || 5432), target.hostname);
     track(sockets, database);
-    forward(client, database);
+    forward(client, database, true);
     forward(database, client);
   });
   const port = await listen(server);
@@ -68,6 +74,7 @@ export async function startDatabaseProxy(upstream: string): Promise<DatabaseProx
   url.port = String(port);
   return {
     url: url.toString(),
+    sent: () => sent,
     hold: () => {
       held = true;
     },
