@@ -86,14 +86,14 @@ export function beginWithFirstStatement(
     return statements ? submitRoundTrip(client, statements) : client.query(text, parameters as unknown[]);
   };
   return async (text, parameters) => {
-    if (/^(begin|commit|rollback)$/.test(text)) {
-      const held = beginHeld;
-      beginHeld = text === 'begin';
-      if (beginHeld || held) return answered(text);
-      return send(text, parameters);
+    // Kysely's own words for a transaction without options.
+    if (text === 'begin') {
+      beginHeld = true;
+      return answered(text);
     }
     if (!beginHeld) return send(text, parameters);
     beginHeld = false;
+    if (text === 'commit' || text === 'rollback') return answered(text);
     const statements = isRoundTrip(parameters);
     if (statements === undefined && (parameters.length === 0 || !parameters.every(isWireValue))) {
       await client.query(BEGIN.sql);
@@ -144,12 +144,10 @@ class RoundTripQuery extends pg.Query {
 
 /** A parameter as text on the wire: the statements sent this way take strings, numbers and nulls. */
 function wireValue(value: unknown): string | null {
-  if (value === null || value === undefined) return null;
-  if (typeof value === 'string') return value;
-  if (typeof value === 'number' || typeof value === 'bigint') return String(value);
-  throw new TypeError(`a statement of a round trip takes strings, numbers and nulls, not ${typeof value}`);
+  if (!isWireValue(value)) throw new TypeError(`a statement of a round trip takes strings, numbers and nulls, not ${typeof value}`);
+  return value === null || value === undefined ? null : String(value);
 }
 
 function isWireValue(value: unknown): boolean {
-  return value === null || value === undefined || ['string', 'number', 'bigint'].includes(typeof value);
+  return value === null || value === undefined || typeof value === 'string' || typeof value === 'number' || typeof value === 'bigint';
 }
