@@ -3,6 +3,7 @@
  * every connection and never says a word, and a proxy to a real PostgreSQL that can hold all
  * traffic for a while (nothing passes either way, new connections are accepted and wait), as
  * when the database host is partitioned away, and let it through again afterwards, in order.
+ * The proxy also counts what its clients send, so that a test can count a client's writes.
  */
 import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net';
 
