@@ -46,7 +46,7 @@ export function isRoundTrip(parameters: readonly unknown[] | undefined): readonl
 }
 
 /** Submits `statements` on `client` as one round trip. */
-export async function submitRoundTrip(client: pg.ClientBase, statements: readonly CompiledQuery[]): Promise<RoundTripResult> {
+async function submitRoundTrip(client: pg.ClientBase, statements: readonly CompiledQuery[]): Promise<RoundTripResult> {
   return roundTripResult(await resultsOf(client, statements));
 }
 
@@ -85,15 +85,7 @@ export function beginWithFirstStatement(
     const statements = isRoundTrip(parameters);
     return statements ? submitRoundTrip(client, statements) : client.query(text, parameters as unknown[]);
   };
-  return async (text, parameters) => {
-    // Kysely's own words for a transaction without options.
-    if (text === 'begin') {
-      beginHeld = true;
-      return answered(text);
-    }
-    if (!beginHeld) return send(text, parameters);
-    beginHeld = false;
-    if (text === 'commit' || text === 'rollback') return answered(text);
+  const sendWithBegin = async (text: string, parameters: readonly unknown[]) => {
     const statements = isRoundTrip(parameters);
     if (statements === undefined && (parameters.length === 0 || !parameters.every(isWireValue))) {
       await client.query(BEGIN.sql);
@@ -101,6 +93,18 @@ export function beginWithFirstStatement(
     }
     const results = await resultsOf(client, [BEGIN, ...(statements ?? [CompiledQuery.raw(text, [...parameters])])]);
     return statements ? roundTripResult(results.slice(1)) : results[1]!;
+  };
+  // Not async: every statement of the pool passes here, and most go straight on.
+  return (text, parameters) => {
+    // Kysely's own words for a transaction without options.
+    if (text === 'begin') {
+      beginHeld = true;
+      return Promise.resolve(answered(text));
+    }
+    if (!beginHeld) return send(text, parameters);
+    beginHeld = false;
+    if (text === 'commit' || text === 'rollback') return Promise.resolve(answered(text));
+    return sendWithBegin(text, parameters);
   };
 }
 
