@@ -55,18 +55,16 @@ export async function startDatabaseProxy(upstream: string): Promise<DatabaseProx
   let backlog: Array<() => void> = [];
   let sent = 0;
   const pass = (action: () => void) => (held ? backlog.push(action) : action());
-  const forward = (from: Socket, to: Socket, count = false) => {
-    from.on('data', (chunk: Buffer) => {
-      if (count) sent++;
-      pass(() => to.write(chunk));
-    });
+  const forward = (from: Socket, to: Socket) => {
+    from.on('data', (chunk: Buffer) => pass(() => to.write(chunk)));
     from.on('close', () => pass(() => to.destroy()));
   };
   const server = createServer((client) => {
     track(sockets, client);
     const database = connect(Number(target.port || 5432), target.hostname);
     track(sockets, database);
-    forward(client, database, true);
+    client.on('data', () => sent++);
+    forward(client, database);
     forward(database, client);
   });
   const port = await listen(server);
