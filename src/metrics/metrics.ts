@@ -5,6 +5,11 @@
 /** The kinds of a policy answer (policy-client.ts): allowed, denied, or no decision yet. */
 export type PolicyOutcome = 'allow' | 'deny' | 'retry';
 export type DeliveryOutcome = 'delivered' | 'retry' | 'failed' | 'cancelled';
+/**
+ * What a SQLite server found its subscriptions needed after other processes committed to its
+ * file: nothing, the rows they added, or a reload of every one.
+ */
+export type OtherProcessCommitsOutcome = 'unchanged' | 'added' | 'reloaded';
 
 export interface Metrics {
   /** An event was accepted by /receive: logged, or a duplicate of one already logged. */
@@ -24,4 +29,6 @@ export interface Metrics {
   matchEvaluationFailed(subscriptions: number): void;
   /** The HTTP API answered a request: `route` is the route's pattern (`/eventmatch/:uuid`), never the path asked for. */
   requestAnswered(method: string, route: string, status: number, seconds: number): void;
+  /** SQLite: a look found commits of other processes to the file since the last one, and the subscriptions were brought in step. */
+  otherProcessCommits(outcome: OtherProcessCommitsOutcome): void;
 }

@@ -32,3 +32,4 @@ export function byOutcome(samples: Samples, name: string, outcomes: readonly str
 
 export const POLICY_OUTCOMES = ['allowed', 'denied', 'retry'] as const;
 export const DELIVERY_OUTCOMES = ['delivered', 'retry', 'failed', 'cancelled'] as const;
+export const OTHER_PROCESS_COMMITS_OUTCOMES = ['unchanged', 'added', 'reloaded'] as const;

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import type { QueueReader } from '../../src/metrics/queue-gauges.js';
 import { createMetrics } from '../../src/metrics/registry.js';
 import { SCRAPE_READ_TIMEOUT_MS } from '../../src/metrics/scrape-read.js';
-import { byOutcome, DELIVERY_OUTCOMES, POLICY_OUTCOMES, parseExposition, sample } from './exposition.js';
+import { byOutcome, DELIVERY_OUTCOMES, OTHER_PROCESS_COMMITS_OUTCOMES, POLICY_OUTCOMES, parseExposition, sample } from './exposition.js';
 
 const unexpected = (error: unknown) => assert.fail(`unexpected error: ${String(error)}`);
 const scrape = async (metrics: ReturnType<typeof createMetrics>) => parseExposition(await metrics.registry.metrics());
@@ -23,6 +23,11 @@ describe('metrics registry', () => {
     });
     assert.deepEqual([sample(samples, 'notifications_events_purged_total'), sample(samples, 'notifications_matches_purged_total')], [0, 0]);
     assert.equal(sample(samples, 'notifications_match_evaluation_errors_total'), 0);
+    assert.deepEqual(byOutcome(samples, 'notifications_other_process_commits_total', OTHER_PROCESS_COMMITS_OUTCOMES), {
+      unchanged: 0,
+      added: 0,
+      reloaded: 0,
+    });
 
     metrics.eventReceived(false);
     metrics.eventReceived(false);
@@ -41,6 +46,9 @@ describe('metrics registry', () => {
     metrics.eventsPurged(3, 0);
     metrics.matchEvaluationFailed(2);
     metrics.matchEvaluationFailed(1);
+    metrics.otherProcessCommits('unchanged');
+    metrics.otherProcessCommits('unchanged');
+    metrics.otherProcessCommits('reloaded');
     samples = await scrape(metrics);
     assert.deepEqual(byOutcome(samples, 'notifications_events_received_total', ['logged', 'duplicate']), { logged: 2, duplicate: 1 });
     assert.equal(sample(samples, 'notifications_matches_total'), 3);
@@ -58,6 +66,11 @@ describe('metrics registry', () => {
       [203, 450],
     );
     assert.equal(sample(samples, 'notifications_match_evaluation_errors_total'), 3);
+    assert.deepEqual(byOutcome(samples, 'notifications_other_process_commits_total', OTHER_PROCESS_COMMITS_OUTCOMES), {
+      unchanged: 2,
+      added: 0,
+      reloaded: 1,
+    });
   });
 
   it('puts attempt durations and latencies in buckets from milliseconds to minutes and beyond', async () => {
