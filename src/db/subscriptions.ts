@@ -415,9 +415,10 @@ export async function* subscriptionPages(db: Kysely<Database>, pageSize = 1_000)
 }
 
 /**
- * SQLite: what any write to the table moves, whoever makes it (see subscriptionsFingerprint).
- * A write that changes none of it (an expression edited by hand, `updated` left as it was) goes
- * unseen.
+ * SQLite: what any write to the table moves, whoever makes it (see subscriptionsState). A write
+ * that changes none of it goes unseen: an expression edited by hand with `updated` left as it
+ * was, or `reseal`, which seals the same secrets again (what this server holds still opens with
+ * its keys).
  */
 export interface SubscriptionsFingerprint {
   /** Rows, deleted ones included: an insert or a delete moves it. */
