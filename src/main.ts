@@ -28,7 +28,7 @@ import { schemaStatus, syncSchema } from './db/migrate.js';
 import { ping } from './db/ping.js';
 import { queueReader } from './db/queue-stats.js';
 import { isStorageFull, StorageWatch } from './db/storage-full.js';
-import { liveSubscriptionPages, type SubscriptionChange } from './db/subscriptions.js';
+import { liveSubscriptionPages, type SubscriptionChange, type SubscriptionsState, subscriptionsState } from './db/subscriptions.js';
 import { brokerDestination, destinationByTarget } from './delivery/broker-destination.js';
 import { startOutboundThread } from './delivery/outbound-thread.js';
 import { type DeliveryRunner, deliveryRunner } from './delivery/runner.js';
@@ -41,6 +41,7 @@ import { pullReader } from './pull/reader.js';
 import { PullWaiters } from './pull/waiters.js';
 import { evaluationErrorReporter } from './matching/evaluation-errors.js';
 import { LiveMatcher } from './matching/live-matcher.js';
+import { followOtherProcessCommits } from './matching/other-process-commits.js';
 import { ExpectedNotifications } from './db/expected-notifications.js';
 import { startSubscriptionSync } from './matching/subscription-sync.js';
 import { createMetrics } from './metrics/registry.js';
@@ -59,7 +60,10 @@ import { within } from './time/within.js';
 import { startTracing, type Tracing, TracingConfigError } from './tracing/tracing.js';
 
 const PROGRAM = 'svc-notifications';
-/** Other instances' work (PostgreSQL) and retries coming due are found by polling this often. */
+/**
+ * Other instances' work (PostgreSQL), retries coming due, and other processes' commits to the
+ * SQLite file are found by polling this often.
+ */
 const POLL_MS = 1_000;
 const MAX_ERROR_PAUSE_MS = 30_000;
 /** Rows a runner takes in per claim. */
@@ -160,7 +164,8 @@ async function serve(config: Config): Promise<number> {
         ),
     }),
   });
-  if (!(await prepareDatabase(database, matcher))) return 1;
+  const prepared = await prepareDatabase(database, matcher);
+  if (prepared === undefined) return 1;
   if (config.secretKey !== null) await sealPlainSecrets(database, config.secretKey, log);
 
   const policyMode = config.policyUrl ? 'policy-service' : 'allow-all';
@@ -273,6 +278,23 @@ async function serve(config: Config): Promise<number> {
         onListening: () => waiters.wakeAll(),
       })
     : undefined;
+  // One server per SQLite file, but the CLI and an import write to it too.
+  const otherProcesses =
+    prepared.loadedFrom === undefined
+      ? undefined
+      : followOtherProcessCommits({
+          db: database.db,
+          since: prepared.loadedFrom,
+          matcher,
+          apply: subscriptionChanged,
+          metrics,
+          log,
+          pollMs: POLL_MS,
+          maxErrorPauseMs: MAX_ERROR_PAUSE_MS,
+          onError: unlessStorageFull((error) =>
+            log.error({ err: error }, "following other processes' commits to the database failed; retrying"),
+          ),
+        });
   const fallbackPoll =
     sync === undefined
       ? undefined
@@ -357,7 +379,7 @@ async function serve(config: Config): Promise<number> {
   const shutdown = async () => {
     await app.close();
     fallbackPoll?.stop();
-    await Promise.all([policy.stop(), deliveries.stop(), sync?.stop(), retention.stop()]);
+    await Promise.all([policy.stop(), deliveries.stop(), sync?.stop(), otherProcesses?.stop(), retention.stop()]);
     await settler.close();
     await releaseLeasesOf(database.db, holder);
     await outbound.close();
@@ -482,10 +504,14 @@ function openServerDatabase(config: Config, log: FastifyBaseLogger, storage: Sto
 
 /**
  * Checks that the schema is current, takes back this instance's earlier leases where it is the
- * only one, and loads the live subscriptions into the matcher. False (said why, database
- * closed) when the database cannot be used.
+ * only one, and loads the live subscriptions into the matcher. Undefined (said why, database
+ * closed) when the database cannot be used. On a SQLite file, which other processes may write
+ * to, what it held just before the load: their commits are followed from there.
  */
-async function prepareDatabase(database: DatabaseHandle, matcher: LiveMatcher): Promise<boolean> {
+async function prepareDatabase(
+  database: DatabaseHandle,
+  matcher: LiveMatcher,
+): Promise<{ loadedFrom: SubscriptionsState | undefined } | undefined> {
   try {
     // Nothing but this process can reach an in-memory database, so no dbsync could prepare it.
     if (database.inMemory) await syncSchema(database);
@@ -495,16 +521,18 @@ async function prepareDatabase(database: DatabaseHandle, matcher: LiveMatcher): 
         `${PROGRAM}: the database schema is out of date (${database.description} lacks ${status.pending.join(', ')}): run \`svc-notifications-cmd dbsync\``,
       );
       await database.close();
-      return false;
+      return undefined;
     }
     // One database serves one SQLite instance: any lease in it belonged to this instance's previous life.
     if (!database.capabilities.sharedByInstances) await releaseAllLeases(database.db);
+    // Instances sharing PostgreSQL hear of each other's writes otherwise (subscription-sync.ts).
+    const loadedFrom = database.capabilities.sharedByInstances || database.inMemory ? undefined : await subscriptionsState(database.db);
     for await (const page of liveSubscriptionPages(database.db)) matcher.load(page);
-    return true;
+    return { loadedFrom };
   } catch (error) {
     console.error(`${PROGRAM}: cannot use the database ${database.description}: ${error instanceof Error ? error.message : String(error)}`);
     await database.close();
-    return false;
+    return undefined;
   }
 }
 
