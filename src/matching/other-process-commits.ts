@@ -136,7 +136,7 @@ export function followOtherProcessCommits(options: OtherProcessCommitsOptions): 
     step: async () => {
       if (performance.now() < pausedUntil) return 0;
       if ((await dataVersion(db)) === known.dataVersion) return 0;
-      // Read before what it is compared with: rows written after it are read again at the next look.
+      // Read before the rows it leads to: a commit after it moves the data version again, for the next look.
       const now = await subscriptionsState(db);
       options.metrics.otherProcessCommits(await follow(known.fingerprint, now.fingerprint));
       known = now;
