@@ -121,6 +121,14 @@ const rateLimit = {
     'Deliveries over it wait their turn (none is dropped, none counts as a failure); the limit holds per instance',
 } as const;
 
+const notices = {
+  type: 'boolean',
+  description:
+    "true: the service's own events about the owner's other subscriptions (source /svc-notifications, types " +
+    'svc.notifications.subscription.disabled, .enabled and .failing) match this subscription too, when its jsonpath selects ' +
+    'them; false (the default): they never reach it, whatever its jsonpath (a $ or $.data subscription receives data events only)',
+} as const;
+
 const writable = {
   name: { type: 'string', maxLength: NAME_MAX_CHARACTERS, description: 'human-readable name; not blank' },
   jsonpath: { type: 'string', description: 'JSONPath (RFC 9535 or Pacifica jsonpath2) selecting the events to route' },
@@ -145,6 +153,7 @@ const writable = {
   extensions,
   disabled: { description: 'null re-enables the subscription and clears error; any other value disables it now' },
   rate_limit: rateLimit,
+  notices,
 } as const;
 
 const ignored = {
@@ -178,6 +187,7 @@ const subscriptionRecord = {
     error: { type: ['string', 'null'], description: 'why the service disabled the subscription' },
     rate_limit: { type: ['integer', 'null'], description: rateLimit.description },
     delivery: { type: 'string', enum: ['push', 'pull'], description: writable.delivery.description },
+    notices,
   },
   required: [...RECORD_FIELDS],
 } as const;

@@ -15,7 +15,17 @@ export type SubscriptionChange = { kind: 'upsert'; row: SubscriptionRow } | { ki
 export type SubscriptionChanges = Partial<
   Pick<
     SubscriptionRow,
-    'name' | 'jsonpath' | 'dialect' | 'target_url' | 'auth' | 'extensions' | 'disabled' | 'error' | 'rate_limit' | 'allowed_rate'
+    | 'name'
+    | 'jsonpath'
+    | 'dialect'
+    | 'target_url'
+    | 'auth'
+    | 'extensions'
+    | 'disabled'
+    | 'error'
+    | 'rate_limit'
+    | 'allowed_rate'
+    | 'notices'
   >
 >;
 
@@ -28,7 +38,7 @@ export async function insertSubscription(db: Kysely<Database>, capabilities: Cap
   await insertSubscriptions(db, capabilities, [row]);
 }
 
-/** Both databases take at least 32,766 parameters a statement; a subscription has 20 columns. */
+/** Both databases take at least 32,766 parameters a statement; a subscription has 21 columns. */
 export const SUBSCRIPTION_ROWS_PER_STATEMENT = 1_000;
 
 /** New subscriptions, in as few statements as the parameter limit allows. */
@@ -201,7 +211,7 @@ async function insertWithinLimitInOneRoundTrip(db: Kysely<Database>, rows: reado
   return rows.map((row) => inserted.has(row.uuid));
 }
 
-export type MatchableRow = Pick<SubscriptionRow, 'uuid' | 'owner' | 'jsonpath' | 'dialect' | 'deleted' | 'disabled'>;
+export type MatchableRow = Pick<SubscriptionRow, 'uuid' | 'owner' | 'jsonpath' | 'dialect' | 'deleted' | 'disabled' | 'notices'>;
 
 /**
  * Every live subscription of every owner, a page at a time, with only what the matcher needs:
@@ -216,7 +226,7 @@ export async function* liveSubscriptionPages(db: Kysely<Database>, pageSize = 5_
   for (;;) {
     const page = await db
       .selectFrom('subscriptions')
-      .select(['uuid', 'owner', 'jsonpath', 'dialect', 'deleted', 'disabled'])
+      .select(['uuid', 'owner', 'jsonpath', 'dialect', 'deleted', 'disabled', 'notices'])
       .where('uuid', '>', after)
       .orderBy('uuid')
       .limit(pageSize)

@@ -47,6 +47,8 @@ export interface SubscriptionRow {
   rate_limit: number | null;
   /** Deliveries per minute the target allowed in its consent (WebHook-Allowed-Rate); null: no cap. Not part of the record. */
   allowed_rate: number | null;
+  /** 1: also matched by the service's notices about the owner's other subscriptions (operational events); 0: not. The record shows a boolean. */
+  notices: number;
 }
 
 export type DeliveryKind = 'push' | 'pull';

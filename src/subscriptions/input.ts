@@ -34,6 +34,8 @@ export interface SubscriptionChangeInput {
   disable?: boolean;
   /** Deliveries per second at most; null: no limit. */
   rate_limit?: number | null;
+  /** Whether the service's notices about the owner's other subscriptions match it too. */
+  notices?: boolean;
 }
 
 export interface SubscriptionCreateInput extends SubscriptionChangeInput {
@@ -59,7 +61,7 @@ export const EXTENSION_VALUE_MAX_CHARACTERS = 256;
 export const RATE_LIMIT_MIN = 1;
 export const RATE_LIMIT_MAX = 10_000;
 
-const WRITABLE = ['name', 'jsonpath', 'delivery', 'target_url', 'auth', 'extensions', 'disabled', 'rate_limit'] as const;
+const WRITABLE = ['name', 'jsonpath', 'delivery', 'target_url', 'auth', 'extensions', 'disabled', 'rate_limit', 'notices'] as const;
 /** Sent back by clients that PUT a record they read; ignored. */
 const SERVICE_SET_FIELDS = ['uuid', 'user', 'created', 'updated', 'deleted', 'version', 'error'] as const;
 
@@ -108,7 +110,13 @@ export function validateUpdate(body: Body, mode: DialectMode): SubscriptionChang
   if (body.extensions !== undefined) input.extensions = validateExtensions(body.extensions);
   if ('disabled' in body) input.disable = body.disabled !== null;
   if (body.rate_limit !== undefined) input.rate_limit = validateRateLimit(body.rate_limit);
+  if (body.notices !== undefined) input.notices = validateNotices(body.notices);
   return input;
+}
+
+function validateNotices(value: unknown): boolean {
+  if (typeof value !== 'boolean') throw serviceError('FIELD_TYPE', 'body.notices', 'a boolean');
+  return value;
 }
 
 function validateDelivery(value: unknown): DeliveryKind {

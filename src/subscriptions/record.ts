@@ -29,6 +29,8 @@ export interface SubscriptionRecord {
   rate_limit: number | null;
   /** `push` (to target_url) or `pull` (read by cursor). */
   delivery: DeliveryKind;
+  /** Whether the service's notices about the owner's other subscriptions (operational events) may match it too. */
+  notices: boolean;
 }
 
 export const RECORD_FIELDS: ReadonlyArray<keyof SubscriptionRecord> = [
@@ -47,6 +49,7 @@ export const RECORD_FIELDS: ReadonlyArray<keyof SubscriptionRecord> = [
   'error',
   'rate_limit',
   'delivery',
+  'notices',
 ];
 
 export function toRecord(row: SubscriptionRow, secretKey: Keyring | null): SubscriptionRecord {
@@ -66,5 +69,6 @@ export function toRecord(row: SubscriptionRow, secretKey: Keyring | null): Subsc
     error: row.error,
     rate_limit: row.rate_limit,
     delivery: row.delivery,
+    notices: row.notices !== 0,
   };
 }

@@ -179,6 +179,7 @@ export function subscriptionService(deps: SubscriptionServiceDependencies): Subs
         error: null,
         rate_limit: input.rate_limit ?? null,
         allowed_rate: allowed,
+        notices: input.notices === true ? 1 : 0,
       };
       const expected = deps.expectedNotifications;
       expected?.expect(row.uuid);
@@ -333,6 +334,7 @@ function changesFrom(input: SubscriptionChangeInput, now: number, secretKey: Key
   if (input.auth !== undefined) changes.auth = sealSecret(JSON.stringify(input.auth), secretKey);
   if (input.extensions !== undefined) changes.extensions = JSON.stringify(input.extensions);
   if (input.rate_limit !== undefined) changes.rate_limit = input.rate_limit;
+  if (input.notices !== undefined) changes.notices = input.notices ? 1 : 0;
   if (input.disable === true) changes.disabled = now;
   if (input.disable === false) {
     changes.disabled = null;

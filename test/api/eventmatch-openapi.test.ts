@@ -111,7 +111,7 @@ for (const backend of testBackends()) {
       const body = create.requestBody!.content['application/json']!.schema;
       // target_url is required for push only, which the schema cannot say: input.ts does.
       assert.deepEqual(body.required, ['name', 'jsonpath']);
-      for (const field of ['name', 'jsonpath', 'delivery', 'target_url', 'auth', 'extensions', 'disabled', 'rate_limit'])
+      for (const field of ['name', 'jsonpath', 'delivery', 'target_url', 'auth', 'extensions', 'disabled', 'rate_limit', 'notices'])
         assert.ok(body.properties?.[field], field);
       assert.deepEqual(Object.keys(create.responses['200']!.content!['application/json']!.schema.properties ?? {}), EXPECTED_RECORD_FIELDS);
 

@@ -77,6 +77,7 @@ for (const backend of testBackends()) {
             error: null,
             rate_limit: null,
             delivery: 'push',
+            notices: false,
           },
         );
         assert.match(String(record.created), TIMESTAMP);
@@ -215,6 +216,7 @@ for (const backend of testBackends()) {
           target_url: 'http://127.0.0.1:9000/',
           auth: { type: 'header', header: { type: 'Bearer', credentials: 't0ken' } },
           extensions: { facility: 'emsl' },
+          notices: true,
         };
         for (const [field, value] of Object.entries(changes)) {
           const response = await put('alice', record.uuid, { [field]: value });
@@ -228,6 +230,55 @@ for (const backend of testBackends()) {
           .executeTakeFirstOrThrow();
         assert.equal(row.dialect, 'jsonpath2', 'a new expression is compiled and its dialect stored');
         assert.deepEqual((await put('alice', record.uuid, { auth: {} })).json<Record_>().auth, {});
+      });
+
+      it('sets notices on create and PUT, false unless sent, for push and pull alike; other changes keep it', async () => {
+        const plain = await create('noticer');
+        assert.equal(plain.notices, false);
+        const asking = await create('noticer', sample({ notices: true }));
+        assert.equal(asking.notices, true);
+        assert.deepEqual((await get('noticer', asking.uuid)).json(), asking);
+        const pull = await create('noticer', { name: 'reader', jsonpath: '$', delivery: 'pull', notices: true });
+        assert.equal(pull.notices, true);
+        const stored = await test.handle.db
+          .selectFrom('subscriptions')
+          .select(['uuid', 'notices'])
+          .where('owner', '=', 'noticer')
+          .execute();
+        assert.deepEqual(
+          new Map(stored.map((row) => [row.uuid, row.notices])),
+          new Map([
+            [plain.uuid, 0],
+            [asking.uuid, 1],
+            [pull.uuid, 1],
+          ]),
+        );
+
+        const turnedOn = (await put('noticer', plain.uuid, { notices: true })).json<Record_>();
+        assert.equal(turnedOn.notices, true);
+        assert.equal((await put('noticer', plain.uuid, { name: 'renamed' })).json<Record_>().notices, true, 'not sent: kept');
+        const turnedOff = await put('noticer', pull.uuid, { ...pull, notices: false });
+        assert.equal(turnedOff.statusCode, 200, turnedOff.body);
+        assert.equal(turnedOff.json<Record_>().notices, false);
+        assert.deepEqual(
+          (await list('noticer')).map((r) => [r.uuid, r.notices]),
+          [
+            [plain.uuid, true],
+            [asking.uuid, true],
+            [pull.uuid, false],
+          ],
+        );
+        for (const notices of ['yes', 0, null, {}]) {
+          const refused = await put('noticer', asking.uuid, { notices });
+          assert.equal(refused.statusCode, 400, JSON.stringify(notices));
+          assert.deepEqual(refused.json(), {
+            statusCode: 400,
+            error: 'Bad Request',
+            code: 'FIELD_TYPE',
+            message: 'body.notices: must be a boolean',
+          });
+        }
+        assert.equal((await get('noticer', asking.uuid)).json<Record_>().notices, true, 'a refused PUT changes nothing');
       });
 
       it('accepts a record read back unchanged, ignoring its service-set fields', async () => {

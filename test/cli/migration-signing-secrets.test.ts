@@ -35,6 +35,7 @@ for (const backend of testBackends()) {
             rate_limit: _l,
             allowed_rate: _a,
             delivery: _d,
+            notices: _n,
             ...version1
           } = row;
           await handle.db

@@ -43,6 +43,11 @@ describe('subscription record', () => {
     assert.equal(stopped.error, 'target answered 404');
   });
 
+  it('shows notices, stored 0 or 1, as a boolean', () => {
+    assert.equal(toRecord(row(), null).notices, false);
+    assert.equal(toRecord(row({ notices: 1 }), null).notices, true);
+  });
+
   it('opens auth and parses extensions', () => {
     const key = new Keyring([randomBytes(32)]);
     assert.deepEqual(toRecord(row({ auth: sealSecret(JSON.stringify(auth), key) }), key).auth, auth);

@@ -1,6 +1,6 @@
 /**
  * The fields of a subscription record, in the order the answers give them: the specification's,
- * then `rate_limit` and `delivery`. Written out here, not taken from src/, so the tests that compare against it
+ * then `rate_limit`, `delivery` and `notices`. Written out here, not taken from src/, so the tests that compare against it
  * fail when the service's list changes.
  */
 export const EXPECTED_RECORD_FIELDS: readonly string[] = [
@@ -19,4 +19,5 @@ export const EXPECTED_RECORD_FIELDS: readonly string[] = [
   'error',
   'rate_limit',
   'delivery',
+  'notices',
 ];

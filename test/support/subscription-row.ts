@@ -27,6 +27,7 @@ export function subscriptionRow(overrides: Partial<SubscriptionRow> = {}): Subsc
     error: null,
     rate_limit: null,
     allowed_rate: null,
+    notices: 0,
     ...overrides,
   };
 }

@@ -8,6 +8,7 @@ import * as pullDelivery from './0006-pull-delivery.js';
 import * as failureRuns from './0007-failure-runs.js';
 import * as eventTraceparent from './0008-event-traceparent.js';
 import * as matchesPageRoom from './0009-matches-page-room.js';
+import * as subscriptionNotices from './0010-subscription-notices.js';
 
 /** Every migration, in order. Names are permanent: they are recorded in the database. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -20,4 +21,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0007-failure-runs': failureRuns,
   '0008-event-traceparent': eventTraceparent,
   '0009-matches-page-room': matchesPageRoom,
+  '0010-subscription-notices': subscriptionNotices,
 };

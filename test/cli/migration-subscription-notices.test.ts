@@ -1,0 +1,63 @@
+/**
+ * Migration 0010 on a database made at version 0009 with subscriptions in it: `dbsync` gives
+ * each `notices` 0, so the service's notices reach none of them until its owner asks.
+ */
+import assert from 'node:assert/strict';
+import { it } from 'node:test';
+import { Migrator } from 'kysely';
+import { openDatabase } from '../../src/db/connect.js';
+import { MIGRATIONS } from '../../src/db/migrations/index.js';
+import { toRecord } from '../../src/subscriptions/record.js';
+import { describeOn, testBackends } from '../support/database.js';
+import { runCli } from '../support/processes.js';
+import { subscriptionRow } from '../support/subscription-row.js';
+
+const NOTICES = '0010-subscription-notices';
+
+for (const backend of testBackends()) {
+  describeOn(backend, `migration ${NOTICES} (${backend.name})`, () => {
+    it('gives every existing subscription notices false, live, disabled and deleted alike', async () => {
+      const database = await backend.create();
+      const handle = openDatabase(database.url);
+      try {
+        const before = Object.fromEntries(Object.entries(MIGRATIONS).filter(([name]) => name < NOTICES));
+        assert.equal(Object.keys(before).length, Object.keys(MIGRATIONS).length - 1, `${NOTICES} is the last migration`);
+        const atVersion9 = new Migrator({
+          db: handle.db,
+          provider: { getMigrations: async () => before },
+          ...(handle.schema ? { migrationTableSchema: handle.schema } : {}),
+        });
+        if (handle.schema) await handle.db.schema.createSchema(handle.schema).ifNotExists().execute();
+        const { error } = await atVersion9.migrateToLatest();
+        assert.equal(error, undefined);
+        const rows = [
+          subscriptionRow({ jsonpath: '$' }),
+          subscriptionRow({ jsonpath: '$.data', disabled: 3 }),
+          subscriptionRow({ deleted: 5 }),
+        ];
+        for (const row of rows) {
+          const { notices: _n, ...version9 } = row;
+          await handle.db
+            .insertInto('subscriptions')
+            .values(version9 as typeof row)
+            .execute();
+        }
+
+        const synced = await runCli(['--database-url', database.url, 'dbsync']);
+        assert.equal(synced.code, 0, synced.stderr);
+        assert.match(synced.stdout, new RegExp(NOTICES));
+
+        const migrated = await handle.db.selectFrom('subscriptions').selectAll().execute();
+        assert.equal(migrated.length, rows.length);
+        for (const row of migrated) {
+          assert.equal(row.notices, 0);
+          assert.equal(toRecord(row, null).notices, false);
+        }
+        assert.equal((await runCli(['--database-url', database.url, 'dbchk', '--equal'])).code, 0);
+      } finally {
+        await handle.close();
+        await database.cleanup();
+      }
+    });
+  });
+}
