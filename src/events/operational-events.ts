@@ -1,8 +1,10 @@
 /**
  * Operational events: the CloudEvents the service emits about a subscription (disabled,
- * enabled again, failing), routed like any event but only to the subscriptions of its owner,
- * with no policy check (they tell the owner of their own subscription), and never to the
- * subscription they are about. A user subscribes with e.g.
+ * enabled again, failing), routed like any event but only to the subscriptions of its owner
+ * that ask for them (`notices`), with no policy check (they tell the owner of their own
+ * subscription), and never to the subscription they are about. A pipeline on `$` or `$.data`
+ * (every subscription imported from the original service) would otherwise receive them among its
+ * data events. A user subscribes with e.g. `"notices": true` and
  * `$[?$.type == 'svc.notifications.subscription.disabled']`.
  */
 import type { Kysely } from 'kysely';
@@ -68,7 +70,8 @@ function dataOf(notice: SubscriptionNotice): JsonObject {
 
 /**
  * The match rows of an operational event about `about`: its owner's other live subscriptions
- * that match it, due for delivery now (no policy check: the owner may see their own subscription).
+ * that ask for notices and match it, due for delivery now (no policy check: the owner may see
+ * their own subscription).
  */
 export function ownersMatches(
   matcher: LiveMatcher,
@@ -79,7 +82,7 @@ export function ownersMatches(
 ): MatchRow[] {
   return matcher
     .match(document)
-    .filter((s: MatchedSubscription) => s.owner === about.owner && s.uuid !== about.uuid)
+    .filter((s: MatchedSubscription) => s.notices && s.owner === about.owner && s.uuid !== about.uuid)
     .map((s) => ({ ...pendingMatch(eventUuid, s, now), state: 'deliver' as const }));
 }
 

@@ -7,6 +7,8 @@
  * instance can hold: besides its share of its expression's entry in the index, a subscription
  * is its uuid, its place in the index, and the object `match` answers with, made once and
  * shared by every match; its owner's name is one string for all of the owner's subscriptions.
+ * Whether it takes the service's notices is one more member of that object (a pointer's width),
+ * not a set of its own.
  */
 import type { MatchableRow } from '../db/subscriptions.js';
 import type { JsonValue } from '../json.js';
@@ -17,6 +19,8 @@ import { SubscriptionIndex } from './subscription-index.js';
 export interface MatchedSubscription {
   readonly uuid: string;
   readonly owner: string;
+  /** Whether the service's notices about the owner's other subscriptions may match it (events/operational-events.ts). */
+  readonly notices: boolean;
 }
 
 /** A subscription written (created, updated, deleted, disabled): what the matcher is told. */
@@ -86,16 +90,22 @@ export class LiveMatcher {
     const { row } = change;
     // The stored dialect, not today's configured order: a subscription keeps its meaning.
     const dialect = row.dialect as Dialect;
-    // An unchanged expression is not compiled again.
+    const notices = row.notices !== 0;
+    // An unchanged expression is not compiled again; a change of `notices` alone changes the answer only.
     const known = this.unusable.get(row.uuid);
-    if (this.index.holds(row.uuid, dialect, row.jsonpath) || (known?.dialect === dialect && known.jsonpath === row.jsonpath)) return;
+    if (known?.dialect === dialect && known.jsonpath === row.jsonpath) return;
+    if (this.index.holds(row.uuid, dialect, row.jsonpath)) {
+      const held = this.index.found(row.uuid)!;
+      if (held.notices !== notices) this.index.answerWith(row.uuid, { uuid: held.uuid, owner: held.owner, notices });
+      return;
+    }
     this.forget(row.uuid);
     // Kept for as long as the subscription lives: a uuid made here (randomUUID) is a rope of
     // ~14 pieces, ~490 bytes against ~60 for a copy in one piece.
     const uuid = compactCopy(row.uuid);
     const owner = this.ownerName(row.owner);
     try {
-      this.index.setExpression(uuid, dialect, row.jsonpath, () => compileJsonPath(row.jsonpath, dialect), { uuid, owner });
+      this.index.setExpression(uuid, dialect, row.jsonpath, () => compileJsonPath(row.jsonpath, dialect), { uuid, owner, notices });
     } catch (error) {
       this.releaseOwner(owner);
       this.unusable.set(uuid, { dialect, jsonpath: row.jsonpath });

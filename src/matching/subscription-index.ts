@@ -149,6 +149,12 @@ export class SubscriptionIndex<Id, Match = Id> {
     return slot === undefined ? undefined : this.entryAt[slot]!.found[this.positionAt[slot]!];
   }
 
+  /** From now on answers `match` for `id` (indexed, its expression unchanged); its id stays `id`. */
+  answerWith(id: Id, match: Match): void {
+    const slot = this.slotOf.get(id)!;
+    this.entryAt[slot]!.found[this.positionAt[slot]!] = match;
+  }
+
   /** Every subscription indexed. */
   ids(): IterableIterator<Id> {
     return this.slotOf.keys();

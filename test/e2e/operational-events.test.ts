@@ -1,9 +1,10 @@
 /**
  * Operational events end to end: the built server as a process, targets and a policy service as
  * real HTTP servers on 127.0.0.1, on every database. The owner of a subscription whose target
- * died learns it from the service's own events, delivered to another of their subscriptions;
- * nobody else sees them, the policy service is never asked about them, and a failure to deliver
- * them tells of nothing more (no loops).
+ * died learns it from the service's own events, delivered to another of their subscriptions
+ * that asks for them (`notices`); their subscriptions that do not (a pipeline on `$` or
+ * `$.data`, push or pull) never receive them, nobody else sees them, the policy service is never
+ * asked about them, and a failure to deliver them tells of nothing more (no loops).
  */
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
@@ -11,6 +12,7 @@ import { type DatabaseHandle, openDatabase } from '../../src/db/connect.js';
 import { describeOn, type TestDatabase, testBackends } from '../support/database.js';
 import { eventually, type HttpStub, reply, startStub, type StubRequest } from '../support/http-stub.js';
 import { type RunningServer, runCli, startServer } from '../support/processes.js';
+import { pull } from '../support/pull-client.js';
 
 /** Seven tries in all: the run of failures reaches five while the subscription is still enabled. */
 const RETRY_DELAYS = '50ms,50ms,50ms,50ms,50ms,50ms';
@@ -36,11 +38,19 @@ interface CloudEvent {
 
 const json = (user: string) => ({ 'content-type': 'application/json', 'http-remote-user': user });
 
-async function subscribe(server: RunningServer, user: string, name: string, jsonpath: string, targetUrl: string): Promise<Subscription> {
+/** A push subscription to `targetUrl`, or with `extra` e.g. `{ notices: true }`, or a pull one (`{ delivery: 'pull' }`). */
+async function subscribe(
+  server: RunningServer,
+  user: string,
+  name: string,
+  jsonpath: string,
+  targetUrl: string | null,
+  extra: Record<string, unknown> = {},
+): Promise<Subscription> {
   const response = await fetch(`${server.url}/eventmatch`, {
     method: 'POST',
     headers: json(user),
-    body: JSON.stringify({ name, jsonpath, target_url: targetUrl }),
+    body: JSON.stringify({ name, jsonpath, ...(targetUrl === null ? {} : { target_url: targetUrl }), ...extra }),
   });
   assert.equal(response.status, 200, await response.clone().text());
   return (await response.json()) as Subscription;
@@ -110,9 +120,9 @@ for (const backend of testBackends()) {
       const ops = await target(204);
       const bobs = await target(204);
       const died = await subscribe(server, 'alice', 'pipeline', "$[?$.source == '/e2e/died']", dead.url);
-      const told = await subscribe(server, 'alice', 'alerts', "$[?$.source == '/svc-notifications']", ops.url);
-      // Bob matches everything: he must never see Alice's operational events.
-      await subscribe(server, 'bob', 'everything', '$', bobs.url);
+      const told = await subscribe(server, 'alice', 'alerts', "$[?$.source == '/svc-notifications']", ops.url, { notices: true });
+      // Bob matches everything and asks for notices: he must never see Alice's operational events.
+      await subscribe(server, 'bob', 'everything', '$', bobs.url, { notices: true });
 
       assert.equal((await receive(server, { id: 'died-1', source: '/e2e/died' })).status, 200);
       await eventually(() => operational(ops.requests).length === 2, 'failing and disabled delivered to alerts');
@@ -184,7 +194,9 @@ for (const backend of testBackends()) {
       const dead = await target(410);
       const deadOps = await target(410);
       const died = await subscribe(server, 'carol', 'pipeline', "$[?$.source == '/e2e/loop']", dead.url);
-      const ops = await subscribe(server, 'carol', 'alerts', "$[?$.type == 'svc.notifications.subscription.disabled']", deadOps.url);
+      const ops = await subscribe(server, 'carol', 'alerts', "$[?$.type == 'svc.notifications.subscription.disabled']", deadOps.url, {
+        notices: true,
+      });
 
       assert.equal((await receive(server, { id: 'loop-1', source: '/e2e/loop' })).status, 200);
       // Its disabling would be told in the transaction that disables it: once it is disabled, all is said.
@@ -200,6 +212,66 @@ for (const backend of testBackends()) {
         [['svc.notifications.subscription.disabled', died.uuid]],
       );
       assert.equal(deadOps.requests.length, 1, 'the one disabled event was tried once (410: no retry)');
+    });
+
+    it("reaches only the owner's subscriptions with notices: pipelines on $ and $.data, push or pull, receive data events alone", async () => {
+      const dead = await target(410);
+      const everything = await target(204);
+      const data = await target(204);
+      const alerts = await target(204);
+      const died = await subscribe(server, 'dave', 'pipeline', "$[?$.source == '/e2e/quiet']", dead.url);
+      await subscribe(server, 'dave', 'everything', '$', everything.url);
+      const pushData = await subscribe(server, 'dave', 'data', '$.data', data.url);
+      const pullAll = await subscribe(server, 'dave', 'reader', '$', null, { delivery: 'pull' });
+      const pullNotices = await subscribe(server, 'dave', 'notices reader', '$', null, { delivery: 'pull', notices: true });
+      const told = await subscribe(server, 'dave', 'alerts', '$', alerts.url, { notices: true });
+
+      assert.equal((await receive(server, { id: 'quiet-1', source: '/e2e/quiet' })).status, 200);
+      // 410: no retry; disabled at once, and the event telling of it is written with its matches.
+      await eventually(() => operational(alerts.requests).length === 1, 'the disabled event delivered to the subscription with notices');
+      const [disabled] = operational(alerts.requests);
+      assert.equal(disabled!.type, 'svc.notifications.subscription.disabled');
+      assert.equal(disabled!.subject, died.uuid);
+      const readAll = async (uuid: string) => (await pull(server, 'dave', uuid)).events.map((e) => e.event as unknown as CloudEvent);
+      await eventually(
+        async () => (await readAll(pullNotices.uuid)).length === 2,
+        'the notices reader reads the data event and the notice',
+      );
+      assert.deepEqual((await readAll(pullNotices.uuid)).map((event) => event.source).sort(), ['/e2e/quiet', SOURCE]);
+
+      // The notice's match rows were written with it, in one transaction: these are all there will be.
+      const logged = await db.db.selectFrom('events').select('uuid').where('event_id', '=', disabled!.id).executeTakeFirstOrThrow();
+      const matched = await db.db.selectFrom('matches').select('subscription_uuid').where('event_uuid', '=', logged.uuid).execute();
+      assert.deepEqual(matched.map((m) => m.subscription_uuid).sort(), [pullNotices.uuid, told.uuid].sort());
+
+      // The pipelines got the data event, and nothing of the service's.
+      await eventually(() => everything.requests.length === 1 && data.requests.length === 1, 'the data event delivered to $ and $.data');
+      for (const stub of [everything, data]) {
+        assert.deepEqual(
+          stub.requests.map((r) => (JSON.parse(r.body) as CloudEvent).id),
+          ['quiet-1'],
+        );
+      }
+      await eventually(async () => (await readAll(pullAll.uuid)).length === 1, 'the data event readable on the $ reader');
+      assert.deepEqual(
+        (await readAll(pullAll.uuid)).map((event) => [event.source, event.id]),
+        [['/e2e/quiet', 'quiet-1']],
+      );
+
+      // Asking for notices later (a PUT of the flag alone): the next notice reaches it.
+      await put(server, 'dave', pushData.uuid, { notices: true });
+      await put(server, 'dave', died.uuid, { disabled: null });
+      await eventually(() => operational(data.requests).length === 1, 'the enabled event delivered to $.data, now with notices');
+      assert.equal(operational(data.requests)[0]!.type, 'svc.notifications.subscription.enabled');
+      await eventually(() => operational(alerts.requests).length === 2, 'and to alerts');
+      const enabled = await db.db
+        .selectFrom('events')
+        .select('uuid')
+        .where('event_id', '=', operational(alerts.requests)[1]!.id)
+        .executeTakeFirstOrThrow();
+      const enabledMatches = await db.db.selectFrom('matches').select('subscription_uuid').where('event_uuid', '=', enabled.uuid).execute();
+      assert.deepEqual(enabledMatches.map((m) => m.subscription_uuid).sort(), [pushData.uuid, pullNotices.uuid, told.uuid].sort());
+      assert.deepEqual(operational(everything.requests), []);
     });
 
     it("refuses an event from the service's own source at /receive, naming the attribute", async () => {

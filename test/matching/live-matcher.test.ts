@@ -15,11 +15,11 @@ describe('live matcher', () => {
   it('follows writes: a disabled or deleted subscription matches nothing, a re-enabled one again', () => {
     const matcher = new LiveMatcher();
     matcher.load([row()]);
-    assert.deepEqual(matcher.match(event), [{ uuid: 'sub-1', owner: 'alice' }]);
+    assert.deepEqual(matcher.match(event), [{ uuid: 'sub-1', owner: 'alice', notices: false }]);
     matcher.apply({ kind: 'upsert', row: row({ disabled: 5, updated: 5 }) });
     assert.deepEqual(matcher.match(event), []);
     matcher.apply({ kind: 'upsert', row: row({ updated: 6 }) });
-    assert.deepEqual(matcher.match(event), [{ uuid: 'sub-1', owner: 'alice' }]);
+    assert.deepEqual(matcher.match(event), [{ uuid: 'sub-1', owner: 'alice', notices: false }]);
     matcher.apply({ kind: 'upsert', row: row({ jsonpath: "$[?$.eventType == 'other']", updated: 7 }) });
     assert.deepEqual(matcher.match(event), [], 'a changed expression replaces the old one');
     matcher.apply({ kind: 'upsert', row: row({ updated: 8 }) });
@@ -27,6 +27,34 @@ describe('live matcher', () => {
     assert.deepEqual(matcher.match(event), []);
     matcher.apply({ kind: 'upsert', row: row({ deleted: 9, updated: 9 }) });
     assert.deepEqual(matcher.match(event), []);
+  });
+
+  it("follows a change of notices alone, with the expression's entry kept", () => {
+    const matcher = new LiveMatcher();
+    matcher.load([row(), row({ uuid: 'sub-2', notices: 1 })]);
+    assert.deepEqual(matcher.match(event), [
+      { uuid: 'sub-1', owner: 'alice', notices: false },
+      { uuid: 'sub-2', owner: 'alice', notices: true },
+    ]);
+    matcher.apply({ kind: 'upsert', row: row({ notices: 1, updated: 2 }) });
+    matcher.apply({ kind: 'upsert', row: row({ uuid: 'sub-2', notices: 0, updated: 2 }) });
+    assert.deepEqual(matcher.match(event), [
+      { uuid: 'sub-1', owner: 'alice', notices: true },
+      { uuid: 'sub-2', owner: 'alice', notices: false },
+    ]);
+    const answer = matcher.match(event)[0];
+    matcher.apply({ kind: 'upsert', row: row({ notices: 1, updated: 3 }) });
+    assert.equal(matcher.match(event)[0], answer, 'told the same again: the same object');
+    matcher.apply({ kind: 'upsert', row: row({ notices: 0, disabled: 4, updated: 4 }) });
+    matcher.apply({ kind: 'upsert', row: row({ notices: 0, updated: 5 }) });
+    assert.deepEqual(
+      matcher.match(event).map((m) => [m.uuid, m.notices]),
+      [
+        ['sub-2', false],
+        ['sub-1', false],
+      ],
+      're-enabled: indexed afresh, with what the row says',
+    );
   });
 
   it('reads each expression in the dialect stored with it', () => {
@@ -117,6 +145,6 @@ describe('live matcher, what it keeps', () => {
     matcher.load([row({ uuid: 'a', owner: 'bob' })]);
     matcher.apply({ kind: 'delete', uuid: 'a' });
     matcher.load([row({ uuid: 'b', owner: 'bob' }), row({ uuid: 'c', owner: 'carol', jsonpath: '$[?@.nowhere]' })]);
-    assert.deepEqual(matcher.match(event), [{ uuid: 'b', owner: 'bob' }]);
+    assert.deepEqual(matcher.match(event), [{ uuid: 'b', owner: 'bob', notices: false }]);
   });
 });
