@@ -31,6 +31,8 @@ export interface Subscription {
   error: string | null;
   rate_limit: number | null;
   delivery: DeliveryKind;
+  /** Whether the service's notices about the owner's other subscriptions (disabled, enabled, failing) reach it too. */
+  notices: boolean;
 }
 
 /**
@@ -45,6 +47,7 @@ export interface SubscriptionInput {
   target_url?: string;
   auth?: Auth;
   rate_limit?: number | null;
+  notices: boolean;
 }
 
 export interface Attempt {

@@ -117,6 +117,12 @@ export function SubscriptionDetail(props: ViewProps & { uuid: string }): VNode {
         </dd>
       </div>
       ${pull ? null : html`<div><dt>Rate limit</dt><dd>${record.rate_limit === null ? 'No limit' : `${record.rate_limit} deliveries per second`}</dd></div>`}
+      <div>
+        <dt>Notices</dt>
+        <dd id="fact-notices">
+          ${record.notices ? 'Sent here too: this service’s notices about your other subscriptions (disabled, enabled, failing)' : 'Not sent here: data events only'}
+        </dd>
+      </div>
       <div><dt>Owner</dt><dd>${record.user}</dd></div>
       <div><dt>Created</dt><dd><${Time} value=${record.created} /></dd></div>
       <div><dt>Last update</dt><dd><${Time} value=${record.updated} /></dd></div>

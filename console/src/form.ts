@@ -1,8 +1,9 @@
 /**
  * Creating and changing a subscription: Name, JSONPath (tried as it is typed, on an event the
  * person chooses), push to a URL or pull, and for push the Target URL, authentication and rate
- * limit; extensions. The service checks every field; its errors are shown beside the field they
- * name. A subscription's delivery is fixed once created: editing does not offer to change it.
+ * limit; extensions; whether the service's notices reach it. The service checks every field; its
+ * errors are shown beside the field they name. A subscription's delivery is fixed once created:
+ * editing does not offer to change it.
  */
 import { api, type ApiError, type Auth, type DeliveryKind, type ExtensionValue, type Subscription, type SubscriptionInput } from './api.js';
 import type { ViewProps } from './app.js';
@@ -13,8 +14,8 @@ import { asApiError, ErrorMessage, Heading, useTitle } from './ui.js';
 import { useEffect, useLayoutEffect, useState } from './vendor/hooks.js';
 import type { VNode } from './vendor/preact.js';
 
-type Field = 'name' | 'jsonpath' | 'delivery' | 'target_url' | 'auth' | 'extensions' | 'rate_limit';
-const FIELDS: readonly Field[] = ['name', 'jsonpath', 'delivery', 'target_url', 'auth', 'extensions', 'rate_limit'];
+type Field = 'name' | 'jsonpath' | 'delivery' | 'target_url' | 'auth' | 'extensions' | 'rate_limit' | 'notices';
+const FIELDS: readonly Field[] = ['name', 'jsonpath', 'delivery', 'target_url', 'auth', 'extensions', 'rate_limit', 'notices'];
 /** The control that takes focus when its field is in error: for the delivery, the choice made. */
 function controlOf(field: Field, draft: Draft): string {
   const controls: Record<Field, string> = {
@@ -25,6 +26,7 @@ function controlOf(field: Field, draft: Draft): string {
     auth: 'field-auth',
     extensions: 'field-extensions-add',
     rate_limit: 'field-rate',
+    notices: 'field-notices',
   };
   return controls[field];
 }
@@ -53,6 +55,7 @@ interface Draft {
   credentials: string;
   extensions: ExtensionRow[];
   rateLimit: string;
+  notices: boolean;
 }
 
 let rowKeys = 0;
@@ -76,6 +79,7 @@ function draftOf(record: Subscription | undefined, jsonpath = ''): Draft {
       value: String(value),
     })),
     rateLimit: record?.rate_limit === null || record?.rate_limit === undefined ? '' : String(record.rate_limit),
+    notices: record?.notices ?? false,
   };
 }
 
@@ -105,7 +109,7 @@ function inputOf(draft: Draft, editing: boolean): { input: SubscriptionInput } |
     else rateLimit = Number(draft.rateLimit.trim());
   }
   if (Object.keys(errors).length > 0) return { errors };
-  const input: SubscriptionInput = { name: draft.name, jsonpath: draft.jsonpath, extensions };
+  const input: SubscriptionInput = { name: draft.name, jsonpath: draft.jsonpath, extensions, notices: draft.notices };
   if (!editing) input.delivery = draft.delivery;
   if (push) Object.assign(input, { target_url: draft.target_url, auth, rate_limit: rateLimit });
   return { input };
@@ -328,6 +332,24 @@ export function SubscriptionForm(props: ViewProps & { uuid?: string; jsonpath?: 
       />`
           : null
       }
+
+      <div class="field choice">
+        <input
+          type="checkbox"
+          id="field-notices"
+          checked=${draft.notices}
+          aria-describedby=${errors.notices === undefined ? 'field-notices-help' : 'field-notices-help field-notices-error'}
+          aria-invalid=${errors.notices === undefined ? undefined : 'true'}
+          onChange=${(event: Event) => set('notices', 'notices')((event.currentTarget as HTMLInputElement).checked)}
+        />
+        <label for="field-notices">Notices: also send me this service’s notices about my subscriptions (disabled, enabled, failing)</label>
+        <p id="field-notices-help" class="help">
+          The service’s own events about your other subscriptions, sent here when the JSONPath selects them too, e.g.
+          <code class="wrap">$[?$.type == 'svc.notifications.subscription.disabled']</code>. Unticked, this subscription receives data
+          events only, whatever its JSONPath.
+        </p>
+        ${errors.notices === undefined ? null : html`<p id="field-notices-error" class="field-error">${errors.notices}</p>`}
+      </div>
 
       <div class="actions">
         <button type="submit" disabled=${saving}>${saving ? 'Saving…' : editing ? 'Save changes' : 'Create subscription'}</button>

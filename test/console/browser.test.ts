@@ -24,6 +24,8 @@ import { facilityEventText, facilityEventTextWithId } from '../support/fixtures.
 const USER = 'alice';
 const BUILT = fileURLToPath(new URL('../../console/main.js', import.meta.url));
 const FACILITY_EVENT = facilityEventText();
+/** The label of the form's checkbox of `notices`. */
+const NOTICES = 'Notices: also send me this service’s notices about my subscriptions (disabled, enabled, failing)';
 
 /** A target that answers 204 on /hook, and 400 with a reason on /broken. */
 const target: StubAnswer = (request, response) => {
@@ -185,6 +187,8 @@ for (const backend of testBackends()) {
       assert.deepEqual(stored.auth, { type: 'header', header: { type: 'Bearer', credentials: 's3cret-token' } });
       assert.deepEqual(stored.extensions, { lab: 'emsl' });
       assert.equal(stored.rate_limit, 20);
+      assert.equal(stored.notices, false, 'the Notices box left unticked');
+      await page.locator('#fact-notices').getByText('Not sent here').waitFor();
 
       await page.getByRole('link', { name: 'Subscriptions', exact: true }).first().click();
       const row = page.getByRole('row', { name: new RegExp(name.replace(/[()]/g, '\\$&')) });
@@ -333,15 +337,19 @@ for (const backend of testBackends()) {
       await page.keyboard.type('$.data[?@.name == "foo.txt"]');
       await tabTo(page, `element.id === 'field-target'`);
       await page.keyboard.type(`${stub.url}/hook`);
+      await tabTo(page, `element.id === 'field-notices'`);
+      await page.keyboard.press('Space');
       // What was typed is what the fields hold, before the form is sent.
       assert.deepEqual(
         [
           await page.locator('#field-name').inputValue(),
           await jsonpathField().inputValue(),
           await page.locator('#field-target').inputValue(),
+          await page.getByLabel(NOTICES).isChecked(),
         ],
-        ['Keyboard only', '$.data[?@.name == "foo.txt"]', `${stub.url}/hook`],
+        ['Keyboard only', '$.data[?@.name == "foo.txt"]', `${stub.url}/hook`, true],
       );
+      await tabTo(page, `element.textContent === 'Create subscription'`);
       await page.keyboard.press('Enter');
       await page
         .getByRole('heading', { name: 'Keyboard only', level: 1 })
@@ -351,6 +359,8 @@ for (const backend of testBackends()) {
           await keepFailure(page, 'keyboard-create');
           throw new Error(`${String(error)}\nthe page shows: ${await page.locator('main').innerText()}`);
         });
+      const made = decodeURIComponent(new URL(page.url()).hash.replace('#/subscriptions/', ''));
+      assert.equal((await api<Record<string, unknown>>('GET', `/eventmatch/${made}`)).notices, true, 'ticked with the space bar');
 
       await tabTo(page, `element.textContent === 'Delete…'`);
       await page.keyboard.press('Enter');
@@ -416,6 +426,7 @@ for (const backend of testBackends()) {
         await page.getByLabel('Target URL').fill(`${stub.url}/hook`);
         await page.getByLabel('Sent to the target as').selectOption('basic');
         await page.getByLabel('Rate limit (deliveries per second)').fill('5');
+        await page.getByLabel(NOTICES).check();
 
         // With the keyboard: the arrow key moves the choice, as in any radio group.
         await push.focus();
@@ -451,6 +462,8 @@ for (const backend of testBackends()) {
         assert.equal(stored.target_url, null);
         assert.deepEqual(stored.auth, {});
         assert.equal(stored.rate_limit, null);
+        assert.equal(stored.notices, true, 'the Notices box ticked: pull takes notices as push does');
+        await page.locator('#fact-notices').getByText('Sent here too').waitFor();
       });
 
       it('shows its events URL and the curl commands to read it, and no target or signing secret', async () => {
@@ -515,6 +528,7 @@ for (const backend of testBackends()) {
           assert.equal(await page.getByLabel(label).count(), 0, `${label} is not offered for pull`);
         await look(page, 'subscription-form-pull-edit');
 
+        assert.equal(await page.getByLabel(NOTICES).isChecked(), true, 'the form shows the stored notices');
         await page.getByLabel('Name', { exact: true }).fill(`${pullName}, renamed`);
         await page.getByRole('button', { name: 'Save changes' }).click();
         await page.getByText(`Subscription “${pullName}, renamed” saved.`).waitFor();
@@ -522,6 +536,7 @@ for (const backend of testBackends()) {
         assert.equal(stored.name, `${pullName}, renamed`);
         assert.equal(stored.delivery, 'pull');
         assert.equal(stored.target_url, null);
+        assert.equal(stored.notices, true);
       });
     });
 
