@@ -131,7 +131,12 @@ const notices = {
 
 const writable = {
   name: { type: 'string', maxLength: NAME_MAX_CHARACTERS, description: 'human-readable name; not blank' },
-  jsonpath: { type: 'string', description: 'JSONPath (RFC 9535 or Pacifica jsonpath2) selecting the events to route' },
+  jsonpath: {
+    type: 'string',
+    description:
+      'JSONPath (RFC 9535 or Pacifica jsonpath2) selecting the events to route; compiled when written, its dialect stored with it. ' +
+      'On a PUT, the stored text sent back keeps the stored expression and dialect (it is not read again under NOTIFICATIONS_JSONPATH_DIALECT)',
+  },
   delivery: {
     type: 'string',
     enum: ['push', 'pull'],
@@ -151,7 +156,11 @@ const writable = {
   },
   auth,
   extensions,
-  disabled: { description: 'null re-enables the subscription and clears error; any other value disables it now' },
+  disabled: {
+    description:
+      'null re-enables the subscription and clears error; any other value disables it now. Re-enabling without a new jsonpath ' +
+      'compiles the stored expression in its stored dialect: 400 JSONPATH_SYNTAX naming body.jsonpath when it does not compile',
+  },
   rate_limit: rateLimit,
   notices,
 } as const;
@@ -338,7 +347,7 @@ export function eventmatchSchemas(userHeader: string) {
         type: 'object',
         additionalProperties: false,
         properties: {
-          jsonpath: writable.jsonpath,
+          jsonpath: { type: 'string', description: "JSONPath (RFC 9535 or Pacifica jsonpath2), read as a new subscription's would be" },
           event: { type: 'object', description: 'a CloudEvent in structured-mode JSON form' },
         },
         required: ['jsonpath', 'event'],

@@ -9,7 +9,7 @@ import { BrokerUrlError } from '../brokers/protocol.js';
 import { characterCount } from '../characters.js';
 import { jsonPathSyntax, serviceError } from '../errors.js';
 import { type JsonValue, MAX_DOCUMENT_DEPTH, nestedDeeperThan } from '../json.js';
-import { type CompiledJsonPath, compileJsonPath, type DialectMode, JsonPathSyntaxError } from '../jsonpath/index.js';
+import { type CompiledJsonPath, compileJsonPath, type Dialect, type DialectMode, JsonPathSyntaxError } from '../jsonpath/index.js';
 import type { DeliveryKind } from '../db/tables.js';
 
 export type Auth =
@@ -154,6 +154,25 @@ function compileExpression(value: unknown, field: string, mode: DialectMode): Co
     return compileJsonPath(source, mode);
   } catch (error) {
     if (error instanceof JsonPathSyntaxError) throw jsonPathSyntax(field, error.message, error.position);
+    throw error;
+  }
+}
+
+/**
+ * A subscription's stored expression, compiled in the dialect stored with it, for enabling it
+ * without a new one: 400 naming `body.jsonpath` when it does not compile (it was written under
+ * other limits, or imported from the original service), since the matcher would leave it out.
+ */
+export function checkStoredExpression(jsonpath: string, dialect: Dialect): void {
+  try {
+    compileJsonPath(jsonpath, dialect);
+  } catch (error) {
+    if (error instanceof JsonPathSyntaxError)
+      throw jsonPathSyntax(
+        'body.jsonpath',
+        `the stored expression does not compile in its dialect, ${dialect} (${error.message}); send a new jsonpath with "disabled": null to enable the subscription`,
+        error.position,
+      );
     throw error;
   }
 }

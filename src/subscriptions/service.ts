@@ -32,6 +32,7 @@ import { canonicalUuid } from '../uuid.js';
 import {
   type Body,
   checkDeliveryFields,
+  checkStoredExpression,
   checkTargetAuth,
   evaluableDocument,
   type Page,
@@ -203,15 +204,26 @@ export function subscriptionService(deps: SubscriptionServiceDependencies): Subs
     },
 
     async update(owner, uuid, body) {
-      const input = validateUpdate(body, deps.dialectMode);
+      // A subscription keeps the meaning it was written with: an expression sent back as stored (a
+      // record PUT back as read) is not compiled again, which under today's
+      // NOTIFICATIONS_JSONPATH_DIALECT could pick another dialect (or refuse it); and enabling
+      // without a new one checks that the stored one compiles. Both need the stored row first.
+      const readFirst = typeof body.jsonpath === 'string' || body.disabled === null;
+      const before = readFirst ? await findOwned(owner, uuid) : undefined;
+      const input = validateUpdate(
+        before !== undefined && body.jsonpath === before.jsonpath ? withoutExpression(body) : body,
+        deps.dialectMode,
+      );
       const key = canonicalUuid(uuid);
       const now = deps.clock();
       // An empty change set still moves `updated`: the client asked for an update.
       const changes = changesFrom(input, now, deps.secretKey);
+      if (before !== undefined && input.disable === false && input.compiled === undefined && before.disabled !== null)
+        checkStoredExpression(before.jsonpath, storedDialect(before));
       // Checked when it changes, outside the write's transaction (a lookup or a handshake can take
       // seconds); a record PUT back with the target it has is not refused for a rule made since,
       // nor asked again. The old target's allowed rate goes with it.
-      const stored = touchesDelivery(input) ? await findOwned(owner, uuid) : undefined;
+      const stored = touchesDelivery(input) ? (before ?? (await findOwned(owner, uuid))) : undefined;
       if (stored !== undefined) {
         checkUpdateOf(stored, input);
         checkUpdatedAuth(stored, input, deps.secretKey);
@@ -229,13 +241,13 @@ export function subscriptionService(deps: SubscriptionServiceDependencies): Subs
           ? undefined
           : await deps.database.write(async (tx) => {
               const { capabilities } = deps.database;
-              const before = changes.disabled === undefined ? undefined : await heldDisabledState(tx, capabilities, owner, key);
+              const held = changes.disabled === undefined ? undefined : await heldDisabledState(tx, capabilities, owner, key);
               const updated = await updateSubscription(tx, capabilities, owner, key, changes, now);
               if (!updated) return undefined;
               // Disabling stops pending deliveries, as deleting does; re-enabling lets new events through.
               if (changes.disabled !== undefined && changes.disabled !== null) await cancelPendingMatches(tx, updated.uuid, now);
               // Either way the subscription starts afresh: its run of failures ends, and its owner is told.
-              const turned = before === undefined ? undefined : (before.disabled === null) !== (updated.disabled === null);
+              const turned = held === undefined ? undefined : (held.disabled === null) !== (updated.disabled === null);
               let notified = 0;
               if (turned) {
                 await endRuns(tx, [updated.uuid]);
@@ -341,6 +353,12 @@ function changesFrom(input: SubscriptionChangeInput, now: number, secretKey: Key
     changes.error = null;
   }
   return changes;
+}
+
+/** `body` without its `jsonpath`: the stored expression and its dialect stay as they are. */
+function withoutExpression(body: Body): Body {
+  const { jsonpath: _, ...rest } = body;
+  return rest;
 }
 
 /** The `secret` of a rotation's body, if one was sent; 400 for anything else in it. */

@@ -226,9 +226,43 @@ for (const backend of testBackends()) {
         values: ['large'],
         paths: ["$['data'][0]['name']"],
       });
+      // Sent back as stored (a record PUT back as read): neither compiled again nor changed.
+      await standard.update('alice', created.uuid, { ...(await standard.get('alice', created.uuid)), name: 'again' });
       await standard.update('alice', created.uuid, { jsonpath: AMBIGUOUS });
+      assert.deepEqual([(await rowOf(created.uuid)).jsonpath, (await rowOf(created.uuid)).dialect], [AMBIGUOUS, 'jsonpath2']);
+      assert.deepEqual((await standard.trySubscription('alice', created.uuid, event)).values, ['large']);
+      // Stored as jsonpath2 and sent back where only RFC 9535 is read: kept, not refused.
+      const strict = service({ dialectMode: 'rfc9535' });
+      const pacifica = await migrating.create('alice', { ...valid, jsonpath: '$.data[?(@.size = 1)]' });
+      await strict.update('alice', pacifica.uuid, { ...pacifica, name: 'renamed' });
+      assert.equal((await rowOf(pacifica.uuid)).dialect, 'jsonpath2');
+      // Another text is a new expression, compiled with the setting in force.
+      await standard.update('alice', created.uuid, { jsonpath: AMBIGUOUS.replace(' > ', '>') });
       assert.equal((await rowOf(created.uuid)).dialect, 'rfc9535', 'rewritten: compiled with the setting in force');
       assert.deepEqual((await standard.trySubscription('alice', created.uuid, event)).values, ['inner']);
+    });
+
+    it('enables without a new expression only when the stored one compiles in its dialect', async () => {
+      const subscriptions = service();
+      const tooLong = `$.data[?@.name == '${'x'.repeat(3_000)}']`;
+      const row = await rowOf((await subscriptions.create('alice', { ...valid, disabled: true })).uuid);
+      await test.handle.db.updateTable('subscriptions').set({ jsonpath: tooLong }).where('uuid', '=', row.uuid).execute();
+      for (const body of [{ disabled: null }, { disabled: null, jsonpath: tooLong, name: 'renamed' }]) {
+        await assert.rejects(subscriptions.update('alice', row.uuid, body), (error: ServiceError) => {
+          assert.equal(error.code, 'JSONPATH_SYNTAX');
+          assert.match(
+            error.message,
+            /^body\.jsonpath: the stored expression does not compile in its dialect, rfc9535 \(invalid JSONPath at position 2048: .*\); send a new jsonpath with "disabled": null to enable the subscription$/,
+          );
+          return true;
+        });
+      }
+      const still = await rowOf(row.uuid);
+      assert.deepEqual([still.disabled, still.name, still.updated], [row.disabled, row.name, row.updated], 'nothing changed');
+      // Other changes of the disabled subscription go through; a new expression enables it.
+      assert.equal((await subscriptions.update('alice', row.uuid, { ...valid, name: 'kept', jsonpath: tooLong })).name, 'kept');
+      const enabled = await subscriptions.update('alice', row.uuid, { disabled: null, jsonpath: '$.data' });
+      assert.deepEqual([enabled.disabled, enabled.jsonpath], [null, '$.data']);
     });
 
     it('seals auth with the key and writes it only when sent', async () => {
