@@ -15,6 +15,7 @@ function subscription(n: number, deleted: number | null = null): SubscriptionRow
     updated: n,
     deleted,
     disabled: n === 3 ? 7 : null,
+    notices: n === 3 ? 1 : 0,
   });
 }
 
@@ -39,6 +40,7 @@ for (const backend of testBackends()) {
           dialect: 'rfc9535',
           deleted: null,
           disabled: 7,
+          notices: 1,
         });
       } finally {
         await t.close();
