@@ -25,5 +25,5 @@ export interface Command {
   run(context: CommandContext): Promise<number>;
 }
 
-/** Exit codes, as the original tool used them. */
-export const EXIT = { ok: 0, failure: 1, usage: 2, outOfDate: 255 } as const;
+/** Exit codes, as the original tool used them; 130 (128 + SIGINT) as shells report an interrupted command. */
+export const EXIT = { ok: 0, failure: 1, usage: 2, interrupted: 130, outOfDate: 255 } as const;

@@ -16,10 +16,11 @@ import { dbsync } from './dbsync.js';
 import { eventget } from './eventget.js';
 import { eventpurge } from './eventpurge.js';
 import { eventretry } from './eventretry.js';
+import { importPacifica } from './import-pacifica.js';
 import { reseal } from './reseal.js';
 
 const PROGRAM = 'svc-notifications-cmd';
-const COMMANDS: readonly Command[] = [dbchk, dbsync, eventget, eventpurge, eventretry, backup, reseal];
+const COMMANDS: readonly Command[] = [dbchk, dbsync, eventget, eventpurge, eventretry, backup, reseal, importPacifica];
 const GLOBAL_WITH_VALUE = new Set(['--config', '--database-url']);
 const IN_MEMORY = 'sqlite::memory:';
 

@@ -161,7 +161,7 @@ export async function insertWithinLimit(
 }
 
 /** How many live subscriptions (deleted ones are not; disabled ones are) each of `owners` holds. */
-async function liveCounts(db: Kysely<Database>, owners: readonly string[]): Promise<Map<string, number>> {
+export async function liveCounts(db: Kysely<Database>, owners: readonly string[]): Promise<Map<string, number>> {
   if (owners.length === 0) return new Map();
   const counted = await db
     .selectFrom('subscriptions')

@@ -183,7 +183,7 @@ export function checkStoredExpression(jsonpath: string, dialect: Dialect): void 
  * what could make it read differently from how it parses (spaces, control characters) is refused.
  * A broker's URL (`amqp://…`) is read by its protocol's rules (brokers/).
  */
-function validateTargetUrl(value: unknown): string {
+export function validateTargetUrl(value: unknown): string {
   const text = requireAtMost(requireString(value, 'body.target_url'), TARGET_URL_MAX_CHARACTERS, 'body.target_url');
   // eslint-disable-next-line no-control-regex -- control characters are what it refuses
   if (/[\s\x00-\x1f\x7f]/.test(text)) throw serviceError('TARGET_URL_INVALID', 'must not contain spaces or control characters');
@@ -241,7 +241,7 @@ const HEADER_VALUE = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/;
 // eslint-disable-next-line no-control-regex -- control characters are what it finds
 const CONTROL = /[\x00-\x1f\x7f]/;
 
-function validateAuth(value: unknown): Auth {
+export function validateAuth(value: unknown): Auth {
   const auth = requireObject(value, 'body.auth');
   const members = Object.keys(auth);
   if (members.length === 0) return {};
@@ -324,7 +324,7 @@ const INT32_MAX = 2 ** 31 - 1;
 const DISALLOWED_IN_STRING = /[\p{Cc}\p{Cs}\p{Noncharacter_Code_Point}]/u;
 const UNPAIRED_SURROGATE = /\p{Cs}/u;
 
-function validateExtensions(value: unknown): Extensions {
+export function validateExtensions(value: unknown): Extensions {
   const object = requireObject(value, 'body.extensions');
   const entries = Object.keys(object).length;
   if (entries > EXTENSIONS_MAX_ENTRIES)

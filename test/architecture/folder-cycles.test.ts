@@ -41,8 +41,9 @@ const LAYERS: readonly (readonly string[])[] = [
   ['subscriptions', 'routing'],
   // Matching events to subscriptions; the policy stage.
   ['matching', 'policy'],
-  // Receiving events; the delivery stage (whose outbound thread also hosts the policy client).
-  ['events', 'delivery'],
+  // Receiving events; the delivery stage (whose outbound thread also hosts the policy client);
+  // reading the original service's database into this one's.
+  ['events', 'delivery', 'pacifica'],
   // Reading and waiting for pull subscriptions' events (over the delivery stage's event bodies).
   ['pull'],
   // The entry points' own parts: the HTTP API, the CLI, the web console's files.
