@@ -11,7 +11,7 @@ import { maskUrlPassword } from '../url-password.js';
 import { type Capabilities, POSTGRES_CAPABILITIES, SQLITE_CAPABILITIES } from './capabilities.js';
 import { GroupCommit, type WriteOptions } from './group-commit.js';
 import { beginWithFirstStatement } from './postgres-round-trip.js';
-import { type OperationArgs, type OperationName, type OperationResult, runOperation } from './operations.js';
+import { type OperationArgs, type OperationName, type OperationResult, runOperation, transfersOf } from './operations.js';
 import { postgresTarget } from './postgres-target.js';
 import { SqliteThread } from './sqlite-thread.js';
 import { SqliteThreadDialect } from './sqlite-thread-dialect.js';
@@ -156,7 +156,7 @@ function openSqlite(path: string, options: OpenOptions): DatabaseHandle {
   return {
     db,
     write,
-    perform: (name, args, options) => watched(thread.perform(name, args), storage, options),
+    perform: (name, args, options) => watched(thread.perform(name, args, transfersOf(name, args)), storage, options),
     storage,
     capabilities: SQLITE_CAPABILITIES,
     inMemory,

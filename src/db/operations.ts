@@ -1,6 +1,6 @@
 /**
  * The writes the service makes most often (logging events, claiming, settling, creating
- * subscriptions), as data: a name and arguments that can cross to another thread. On SQLite
+ * subscriptions), and the largest (a page of an imported log), as data: a name and arguments that can cross to another thread. On SQLite
  * they run in the thread that owns the connection (sqlite-worker.ts), in that thread's group
  * commit, so that the main thread sends one message for a write rather than one for each of its
  * statements, and builds none of them. On PostgreSQL they run in the main thread's group commit.
@@ -10,6 +10,7 @@ import type { Capabilities } from './connect.js';
 import { type EventToLog, logEvents, logEventsInOneStatement } from './events.js';
 import { type SettleArgs, settleClaimed } from './match-queue.js';
 import { type ClaimFilter, claimDueMatches, type Lease, type Stage } from './matches.js';
+import { type ImportedLogPage, importedLogPageTransfers, writeImportedLogPage } from './imported-rows.js';
 import { insertWithinLimit } from './subscriptions.js';
 import type { Database, SubscriptionRow } from './tables.js';
 
@@ -34,11 +35,21 @@ export const OPERATIONS = {
   settle: (tx: Kysely<Database>, capabilities: Capabilities, args: SettleArgs) => settleClaimed(tx, capabilities, args),
   createSubscriptions: (tx: Kysely<Database>, capabilities: Capabilities, { rows, most }: CreateArgs) =>
     insertWithinLimit(tx, capabilities, rows, most),
+  importLogPage: (tx: Kysely<Database>, capabilities: Capabilities, page: ImportedLogPage) => writeImportedLogPage(tx, capabilities, page),
 };
 
 export type OperationName = keyof typeof OPERATIONS;
 export type OperationArgs<N extends OperationName> = Parameters<(typeof OPERATIONS)[N]>[2];
 export type OperationResult<N extends OperationName> = Awaited<ReturnType<(typeof OPERATIONS)[N]>>;
+
+/** The buffers of an operation's arguments that move to SQLite's thread rather than being copied there. */
+const TRANSFERS: { [N in OperationName]?: (args: OperationArgs<N>) => ArrayBuffer[] } = {
+  importLogPage: importedLogPageTransfers,
+};
+
+export function transfersOf<N extends OperationName>(name: N, args: OperationArgs<N>): ArrayBuffer[] {
+  return (TRANSFERS[name] as ((args: OperationArgs<N>) => ArrayBuffer[]) | undefined)?.(args) ?? [];
+}
 
 /** Runs operation `name` in transaction `tx`. */
 export function runOperation<N extends OperationName>(

@@ -71,8 +71,13 @@ const OPEN_LIMIT_MS = 60_000;
 
 export class SqliteThread {
   private readonly waiting = new Map<number, { resolve: (answer: ThreadAnswer) => void; reject: (error: Error) => void }>();
-  /** Operations are sent together, a message for those of one turn of the event loop. */
-  private readonly sendOperation = batchPerTurn<ThreadRequest>((requests) => this.port.postMessage(requests));
+  /** Operations are sent together, a message for those of one turn of the event loop; their buffers are moved, not copied. */
+  private readonly sendOperation = batchPerTurn<{ request: ThreadRequest; transfer: ArrayBuffer[] }>((operations) =>
+    this.port.postMessage(
+      operations.map((o) => o.request),
+      operations.flatMap((o) => o.transfer),
+    ),
+  );
   private nextId = 0;
   private failure: Error | undefined;
   private closed: Promise<void> | undefined;
@@ -115,9 +120,12 @@ export class SqliteThread {
     return this.send({ kind: 'query', id: 0, sql, parameters }).then(resultOf);
   }
 
-  /** Runs operation `name` in the thread's group commit: settles once it is committed and synced. */
-  perform<N extends OperationName>(name: N, args: OperationArgs<N>): Promise<OperationResult<N>> {
-    return this.send({ kind: 'perform', id: 0, name, args }).then((answer) => {
+  /**
+   * Runs operation `name` in the thread's group commit: settles once it is committed and synced.
+   * The buffers in `transfer` move to the thread: they are empty here afterwards.
+   */
+  perform<N extends OperationName>(name: N, args: OperationArgs<N>, transfer: ArrayBuffer[] = []): Promise<OperationResult<N>> {
+    return this.send({ kind: 'perform', id: 0, name, args }, transfer).then((answer) => {
       if ('error' in answer) throw toError(answer.error);
       return (answer as { value: OperationResult<N> }).value;
     });
@@ -142,7 +150,7 @@ export class SqliteThread {
     return this.closed;
   }
 
-  private send(request: ThreadRequest): Promise<ThreadAnswer> {
+  private send(request: ThreadRequest, transfer: ArrayBuffer[] = []): Promise<ThreadAnswer> {
     if (this.failure) return Promise.reject(this.failure);
     if (this.closed) return Promise.reject(new Error('the database is closed'));
     const id = this.nextId++;
@@ -150,7 +158,7 @@ export class SqliteThread {
       // The process stays alive while an answer is awaited (a CLI awaiting its last statement).
       if (this.waiting.size === 0) this.port.ref();
       this.waiting.set(id, { resolve, reject });
-      if (request.kind === 'perform') this.sendOperation({ ...request, id });
+      if (request.kind === 'perform') this.sendOperation({ request: { ...request, id }, transfer });
       else this.port.postMessage([{ ...request, id }]);
     });
   }

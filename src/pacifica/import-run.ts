@@ -7,13 +7,12 @@
  */
 import type { Keyring } from '../config/keyring.js';
 import type { DatabaseHandle } from '../db/connect.js';
-import { eventsByUuid } from '../db/events.js';
-import { insertNewEvents, insertNewMatches, insertNewSubscriptions, matchesByUuid } from '../db/imported-rows.js';
+import { importedLogPage, insertNewSubscriptions, makeRoomForImport } from '../db/imported-rows.js';
 import { chunks } from '../db/chunks.js';
 import { liveCounts, subscriptionsByUuid } from '../db/subscriptions.js';
 import type { EventsTable, MatchesTable } from '../db/tables.js';
 import type { ZonedTimes } from '../time/zoned-time.js';
-import { compareEvent, compareMatch, importedEvent, importedMatch, repeatedEventId } from './imported-log.js';
+import { compareMatch, importedEvent, importedMatch } from './imported-log.js';
 import { compareSubscription, type ImportedSubscription, importedSubscription } from './imported-subscription.js';
 import type { OriginalDatabase, OriginalEvent, OriginalMatch, SchemaVersion } from './original-database.js';
 import { uuidOf } from './original-values.js';
@@ -21,7 +20,14 @@ import type { SourceValue } from './sql-driver.js';
 import { emptyTally, type Listed, type Tally } from './tally.js';
 
 const SUBSCRIPTION_PAGE = 500;
+/**
+ * Events a page at most, and the bytes of their texts a page should come near: a page is read
+ * while the one before it is written, so about three are in memory at once. Measured on a log of
+ * 2 KB events (docs/benchmarks.md, import): 1,000 a page kept the command under 300 MB resident
+ * (5,000: 510 MB) at about the same rate; a log of larger events gets fewer a page.
+ */
 const EVENT_PAGE = 1_000;
+const PAGE_BYTES = 2 * 1024 * 1024;
 
 export interface ImportOptions {
   original: OriginalDatabase;
@@ -74,6 +80,7 @@ export interface ImportReport {
 
 export async function runImport(options: ImportOptions): Promise<ImportReport> {
   const { original, signal } = options;
+  await makeRoomForImport(options.database);
   const owners = new Map<string, string>();
   const subscriptions = await importSubscriptions(options, owners);
   const report: ImportReport = { version: original.version, subscriptions, log: 'skipped', interrupted: signal.aborted, logRows: 0 };
@@ -142,9 +149,13 @@ async function importSubscriptions(options: ImportOptions, owners: Map<string, s
   return report;
 }
 
-interface ReadPage {
-  events: OriginalEvent[];
-  matches: OriginalMatch[];
+/** A page of the original's log, read and turned into rows of this service's. */
+interface LogPage {
+  events: EventsTable[];
+  matches: MatchesTable[];
+  /** The original's rows of the page, all of them. */
+  read: { events: number; matches: number };
+  unreadable: { events: Listed['first']; matches: Listed['first'] };
 }
 
 async function importLog(
@@ -156,11 +167,14 @@ async function importLog(
   const report: LogReport = { events: emptyTally(), matches: emptyTally(), repeatedIds: 0, olderThanRetention: 0 };
   const total = await original.countLog(options.since);
   const retainedFrom = options.retentionMs === 'off' ? undefined : options.clock() - options.retentionMs * 1000;
-  const pages = original.events(options.since, EVENT_PAGE)[Symbol.asyncIterator]();
-  const readPage = async (): Promise<ReadPage | undefined> => {
+  let pageSize = EVENT_PAGE;
+  const pages = original.events(options.since, () => pageSize)[Symbol.asyncIterator]();
+  const readPage = async (): Promise<LogPage | undefined> => {
     const next = await pages.next();
     if (next.done === true) return undefined;
-    return { events: next.value, matches: await original.matchesOf(next.value) };
+    const bytes = next.value.reduce((sum, event) => sum + (event.jsondata?.length ?? 0), 0);
+    pageSize = Math.max(1, Math.min(EVENT_PAGE, Math.floor(PAGE_BYTES / Math.max(1, bytes / next.value.length))));
+    return logPage(next.value, await original.matchesOf(next.value), options.times, owners);
   };
   let done = 0;
   options.progress(done, total.events + total.matches);
@@ -169,10 +183,11 @@ async function importLog(
     for (;;) {
       const page = await reading;
       if (page === undefined) break;
-      // The next page is read from the original while this one is written here.
+      // The next page is read and converted while this one is written: the writing thread (SQLite's) or
+      // the database (PostgreSQL) and this one work at once.
       reading = signal.aborted ? Promise.resolve(undefined) : readPage();
-      await writeLogPage(options, owners, page, report, retainedFrom);
-      done += page.events.length + page.matches.length;
+      await writeLogPage(options, page, report, retainedFrom);
+      done += page.read.events + page.read.matches;
       rowsRead(done);
       options.progress(done, Math.max(done, total.events + total.matches));
       if (signal.aborted) break;
@@ -184,78 +199,62 @@ async function importLog(
   return report;
 }
 
-async function writeLogPage(
-  options: ImportOptions,
+function logPage(
+  originalEvents: readonly OriginalEvent[],
+  originalMatches: readonly OriginalMatch[],
+  times: ZonedTimes,
   owners: ReadonlyMap<string, string>,
-  page: ReadPage,
-  report: LogReport,
-  retainedFrom: number | undefined,
-): Promise<void> {
-  const events: EventsTable[] = [];
-  const unreadableEvents = new Set<string>();
-  for (const original of page.events) {
-    report.events.read++;
-    const outcome = importedEvent(original, options.times);
+): LogPage {
+  const page: LogPage = {
+    events: [],
+    matches: [],
+    read: { events: originalEvents.length, matches: originalMatches.length },
+    unreadable: { events: [], matches: [] },
+  };
+  const unreadableEvents = new Set<SourceValue>();
+  for (const original of originalEvents) {
+    const outcome = importedEvent(original, times);
     if ('unreadable' in outcome) {
-      unreadableEvents.add(String(original.uuid));
-      list(report.events.unreadable, named(original.uuid), outcome.unreadable);
-    } else events.push(outcome);
+      unreadableEvents.add(original.uuid);
+      page.unreadable.events.push({ uuid: named(original.uuid), reason: outcome.unreadable });
+    } else page.events.push(outcome);
   }
-  const matches: MatchesTable[] = [];
-  for (const original of page.matches) {
-    report.matches.read++;
-    const outcome = unreadableEvents.has(String(original.event))
+  for (const original of originalMatches) {
+    const outcome = unreadableEvents.has(original.event)
       ? { unreadable: 'its event could not be read' }
-      : importedMatch(original, options.times, owners);
-    if ('unreadable' in outcome) list(report.matches.unreadable, named(original.uuid), outcome.unreadable);
-    else matches.push(outcome);
+      : importedMatch(original, times, owners);
+    if ('unreadable' in outcome) page.unreadable.matches.push({ uuid: named(original.uuid), reason: outcome.unreadable });
+    else page.matches.push(outcome);
   }
-  const written = await options.database.write(async (tx) => {
-    const inserted = await insertNewEvents(tx, events);
-    const rest = events.filter((event) => !inserted.has(event.uuid));
-    const here = await eventsByUuid(
-      tx,
-      rest.map((event) => event.uuid),
-    );
-    const eventOutcomes = new Map<string, 'new' | 'present' | { conflict: string }>();
-    const repeated: EventsTable[] = [];
-    for (const event of events) {
-      if (inserted.has(event.uuid)) eventOutcomes.set(event.uuid, 'new');
-      else if (here.has(event.uuid)) eventOutcomes.set(event.uuid, compareEvent(here.get(event.uuid)!, event));
-      else repeated.push({ ...event, event_id: repeatedEventId(event) });
-    }
-    const insertedAgain = await insertNewEvents(tx, repeated);
-    for (const event of repeated) {
-      eventOutcomes.set(event.uuid, insertedAgain.has(event.uuid) ? 'new' : { conflict: 'its source and id are taken here' });
-    }
-    // A match goes only with its event: under an event that conflicts it would tell of another one.
-    const admitted = matches.filter((match) => typeof eventOutcomes.get(match.event_uuid) === 'string');
-    const insertedMatches = await insertNewMatches(tx, admitted);
-    const hereMatches = await matchesByUuid(
-      tx,
-      admitted.filter((match) => !insertedMatches.has(match.uuid)).map((match) => match.uuid),
-    );
-    const matchOutcomes = matches.map((match) => {
-      if (insertedMatches.has(match.uuid)) return 'new' as const;
-      const hereMatch = hereMatches.get(match.uuid);
-      if (hereMatch !== undefined) return compareMatch(hereMatch, match);
-      return { conflict: "its event is not the original's here" };
-    });
-    return { eventOutcomes, matchOutcomes, repeated: insertedAgain.size };
-  });
-  report.repeatedIds += written.repeated;
-  for (const event of events) {
-    const outcome = written.eventOutcomes.get(event.uuid)!;
-    if (typeof outcome === 'object') list(report.events.conflicts, event.uuid, `event: ${outcome.conflict}; left as it is here`);
-    else {
-      count(report.events, outcome);
-      if (outcome === 'new' && retainedFrom !== undefined && event.received < retainedFrom) report.olderThanRetention++;
-    }
-  }
-  for (const [i, outcome] of written.matchOutcomes.entries()) {
-    if (typeof outcome === 'object') list(report.matches.conflicts, matches[i]!.uuid, `match: ${outcome.conflict}; left as it is here`);
+  return page;
+}
+
+async function writeLogPage(options: ImportOptions, page: LogPage, report: LogReport, retainedFrom: number | undefined): Promise<void> {
+  const { events, matches } = page;
+  const written = await options.database.perform('importLogPage', importedLogPage(events, matches));
+  report.events.read += page.read.events;
+  report.matches.read += page.read.matches;
+  for (const item of page.unreadable.events) list(report.events.unreadable, item.uuid, item.reason);
+  for (const item of page.unreadable.matches) list(report.matches.unreadable, item.uuid, item.reason);
+  const received = new Map(events.map((event) => [event.uuid, event.received]));
+  report.events.new += written.newEvents.length;
+  if (retainedFrom !== undefined)
+    report.olderThanRetention += written.newEvents.filter((uuid) => received.get(uuid)! < retainedFrom).length;
+  report.repeatedIds += written.repeatedEvents.length;
+  report.events.present += written.presentEvents.length;
+  for (const { uuid, differs } of written.otherEvents)
+    list(report.events.conflicts, uuid, `event: differs in ${differs}; left as it is here`);
+  report.matches.new += written.newMatches.length;
+  const imported = new Map(matches.map((match) => [match.uuid, match]));
+  for (const here of written.presentMatches) {
+    const outcome = compareMatch(here, imported.get(here.uuid)!);
+    if (typeof outcome === 'object') list(report.matches.conflicts, here.uuid, `match: ${outcome.conflict}; left as it is here`);
     else count(report.matches, outcome);
   }
+  const other = new Set(written.otherEvents.map((event) => event.uuid));
+  for (const match of matches)
+    if (other.has(match.event_uuid))
+      list(report.matches.conflicts, match.uuid, "match: its event is not the original's here; not imported");
 }
 
 function count(tally: Tally, outcome: 'new' | 'present' | 'changed'): void {

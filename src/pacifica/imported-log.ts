@@ -52,15 +52,6 @@ function attribute(value: unknown): string | undefined {
   return typeof value === 'string' ? value : typeof value === 'number' ? String(value) : undefined;
 }
 
-/**
- * The id under which an event is kept when an earlier one has its source and id (the original
- * did not refuse a repeated event; this service logs each (source, id) once): the id and the
- * event's own uuid, so that both stay, each under its uuid.
- */
-export function repeatedEventId(event: EventsTable): string {
-  return `${event.event_id}#${event.uuid}`;
-}
-
 /** The subscriptions matches may refer to: each one's owner, by uuid. */
 export type ImportedOwners = ReadonlyMap<string, string>;
 
@@ -106,11 +97,6 @@ function stateOf(policy: number | null, target: number | null): MatchState {
   if (target !== null && target >= 200 && target < 300) return 'delivered';
   if (target === null && policy !== null && policy >= 400 && policy < 500) return 'denied';
   return 'failed';
-}
-
-export function compareEvent(here: EventsTable, imported: EventsTable): 'present' | { conflict: string } {
-  const differ = [here.body !== imported.body && 'text', here.received !== imported.received && 'time'].filter(Boolean);
-  return differ.length === 0 ? 'present' : { conflict: `differs in ${differ.join(' and ')}` };
 }
 
 /** `changed`: sent again here since it was imported (a retry moves `updated`). */

@@ -101,6 +101,8 @@ export async function importedSubscription(
     error: original.error,
     rate_limit: null,
     allowed_rate: null,
+    // The original had no notices of its own: a pipeline it served gets its data events only.
+    notices: 0,
   };
   if (live && disabledBecause.length > 0) {
     row.disabled ??= context.now;

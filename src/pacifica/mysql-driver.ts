@@ -55,9 +55,9 @@ export async function openMysqlDriver(location: ServerSource): Promise<SqlDriver
       streams.add(own);
       try {
         let page: SourceRow[] = [];
-        for await (const row of own.query({ sql, values: [...params] }).stream({ highWaterMark: size })) {
+        for await (const row of own.query({ sql, values: [...params] }).stream({ highWaterMark: size() })) {
           page.push(row as SourceRow);
-          if (page.length === size) {
+          if (page.length >= size()) {
             yield page;
             page = [];
           }

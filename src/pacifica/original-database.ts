@@ -61,8 +61,8 @@ export interface OriginalDatabase {
   countSubscriptions(): Promise<number>;
   /** Version 3.0: events created at or after `since` (the original's local time text), and their matches. */
   countLog(since: string | undefined): Promise<LogCounts>;
-  /** Version 3.0: the events, oldest first. */
-  events(since: string | undefined, pageSize: number): AsyncIterable<OriginalEvent[]>;
+  /** Version 3.0: the events, oldest first, `pageSize()` at a time (asked before each page). */
+  events(since: string | undefined, pageSize: () => number): AsyncIterable<OriginalEvent[]>;
   /** The matches of these events. */
   matchesOf(events: readonly OriginalEvent[]): Promise<OriginalMatch[]>;
   close(): Promise<void>;
@@ -102,7 +102,7 @@ async function readerOf(driver: SqlDriver): Promise<OriginalDatabase> {
   return {
     version,
     async *subscriptions(pageSize) {
-      for await (const page of driver.pages(subscriptionSql, [], pageSize)) yield page.map(subscriptionOf);
+      for await (const page of driver.pages(subscriptionSql, [], () => pageSize)) yield page.map(subscriptionOf);
     },
     async countSubscriptions() {
       return count(await driver.query(`select count(*) as n from ${q('eventmatch')}`));

@@ -51,9 +51,10 @@ export async function openPostgresDriver(location: ServerSource): Promise<SqlDri
       await query(`declare ${cursor} no scroll cursor for ${sql}`, params);
       try {
         for (;;) {
-          const rows = await query(`fetch ${size} from ${cursor}`);
+          const wanted = size();
+          const rows = await query(`fetch ${wanted} from ${cursor}`);
           if (rows.length > 0) yield rows;
-          if (rows.length < size) return;
+          if (rows.length < wanted) return;
         }
       } finally {
         await query(`close ${cursor}`).catch(() => undefined);

@@ -17,10 +17,10 @@ export interface SqlDriver {
   param(index: number): string;
   query(sql: string, params?: readonly SourceValue[]): Promise<SourceRow[]>;
   /**
-   * The rows of one long query, `size` at a time, read as they are consumed: the whole result
-   * is never in memory. Other queries may run while it is being read.
+   * The rows of one long query, `size()` at a time (asked before each page), read as they are
+   * consumed: the whole result is never in memory. Other queries may run while it is being read.
    */
-  pages(sql: string, params: readonly SourceValue[], size: number): AsyncIterable<SourceRow[]>;
+  pages(sql: string, params: readonly SourceValue[], size: () => number): AsyncIterable<SourceRow[]>;
   tables(): Promise<string[]>;
   columns(table: string): Promise<string[]>;
   close(): Promise<void>;

@@ -46,7 +46,7 @@ export async function openSqliteDriver(location: FileSource): Promise<SqlDriver>
         let page: SourceRow[] = [];
         for (const row of reader.prepare(sql).iterate(...params)) {
           page.push(row as SourceRow);
-          if (page.length === size) {
+          if (page.length >= size()) {
             yield page;
             page = [];
           }

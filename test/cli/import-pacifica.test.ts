@@ -123,27 +123,24 @@ for (const target of testBackends()) {
 
       it('keeps each record as it was, its times read in the original zone, its credentials sealed', async () => {
         const record = (await app.inject({ url: `/eventmatch/${SIZES}`, headers: alice })).json<Record<string, unknown>>();
-        assert.deepEqual(
-          { ...record, notices: undefined },
-          {
-            user: 'alice',
-            uuid: SIZES,
-            name: 'Large files',
-            jsonpath: '$.data[*][?(@.size > 100)].name',
-            target_url: 'http://127.0.0.1:9/hook',
-            auth: { type: 'basic', basic: { username: 'u', password: 'p' } },
-            extensions: { facility: 'emsl' },
-            created: time('2020-01-15T09:00:00.123456'),
-            updated: time('2020-01-16T10:00:00.500000'),
-            deleted: null,
-            disabled: null,
-            version: 'v0.1',
-            error: null,
-            rate_limit: null,
-            delivery: 'push',
-            notices: undefined,
-          },
-        );
+        assert.deepEqual(record, {
+          user: 'alice',
+          uuid: SIZES,
+          name: 'Large files',
+          jsonpath: '$.data[*][?(@.size > 100)].name',
+          target_url: 'http://127.0.0.1:9/hook',
+          auth: { type: 'basic', basic: { username: 'u', password: 'p' } },
+          extensions: { facility: 'emsl' },
+          created: time('2020-01-15T09:00:00.123456'),
+          updated: time('2020-01-16T10:00:00.500000'),
+          deleted: null,
+          disabled: null,
+          version: 'v0.1',
+          error: null,
+          rate_limit: null,
+          delivery: 'push',
+          notices: false,
+        });
         const stored = await subscriptionsByUuid(here.handle.db, [SIZES, CREDENTIALS]);
         assert.match(stored.get(SIZES)!.auth, /^v1:/, 'sealed with NOTIFICATIONS_SECRET_KEY');
         const down = (await app.inject({ url: `/eventmatch/${DISABLED}`, headers: bob })).json<Record<string, unknown>>();
