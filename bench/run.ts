@@ -1,6 +1,6 @@
 /**
  * `npm run bench [-- section…]`: prints the benchmark tables and writes bench/results.json.
- * Sections: jsonpath, matching, memory, outbound, creates, receive, burst, latency, sustained, isolation, tracing, brokers, disk
+ * Sections: jsonpath, matching, memory, outbound, creates, receive, burst, latency, sustained, isolation, tracing, brokers, disk, import
  * (all by default). The services run on SQLite, and on PostgreSQL too when NOTIFICATIONS_BENCH_DATABASE_URL
  * names a database. Run with --expose-gc (the npm script does) so heap figures are settled.
  * Last, the goals of issue 15 with the figures of this run (bench/goals.ts).
@@ -12,6 +12,7 @@ import { facilityEvent } from '../test/support/fixtures.js';
 import { benchBrokers } from './brokers.js';
 import { benchCreates } from './creates.js';
 import { benchDisk, DISK_EVENTS, DISK_MATCHES_PER_EVENT, DISK_RETRIED_EVENTS, FAILURES_BEFORE_DELIVERY } from './disk-usage.js';
+import { benchImport, IMPORT_EVENTS, originalForBench } from './import.js';
 import { benchIsolation } from './isolation.js';
 import { goals } from './goals.js';
 import { benchEvaluation } from './jsonpath-evaluation.js';
@@ -35,6 +36,7 @@ const SECTIONS = [
   'tracing',
   'brokers',
   'disk',
+  'import',
 ];
 
 async function main(): Promise<void> {
@@ -123,12 +125,29 @@ async function main(): Promise<void> {
       `(${DISK_RETRIED_EVENTS.toLocaleString('en-US')} more events, each delivery answered 500 ${FAILURES_BEFORE_DELIVERY} times first)`,
     () => forEachBenchDatabase(benchDisk),
   );
+  await section(
+    'import',
+    `import-pacifica: an original's PostgreSQL database (${IMPORT_EVENTS.toLocaleString('en-US')} events of 2 KB, 1.6 matches each, 200 subscriptions) into a fresh database; then a second run, which finds everything present`,
+    benchImportSection,
+  );
   results.goals = goals(results, Boolean(process.env.NOTIFICATIONS_BENCH_DATABASE_URL));
   printTable('Goals, with the figures of this run', results.goals);
   writeFileSync(
     new URL('../../bench/results.json', import.meta.url),
     JSON.stringify({ date: new Date().toISOString(), node: process.version, cpus: os.cpus().length, results }, null, 2),
   );
+}
+
+/** The import reads an original on PostgreSQL: without NOTIFICATIONS_BENCH_DATABASE_URL there is none to read. */
+async function benchImportSection(): Promise<Row[]> {
+  const base = process.env.NOTIFICATIONS_BENCH_DATABASE_URL;
+  if (!base) return [{ into: 'not measured: the original is made on PostgreSQL (NOTIFICATIONS_BENCH_DATABASE_URL)' }];
+  const original = await originalForBench(base);
+  try {
+    return await forEachBenchDatabase((label, url) => benchImport(original, label, url));
+  } finally {
+    await original.cleanup();
+  }
 }
 
 /** A fresh SQLite database, and a fresh PostgreSQL schema when NOTIFICATIONS_BENCH_DATABASE_URL names a database. */
