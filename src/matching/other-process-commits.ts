@@ -36,16 +36,15 @@
  */
 import type { Kysely } from 'kysely';
 import { dataVersion } from '../db/data-version.js';
+import { type SubscriptionChange, subscriptionPages } from '../db/subscriptions.js';
 import {
   fingerprintWith,
   sameFingerprint,
-  type SubscriptionChange,
   type SubscriptionsFingerprint,
   type SubscriptionsState,
-  subscriptionPages,
   subscriptionsByRowid,
   subscriptionsState,
-} from '../db/subscriptions.js';
+} from '../db/subscriptions-fingerprint.js';
 import type { Database } from '../db/tables.js';
 import type { Metrics, OtherProcessCommitsOutcome } from '../metrics/metrics.js';
 import { startWorkerLoop } from '../routing/worker-loop.js';
