@@ -1,5 +1,5 @@
 /**
- * Issue 15's goals, each with the figure this run measured for it. Ratios are to the ceiling,
+ * The goals (issue 15's, and the import's), each with the figure this run measured for it. Ratios are to the ceiling,
  * or PostgreSQL's to SQLite's, measured in the same run, so they compare across runs and
  * machines. A goal whose section did not run (or, for PostgreSQL, without
  * NOTIFICATIONS_BENCH_DATABASE_URL) is "not measured".
@@ -154,6 +154,20 @@ export function goals(results: Results, postgres: boolean): Row[] {
     if (!memory || memory.length === 0) return missing('memory');
     const worst = Math.max(...memory.map((row) => num(row['resident MB'])));
     return { measured: memory.map((row) => `${whole(num(row['resident MB']))} MB (${row.database})`).join(', '), met: worst <= 1.5 * 1024 };
+  });
+  const importInto = (database: string) => results.import?.find((row) => row.into === database);
+  goal('import-pacifica, PostgreSQL into SQLite: log rows a second', '≥ 25,000', () => {
+    const row = importInto('sqlite');
+    if (!row) return results.import ? `${NOT_MEASURED} (no NOTIFICATIONS_BENCH_DATABASE_URL)` : missing('import');
+    return { measured: whole(num(row['log rows/s'])), met: num(row['log rows/s']) >= 25_000 };
+  });
+  goal('import-pacifica: peak resident memory', '≤ 300 MB', () => {
+    const rows = (results.import ?? []).filter((row) => typeof row['peak resident MB'] === 'number');
+    if (rows.length === 0) return results.import ? `${NOT_MEASURED} (no NOTIFICATIONS_BENCH_DATABASE_URL)` : missing('import');
+    return {
+      measured: rows.map((row) => `${whole(num(row['peak resident MB']))} MB (into ${row.into})`).join(', '),
+      met: rows.every((row) => num(row['peak resident MB']) <= 300),
+    };
   });
   const deliveryRuns = ['receive', 'burst', 'latency', 'sustained'].flatMap((section) =>
     (results[section] ?? []).map((row) => ({ run: `${section} ${row.database}`, row })),
