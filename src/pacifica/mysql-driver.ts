@@ -7,6 +7,7 @@ import type { ServerSource } from './source-url.js';
 import {
   CONNECT_TIMEOUT_MS,
   firstLine,
+  inPages,
   type SourceRow,
   SourceUnreachable,
   type SourceValue,
@@ -54,15 +55,7 @@ export async function openMysqlDriver(location: ServerSource): Promise<SqlDriver
       const own = await connect(location);
       streams.add(own);
       try {
-        let page: SourceRow[] = [];
-        for await (const row of own.query({ sql, values: [...params] }).stream({ highWaterMark: size() })) {
-          page.push(row as SourceRow);
-          if (page.length >= size()) {
-            yield page;
-            page = [];
-          }
-        }
-        if (page.length > 0) yield page;
+        yield* inPages(own.query({ sql, values: [...params] }).stream({ highWaterMark: size() }), size);
       } finally {
         streams.delete(own);
         own.destroy();

@@ -46,6 +46,19 @@ export async function openDriver(location: SourceLocation): Promise<SqlDriver> {
   }
 }
 
+/** `rows` in pages of `size()` rows (asked before each page), as they are consumed. */
+export async function* inPages(rows: AsyncIterable<unknown> | Iterable<unknown>, size: () => number): AsyncGenerator<SourceRow[]> {
+  let page: SourceRow[] = [];
+  for await (const row of rows) {
+    page.push(row as SourceRow);
+    if (page.length >= size()) {
+      yield page;
+      page = [];
+    }
+  }
+  if (page.length > 0) yield page;
+}
+
 /** `host:port` of a networked source, for the messages that say it cannot be reached. */
 export function whereIs(location: ServerSource): string {
   const host = location.host.includes(':') ? `[${location.host}]` : location.host;

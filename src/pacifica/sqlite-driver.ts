@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import Sqlite from 'better-sqlite3';
 import type { FileSource } from './source-url.js';
-import { firstLine, type SourceRow, SourceUnreachable, type SourceValue, type SqlDriver } from './sql-driver.js';
+import { firstLine, inPages, type SourceRow, SourceUnreachable, type SourceValue, type SqlDriver } from './sql-driver.js';
 
 function open(location: FileSource): Sqlite.Database {
   if (!existsSync(location.path)) {
@@ -43,15 +43,7 @@ export async function openSqliteDriver(location: FileSource): Promise<SqlDriver>
       const reader = open(location);
       readers.add(reader);
       try {
-        let page: SourceRow[] = [];
-        for (const row of reader.prepare(sql).iterate(...params)) {
-          page.push(row as SourceRow);
-          if (page.length >= size()) {
-            yield page;
-            page = [];
-          }
-        }
-        if (page.length > 0) yield page;
+        yield* inPages(reader.prepare(sql).iterate(...params), size);
       } finally {
         readers.delete(reader);
         reader.close();
