@@ -30,7 +30,7 @@ export function summaryLines(report: ImportReport, facts: RunFacts): string[] {
       );
     if (log.olderThanRetention > 0)
       lines.push(
-        `  ${log.olderThanRetention} new event${plural(log.olderThanRetention)} ${log.olderThanRetention === 1 ? 'was' : 'were'} received longer ago than NOTIFICATIONS_RETENTION (${facts.retention}): the server's retention purge removes them; set it longer, or off, to keep the history`,
+        `  ${log.olderThanRetention} new event${plural(log.olderThanRetention)} ${log.olderThanRetention === 1 ? 'was' : 'were'} received longer ago than NOTIFICATIONS_RETENTION (${facts.retention}): the server's retention purge removes ${log.olderThanRetention === 1 ? 'it' : 'them'}; set it longer, or off, to keep the history`,
       );
   }
   for (const [kind, tally] of kinds(report)) {
@@ -64,7 +64,7 @@ function nothingNew(report: ImportReport): boolean {
 function tallyLine(tally: Tally): string {
   const parts = [
     `${tally.new} new`,
-    `${tally.present} already present${tally.changedHere > 0 ? ` (${tally.changedHere} changed here since)` : ''}`,
+    `${tally.present} already present${tally.changedHere > 0 ? `, ${tally.changedHere} of them changed here since` : ''}`,
   ];
   if (tally.conflicts.count > 0) parts.push(`${tally.conflicts.count} conflict${plural(tally.conflicts.count)}`);
   if (tally.unreadable.count > 0) parts.push(`${tally.unreadable.count} unreadable`);
