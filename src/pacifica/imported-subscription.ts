@@ -11,7 +11,7 @@ import type { Keyring } from '../config/keyring.js';
 import type { SubscriptionRow } from '../db/tables.js';
 import { ServiceError } from '../errors.js';
 import { compileJsonPath, JsonPathSyntaxError } from '../jsonpath/index.js';
-import { type Auth, validateAuth, validateExtensions, validateTargetUrl } from '../subscriptions/input.js';
+import { validateAuth, validateExtensions, validateTargetUrl } from '../subscriptions/input.js';
 import { RECORD_VERSION } from '../subscriptions/record.js';
 import { openAuth, sealSecret } from '../subscriptions/secret-box.js';
 import { generateSigningSecret } from '../subscriptions/signing-secret.js';
@@ -208,4 +208,3 @@ function movedCredentials(targetUrl: string): { targetUrl: string; basic: { user
   };
 }
 
-export type { Auth };
