@@ -207,4 +207,3 @@ function movedCredentials(targetUrl: string): { targetUrl: string; basic: { user
     },
   };
 }
-
