@@ -4,13 +4,14 @@
  */
 import assert from 'node:assert/strict';
 import { createServer, type Server, type Socket } from 'node:net';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { describeOn, openTestDatabase, SQLITE } from '../support/database.js';
 import { createSqliteOriginal, type OriginalDatabaseFixture, originalSources } from '../support/original-service.js';
-import { freePort, type Finished, runCli } from '../support/processes.js';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { cleanEnv, CLI_BIN, freePort, type Finished, runCli, runCommand } from '../support/processes.js';
+import { ROOT } from '../support/project.js';
 
 const KINDS = 'postgres://, postgresql://, mysql:// (MySQL or MariaDB) or sqlite:///path';
 
@@ -240,3 +241,51 @@ for (const source of originalSources().filter((s) => s.kind !== 'sqlite')) {
     });
   });
 }
+
+/** util-linux's `script` gives a command a terminal of its own, as an operator's shell would. */
+const SCRIPT = '/usr/bin/script';
+
+describe('import-pacifica on a terminal', () => {
+  it(
+    "shows the log's progress, rows done of the total and the rate, then the summary",
+    { skip: existsSync(SCRIPT) ? false : `a terminal: ${SCRIPT} (util-linux) is missing` },
+    async () => {
+      const here = await openTestDatabase(SQLITE);
+      const original = await createSqliteOriginal();
+      try {
+        const s = '22222222-2222-4333-8444-555555555501';
+        await original.addSubscriptions([subscription(s, 'erin')]);
+        for (const n of [1, 2, 3]) {
+          const event = `22222222-2222-4333-8444-5555555555e${n}`;
+          await original.addEvents([
+            {
+              uuid: event,
+              jsondata: `{"specversion": "1.0", "id": "${n}", "source": "/s", "type": "t"}`,
+              created: `2021-06-0${n} 10:00:00`,
+            },
+          ]);
+          await original.addMatches([
+            {
+              uuid: `22222222-2222-4333-8444-5555555555a${n}`,
+              event,
+              subscription: s,
+              policy: '200',
+              target: '200',
+              created: `2021-06-0${n} 10:00:01`,
+            },
+          ]);
+        }
+        const command = [process.execPath, CLI_BIN, '--database-url', here.database.url, 'import-pacifica', '--from', original.url]
+          .map((arg) => `'${arg}'`)
+          .join(' ');
+        const result = await runCommand(SCRIPT, ['-qec', command, '/dev/null'], { cwd: ROOT, env: cleanEnv() });
+        assert.equal(result.code, 0, result.stdout + result.stderr);
+        assert.match(result.stdout, /event log: 6 of 6 rows \(100%\), [\d,]+ rows\/s/);
+        assert.match(result.stdout, /events: 3 new, 0 already present \(of 3 read\)/);
+      } finally {
+        await original.cleanup();
+        await here.close();
+      }
+    },
+  );
+});
