@@ -224,6 +224,51 @@ describe('import-pacifica reports without refusing', () => {
   });
 });
 
+describe('import-pacifica and a log here that differs from the original', () => {
+  it('leaves an event and a match that differ as they are, and lists each as a conflict (exit 1)', async () => {
+    const here = await openTestDatabase(SQLITE);
+    const original = await createSqliteOriginal();
+    try {
+      const s = '33333333-2222-4333-8444-555555555501';
+      const [e1, e2] = ['33333333-2222-4333-8444-5555555555e1', '33333333-2222-4333-8444-5555555555e2'];
+      const [m1, m2] = ['33333333-2222-4333-8444-5555555555a1', '33333333-2222-4333-8444-5555555555a2'];
+      await original.addSubscriptions([subscription(s, 'fay')]);
+      await original.addEvents([
+        { uuid: e1, jsondata: '{"specversion": "1.0", "id": "1", "source": "/s", "type": "t"}', created: '2021-06-01 10:00:00' },
+        { uuid: e2, jsondata: '{"specversion": "1.0", "id": "2", "source": "/s", "type": "t"}', created: '2021-06-02 10:00:00' },
+      ]);
+      await original.addMatches([
+        { uuid: m1, event: e1, subscription: s, policy: '200', target: '200', created: '2021-06-01 10:00:01' },
+        { uuid: m2, event: e2, subscription: s, policy: '200', target: '200', created: '2021-06-02 10:00:01' },
+      ]);
+      const importFrom = () => runCli(['--database-url', here.database.url, 'import-pacifica', '--from', original.url]);
+      assert.equal((await importFrom()).code, 0);
+      // The original's rows, as stored there (32 hex digits): another text for e1, another target code for m2.
+      await original.exec(
+        `update eventlog set jsondata = '{"specversion": "1.0", "id": "1", "source": "/s", "type": "other"}' where uuid = ?`,
+        [e1.replaceAll('-', '')],
+      );
+      await original.exec(`update eventlogmatch set target_status_code = '500' where uuid = ?`, [m2.replaceAll('-', '')]);
+      const again = await importFrom();
+      assert.equal(again.code, 1, again.stdout + again.stderr);
+      assert.match(again.stdout, /^events: 0 new, 1 already present, 1 conflict \(of 2 read\)$/m);
+      assert.match(again.stdout, /^matches: 0 new, 0 already present, 2 conflicts \(of 2 read\)$/m);
+      assert.match(again.stdout, new RegExp(`^    ${e1}: event: differs in text; left as it is here$`, 'm'));
+      assert.match(again.stdout, new RegExp(`^    ${m1}: match: its event is not the original's here; not imported$`, 'm'));
+      assert.match(again.stdout, new RegExp(`^    ${m2}: match: differs in target_code, state; left as it is here$`, 'm'));
+      const got = JSON.parse(
+        (await runCli(['--database-url', here.database.url, 'eventget', '--json', e1, e2])).stdout.split('\n')[0]!,
+      ) as {
+        event: { type: string };
+      };
+      assert.equal(got.event.type, 't', 'the event here is left as it was');
+    } finally {
+      await original.cleanup();
+      await here.close();
+    }
+  });
+});
+
 // Every source kind reads its own catalogue for the check: one without the original's tables is refused alike.
 for (const source of originalSources().filter((s) => s.kind !== 'sqlite')) {
   describeOn({ skip: source.skip }, `import-pacifica refuses a ${source.kind} database of another version`, () => {
