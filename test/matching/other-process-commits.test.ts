@@ -4,7 +4,6 @@
  * following the other's commits (the server's own writes are not told to it here).
  */
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { afterEach, describe, it } from 'node:test';
 import { type DatabaseHandle, openDatabase } from '../../src/db/connect.js';
 import { syncSchema } from '../../src/db/migrate.js';
@@ -16,6 +15,7 @@ import { LiveMatcher } from '../../src/matching/live-matcher.js';
 import { followOtherProcessCommits, type OtherProcessCommits } from '../../src/matching/other-process-commits.js';
 import { createSqlite, type TestDatabase } from '../support/database.js';
 import { eventually } from '../support/http-stub.js';
+import { eventRow } from '../support/event-row.js';
 import { subscriptionRow } from '../support/subscription-row.js';
 
 /** 2019-01-01: an imported subscription's times. */
@@ -100,15 +100,7 @@ describe('following other processes’ commits to the SQLite file', () => {
   const logEvent = (handle: DatabaseHandle) =>
     handle.db
       .insertInto('events')
-      .values({
-        uuid: randomUUID(),
-        source: '/log',
-        event_id: randomUUID(),
-        type: 't',
-        spec_version: '1.0',
-        body: '{}',
-        received: YEARS_AGO,
-      })
+      .values(eventRow({ received: YEARS_AGO }))
       .execute();
 
   it('a subscription inserted with times years old matches after the next look: only the inserted rows are read', async () => {

@@ -14,6 +14,7 @@ import type { SubscriptionRow } from '../../src/db/tables.js';
 import { createSqlite, type TestDatabase } from '../support/database.js';
 import { eventually, type HttpStub, reply, startStub } from '../support/http-stub.js';
 import { type RunningServer, runCli, startServer } from '../support/processes.js';
+import { eventRow } from '../support/event-row.js';
 import { subscriptionRow } from '../support/subscription-row.js';
 
 /** 2019-01-01: an imported subscription's times. */
@@ -87,15 +88,7 @@ describe('the server follows other processes’ commits to its SQLite file', () 
     assert.deepEqual(before, { unchanged: 0, added: 0, reloaded: 0 });
     await other.db
       .insertInto('events')
-      .values({
-        uuid: randomUUID(),
-        source: '/log',
-        event_id: randomUUID(),
-        type: 't',
-        spec_version: '1.0',
-        body: '{}',
-        received: YEARS_AGO,
-      })
+      .values(eventRow({ received: YEARS_AGO }))
       .execute();
     let now = before;
     await eventually(async () => (now = await lookOutcomes()).unchanged === 1, 'the commit is looked at');
