@@ -101,7 +101,7 @@ header).
 **Traces.** OpenTelemetry's own variables turn tracing on and configure it:
 \`OTEL_EXPORTER_OTLP_ENDPOINT\` (or \`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT\`) names the collector,
 \`OTEL_EXPORTER_OTLP_PROTOCOL\` (\`http/protobuf\` or \`http/json\`), \`OTEL_EXPORTER_OTLP_HEADERS\`,
-\`OTEL_BSP_SCHEDULE_DELAY\`, \`OTEL_SERVICE_NAME\` and the others the SDK reads. They are not
+\`OTEL_BSP_SCHEDULE_DELAY\`, \`OTEL_TRACES_SAMPLER\`, \`OTEL_SERVICE_NAME\` and the others listed there. They are not
 settings: no flag or file key sets them. Without an endpoint nothing is traced. See
 [Traces](operations.md#traces).
 

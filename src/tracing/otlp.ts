@@ -1,10 +1,10 @@
 /**
  * Tracing with the OpenTelemetry SDK, exported over OTLP/HTTP by a batch span processor. Loaded
- * by tracing.ts only when an endpoint is configured. The SDK reads the OTEL_* environment
- * itself: the exporter its endpoint, headers, time-out and compression; the batch processor its
- * delays and sizes (OTEL_BSP_*); the provider its sampler (OTEL_TRACES_SAMPLER, parent-based
- * by default, so an event whose traceparent says "not sampled" is not recorded either); the
- * resource OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES.
+ * by tracing.ts only when an endpoint is configured. The SDK reads part of the OTEL_* environment
+ * itself: the exporter its endpoint, headers, time-out and compression; the resource
+ * OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES. The batch processor's delays and sizes
+ * (OTEL_BSP_*) and the sampler (OTEL_TRACES_SAMPLER, parent-based by default, so an event whose
+ * traceparent says "not sampled" is not recorded either) are read here (sdk-settings.ts).
  *
  * No context manager is installed: every span's parent is given explicitly, from the event's
  * extension or from the traceparent stored with it, so nothing follows the async hops.
@@ -24,19 +24,26 @@ import {
 } from '@opentelemetry/api';
 import { parseTraceParent, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
-import { BasicTracerProvider, BatchSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base';
+import { BatchSpanProcessor, type SpanExporter, TracerProvider } from '@opentelemetry/sdk-trace';
+import { batchSettingsFrom, samplerFrom } from './sdk-settings.js';
 import type { SpanAttributes, TraceProtocol, TraceSpan, Tracing, TracingOptions } from './tracing.js';
 
 const propagator = new W3CTraceContextPropagator();
 
-export async function otlpTracing(protocol: TraceProtocol, options: TracingOptions): Promise<Tracing> {
+export async function otlpTracing(protocol: TraceProtocol, env: NodeJS.ProcessEnv, options: TracingOptions): Promise<Tracing> {
+  const sampler = samplerFrom(env);
+  const batchSettings = batchSettingsFrom(env);
   // Export failures (a collector that does not answer) are the SDK's to report: through diag.
   const warn = (message: string, ...args: unknown[]) => options.warn(readable([message, ...args.map(String)].join(' ')));
   diag.setLogger({ error: warn, warn, info: () => {}, debug: () => {}, verbose: () => {} }, DiagLogLevel.WARN);
   const resource = defaultResource()
     .merge(resourceFromAttributes({ 'service.name': options.service.name, 'service.version': options.service.version }))
     .merge(detectResources({ detectors: [envDetector] }));
-  const provider = new BasicTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(await exporter(protocol))] });
+  const provider = new TracerProvider({
+    resource,
+    sampler,
+    spanProcessors: [new BatchSpanProcessor({ ...batchSettings, exporter: await exporter(protocol) })],
+  });
   const tracer = provider.getTracer(options.service.name, options.service.version);
 
   return {

@@ -54,14 +54,14 @@ export class TracingConfigError extends Error {}
  * Tracing as the standard OpenTelemetry environment variables configure it, or undefined when
  * they set no OTLP endpoint (or OTEL_SDK_DISABLED is true, or OTEL_TRACES_EXPORTER none): then
  * the SDK is not even loaded.
- * The SDK reads the rest itself (headers, time-outs, the batch processor's delays, the sampler,
- * the resource). Throws TracingConfigError for a protocol it cannot export with.
+ * The rest (headers, time-outs, the batch processor's delays, the sampler, the resource) are read
+ * by otlp.ts and the SDK. Throws TracingConfigError for a value the service cannot use.
  */
 export async function startTracing(env: NodeJS.ProcessEnv, options: TracingOptions): Promise<Tracing | undefined> {
   const protocol = traceProtocol(env);
   if (protocol === undefined) return undefined;
   const { otlpTracing } = await import('./otlp.js');
-  return otlpTracing(protocol, options);
+  return otlpTracing(protocol, env, options);
 }
 
 /** The protocol to export with, or undefined when no spans are to be exported. */
