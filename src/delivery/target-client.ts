@@ -146,7 +146,7 @@ export function createTargetClient(options: TargetClientOptions): TargetClient {
           path: `${url.pathname}${url.search}`,
           headers: requestHeaders(target, now(), requestOrigin),
           body: target.body,
-          signal: deadline,
+          signal: deadline.signal,
         });
       } catch (error) {
         return noAnswer(deadline.cause(error), elapsedMs());

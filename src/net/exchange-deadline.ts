@@ -1,26 +1,21 @@
 /**
- * The time limit of one HTTP exchange through undici, given as the request's `signal`: once
- * `timeoutMs` have passed, the request (or the reading of its answer) is aborted with an
- * ExchangeTimeoutError. undici takes an EventEmitter with `aborted` and `reason` as it takes
- * an AbortSignal; in Node 20 an AbortController with its signal and listener costs about 80
- * times as much to make (~12 µs against ~0.15 µs), and the outbound thread makes six exchanges
- * an event.
+ * The time limit of one HTTP exchange through undici, whose `signal` is given as the request's:
+ * once `timeoutMs` have passed, the request (or the reading of its answer) is aborted with an
+ * ExchangeTimeoutError. Not AbortSignal.timeout: its timer cannot be cleared when the exchange
+ * ends first, which is almost always.
  */
-import { EventEmitter } from 'node:events';
 import { ExchangeTimeoutError } from './network-error.js';
 
-export class ExchangeDeadline extends EventEmitter {
-  aborted = false;
-  reason: ExchangeTimeoutError | undefined;
+export class ExchangeDeadline {
+  private readonly controller = new AbortController();
   private readonly timer: NodeJS.Timeout;
 
   constructor(timeoutMs: number) {
-    super();
-    this.timer = setTimeout(() => {
-      this.aborted = true;
-      this.reason = new ExchangeTimeoutError(timeoutMs);
-      this.emit('abort');
-    }, timeoutMs);
+    this.timer = setTimeout(() => this.controller.abort(new ExchangeTimeoutError(timeoutMs)), timeoutMs);
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
   }
 
   /**
@@ -28,7 +23,7 @@ export class ExchangeDeadline extends EventEmitter {
    * undici made of the abort), or `error` itself.
    */
   cause(error: unknown): unknown {
-    return this.reason ?? error;
+    return this.controller.signal.aborted ? (this.controller.signal.reason as unknown) : error;
   }
 
   /** The exchange is over: the time-out no longer applies. */

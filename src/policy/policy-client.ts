@@ -52,7 +52,7 @@ export function createPolicyClient(options: PolicyClientOptions): PolicyClient {
         path: `${basePath}/events/${encodeURIComponent(user)}`,
         headers: traceparent === undefined ? JSON_BODY : { ...JSON_BODY, traceparent },
         body: event,
-        signal: deadline,
+        signal: deadline.signal,
       });
       // Only the status matters. The body is read off (dump never rejects) so the
       // connection is reused; a failure while reading it cannot change the answer.
