@@ -293,6 +293,9 @@ function boundedPool(pool: pg.Pool, timeoutMs: number, boundStatements: boolean)
       };
     },
     end: () => pool.end(),
+    // Kysely opens a connection of its own with these to cancel a statement whose query was
+    // aborted; the service aborts none.
+    options: pool.options,
   };
 }
 

@@ -2,7 +2,8 @@
  * Schema version checks and migration (Kysely's migrator: ordered, recorded, run under a lock,
  * so two `dbsync` at once is not an error: the second waits and finds nothing to do).
  */
-import { Migrator, sql } from 'kysely';
+import { sql } from 'kysely';
+import { Migrator } from 'kysely/migration';
 import type { DatabaseHandle } from './connect.js';
 import { MIGRATIONS } from './migrations/index.js';
 import { DatabaseUnavailable } from './unavailable.js';

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { Migrator } from 'kysely';
+import { Migrator } from 'kysely/migration';
 import { openDatabase } from '../../src/db/connect.js';
 import { MIGRATIONS } from '../../src/db/migrations/index.js';
 import { toRecord } from '../../src/subscriptions/record.js';

@@ -1,4 +1,4 @@
-import type { Migration } from 'kysely';
+import type { Migration } from 'kysely/migration';
 import * as initial from './0001-initial.js';
 import * as signingSecrets from './0002-signing-secrets.js';
 import * as subscriptionRateLimit from './0003-subscription-rate-limit.js';
