@@ -3,6 +3,7 @@
  * `svc-notifications`: the server. The composition root: the only place where the modules
  * are wired together and where the process (argv, env, signals, exit codes) is touched.
  */
+import './supported-node.js';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';

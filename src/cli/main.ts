@@ -3,6 +3,7 @@
  * `svc-notifications-cmd`: the admin CLI. Global options come before the subcommand; the
  * database is the one the service would use (flags, NOTIFICATIONS_* variables, --config file).
  */
+import '../supported-node.js';
 import { readFileSync } from 'node:fs';
 import { ConfigError, loadConfig } from '../config/load.js';
 import { type Config, SETTINGS } from '../config/settings.js';
