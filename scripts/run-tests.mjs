@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // Runs every compiled test file (dist/test/**/*.test.js) with node's test runner, each with the
 // leak guard preloaded (to run single files the same way: node --test --import ./dist/test/support/leak-guard.js FILE).
-// Arguments are passed on, e.g. `npm test -- --test-name-pattern=index`.
+// Arguments naming compiled test files or folders (dist/test/db) run those alone; the others are
+// passed on to node's test runner, e.g. `npm test -- --test-name-pattern=index`.
 import { spawn } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -23,7 +24,11 @@ if (process.env.NOTIFICATIONS_TEST_DATABASE_URL) {
     '# databases: SQLite only; the PostgreSQL suites are reported as skipped (set NOTIFICATIONS_TEST_DATABASE_URL=postgres://… to run them)',
   );
 }
-const files = testFiles('dist/test').sort();
+const chosen = process.argv.slice(2).filter((arg) => !arg.startsWith('-') && existsSync(arg));
+const passedOn = process.argv.slice(2).filter((arg) => !chosen.includes(arg));
+const files = (chosen.length > 0 ? chosen : ['dist/test'])
+  .flatMap((path) => (statSync(path).isDirectory() ? testFiles(path) : [path]))
+  .sort();
 // Every file's process preloads the leak guard: a file that leaves a timer, server, socket or
 // child process running after its tests fails, naming what it left (test/support/leak-guard.ts).
 const guard = pathToFileURL(resolve('dist/test/support/leak-guard.js')).href;
@@ -31,7 +36,7 @@ const guard = pathToFileURL(resolve('dist/test/support/leak-guard.js')).href;
 // databases they start, so node's default (a core less) left half of a 2-core machine idle and
 // took CI twice as long. An argument given (--test-concurrency=1) overrides it.
 const concurrency = `--test-concurrency=${availableParallelism()}`;
-const child = spawn(process.execPath, ['--test', concurrency, '--import', guard, ...process.argv.slice(2), ...files], {
+const child = spawn(process.execPath, ['--test', concurrency, '--import', guard, ...passedOn, ...files], {
   stdio: ['inherit', 'pipe', 'inherit'],
 });
 // The summary's count of skipped tests, as the TAP (`# skipped N`) or spec (`ℹ skipped N`) reporter prints it.
