@@ -2,14 +2,27 @@
  * The shared Mosquitto on 127.0.0.1:1883 (anonymous), as a test uses it: a topic of its own,
  * named with a random suffix, subscribed at QoS 1 by a real MQTT 5 client before anything is
  * published to it, unsubscribed when the test ends. Nothing is retained. The broker itself is
- * never stopped or restarted.
+ * never stopped or restarted. Where it does not answer, the tests declared with
+ * `{ skip: MOSQUITTO_SKIP }` are reported as skipped with the reason.
  */
 import { randomBytes } from 'node:crypto';
 import type { TestContext } from 'node:test';
 import { connectAsync, type IPublishPacket } from 'mqtt';
+import { brokerSkip, mustAnswer } from './broker-available.js';
 import { eventually } from './http-stub.js';
 
 export const MOSQUITTO_PORT = 1883;
+
+/** Why the tests that need Mosquitto cannot run here; false when they can. */
+export const MOSQUITTO_SKIP = await brokerSkip({
+  name: 'Mosquitto',
+  port: MOSQUITTO_PORT,
+  // MQTT 3.1.1's CONNECT: clean session, no keep-alive, an empty client id (the broker makes one,
+  // so that probes at once do not take each other's session). Its answer is a CONNACK.
+  hello: Buffer.from([0x10, 12, 0, 4, ...Buffer.from('MQTT'), 4, 0x02, 0, 0, 0, 0]),
+  answer: Buffer.from([0x20]),
+  provide: 'apt-get install mosquitto; mosquitto -d -c /etc/mosquitto/mosquitto.conf',
+});
 
 export interface ReceivedMessage {
   readonly payload: Buffer;
@@ -26,6 +39,7 @@ export interface TestTopic {
 
 /** A topic of the test's own, subscribed at QoS 1 from now on. */
 export async function mqttTopic(t: TestContext): Promise<TestTopic> {
+  mustAnswer(MOSQUITTO_SKIP, 'MOSQUITTO_SKIP');
   const name = `svc-notifications-test/${randomBytes(6).toString('hex')}`;
   const client = await connectAsync({ host: '127.0.0.1', port: MOSQUITTO_PORT, protocolVersion: 5, reconnectPeriod: 0 });
   const messages: ReceivedMessage[] = [];

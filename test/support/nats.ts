@@ -1,14 +1,24 @@
 /**
  * The shared NATS server on 127.0.0.1:4222 (JetStream, no auth), as a test uses it: a stream of
  * its own, with a random name, holding the subjects under a random prefix, and deleted when the
- * test ends. The server itself is never stopped or restarted.
+ * test ends. The server itself is never stopped or restarted. Where it does not answer, the
+ * tests declared with `{ skip: NATS_SKIP }` are reported as skipped with the reason.
  */
 import { randomBytes } from 'node:crypto';
 import type { TestContext } from 'node:test';
 import { connect, type StoredMsg } from 'nats';
+import { brokerSkip, mustAnswer } from './broker-available.js';
 import { eventually } from './http-stub.js';
 
 export const NATS_PORT = 4222;
+
+/** Why the tests that need the NATS server cannot run here (it speaks first, with INFO); false when they can. */
+export const NATS_SKIP = await brokerSkip({
+  name: 'NATS',
+  port: NATS_PORT,
+  answer: 'INFO ',
+  provide: 'apt-get install nats-server; nats-server -a 127.0.0.1 -p 4222 -js &',
+});
 
 export interface TestStream {
   /** A subject the stream holds: `<prefix>.<suffix>`. */
@@ -22,6 +32,7 @@ export interface TestStream {
 }
 
 export async function natsStream(t: TestContext): Promise<TestStream> {
+  mustAnswer(NATS_SKIP, 'NATS_SKIP');
   const connection = await connect({ servers: `127.0.0.1:${NATS_PORT}` });
   const manager = await connection.jetstreamManager();
   const suffix = randomBytes(6).toString('hex');

@@ -1,14 +1,28 @@
 /**
  * The shared RabbitMQ on 127.0.0.1:5672 (guest/guest), as a test uses it: its own queues and
  * exchanges, named with a random suffix, consumed with a real consumer (amqplib) and removed
- * when the test ends. The broker itself is never stopped or restarted.
+ * when the test ends. The broker itself is never stopped or restarted. Where it does not answer,
+ * the tests declared with `{ skip: RABBITMQ_SKIP }` are reported as skipped with the reason.
  */
 import { randomBytes } from 'node:crypto';
 import type { TestContext } from 'node:test';
 import amqplib, { type ConsumeMessage } from 'amqplib';
+import { brokerSkip, mustAnswer } from './broker-available.js';
 import { eventually } from './http-stub.js';
 
 export const RABBITMQ_PORT = 5672;
+
+/**
+ * Why the tests that need RabbitMQ cannot run here; false when they can. To AMQP 0-9-1's
+ * protocol header it answers with a method frame (Connection.Start) on channel 0.
+ */
+export const RABBITMQ_SKIP = await brokerSkip({
+  name: 'RabbitMQ',
+  port: RABBITMQ_PORT,
+  hello: Buffer.from('AMQP\x00\x00\x09\x01', 'latin1'),
+  answer: Buffer.from([1, 0, 0]),
+  provide: 'apt-get install rabbitmq-server; rabbitmq-server -detached',
+});
 
 export interface TestQueue {
   readonly name: string;
@@ -28,6 +42,7 @@ export interface Rabbit {
 }
 
 export async function rabbitmq(t: TestContext): Promise<Rabbit> {
+  mustAnswer(RABBITMQ_SKIP, 'RABBITMQ_SKIP');
   const connection = await amqplib.connect(`amqp://127.0.0.1:${RABBITMQ_PORT}`);
   const channel = await connection.createChannel();
   const exchanges: string[] = [];

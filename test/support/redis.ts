@@ -1,14 +1,25 @@
 /**
  * The shared Redis on 127.0.0.1:6379 (no password for the default user), as a test uses it: its
  * own stream keys and ACL users, named with a random suffix and deleted when the test ends,
- * read back with XRANGE. Redis itself is never stopped or restarted.
+ * read back with XRANGE. Redis itself is never stopped or restarted. Where it does not answer,
+ * the tests declared with `{ skip: REDIS_SKIP }` are reported as skipped with the reason.
  */
 import { randomBytes } from 'node:crypto';
 import type { TestContext } from 'node:test';
 import { Redis } from 'ioredis';
+import { brokerSkip, mustAnswer } from './broker-available.js';
 import { eventually } from './http-stub.js';
 
 export const REDIS_PORT = 6379;
+
+/** Why the tests that need Redis cannot run here (it must answer PING without a login); false when they can. */
+export const REDIS_SKIP = await brokerSkip({
+  name: 'Redis',
+  port: REDIS_PORT,
+  hello: 'PING\r\n',
+  answer: '+PONG',
+  provide: 'apt-get install redis-server; redis-server --daemonize yes --bind 127.0.0.1',
+});
 
 export interface StreamEntry {
   readonly id: string;
@@ -36,6 +47,7 @@ export interface TestRedis {
 }
 
 export async function testRedis(t: TestContext): Promise<TestRedis> {
+  mustAnswer(REDIS_SKIP, 'REDIS_SKIP');
   const client = new Redis({ host: '127.0.0.1', port: REDIS_PORT, lazyConnect: true });
   await client.connect();
   const keys: string[] = [];
