@@ -3,7 +3,7 @@
 #   docker run -p 8070:8070 -v notifications:/data svc-notifications
 # Without a registry, deploy/docker/build-node-base.sh builds the base image here first.
 # docs/deployment.md has the rest: PostgreSQL, compose, settings, upgrades.
-ARG NODE_IMAGE=node:20-bookworm-slim
+ARG NODE_IMAGE=node:24-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build
 # A site without the public npm registry names its own: --build-arg npm_config_registry=URL.

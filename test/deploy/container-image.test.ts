@@ -103,7 +103,7 @@ describeOn({ skip: CLONE_SKIP || DOCKER_SKIP }, 'the container image', () => {
     return (await (await fetch(`${url}/eventmatch/${uuid}/deliveries`, { headers: AS_ALICE })).json()) as Array<{ state: string }>;
   }
 
-  it('runs as a user of its own, with both programs on PATH, no development dependency, and its defaults', async (t) => {
+  it('runs on Node.js 24 as a user of its own, with both programs on PATH, no development dependency, and its defaults', async (t) => {
     t.diagnostic(built);
     const config = JSON.parse(await dockerOk(['image', 'inspect', '--format', '{{json .Config}}', IMAGE])) as {
       User: string;
@@ -124,15 +124,17 @@ describeOn({ skip: CLONE_SKIP || DOCKER_SKIP }, 'the container image', () => {
     const names = [...DEV_DEPENDENCIES, 'fastify', 'better-sqlite3'];
     const script = [
       'id -u',
+      'node --version',
       'svc-notifications --version',
       'svc-notifications-cmd --version',
       'for name in "$@"; do [ -e "node_modules/$name" ] && echo "installed $name"; done',
       'command -v curl wget; true',
     ].join('; ');
-    const [uid, serverVersion, cliVersion, ...rest] = (
+    const [uid, nodeVersion, serverVersion, cliVersion, ...rest] = (
       await dockerOk(['run', '--rm', '--network', 'host', IMAGE, 'sh', '-c', script, 'sh', ...names])
     ).split('\n');
     assert.notEqual(uid, '0', 'not root');
+    assert.match(nodeVersion!, /^v24\./, 'the Node.js line the Dockerfile names');
     assert.deepEqual([serverVersion, cliVersion], [PACKAGE.version, PACKAGE.version]);
     assert.deepEqual(rest, ['installed fastify', 'installed better-sqlite3'], 'production dependencies only, and neither curl nor wget');
   });

@@ -11,7 +11,7 @@ import { type Finished, runCommand } from './processes.js';
 import { cloneHead } from './project.js';
 
 /** The base image the Dockerfile names by default. */
-export const BASE_IMAGE = 'node:20-bookworm-slim';
+export const BASE_IMAGE = 'node:24-bookworm-slim';
 
 /** Why the tests that run containers cannot run here; false when they can. */
 export const DOCKER_SKIP: string | false = dockerSkip();
