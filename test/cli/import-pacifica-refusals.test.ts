@@ -76,11 +76,10 @@ describe('import-pacifica refuses', () => {
     });
 
     for (const scheme of ['postgres', 'mysql']) {
-      it(`${scheme}: gives up within 10 s, naming host and port (exit 1)`, async () => {
-        const started = Date.now();
+      // The connect time-out (8 s) ends it; importFrom's own limit fails a command that hangs.
+      it(`${scheme}: gives up at its connect time-out, naming host and port (exit 1)`, async () => {
         const result = await importFrom(`${scheme}://u:p@127.0.0.1:${port}/notify`);
         assertOneLine(result, 1, new RegExp(`cannot reach the original's database at 127\\.0\\.0\\.1:${port}`));
-        assert.ok(Date.now() - started < 10_000, `took ${Date.now() - started} ms`);
       });
     }
   });
