@@ -33,11 +33,11 @@ describeOn({ skip: CLONE_SKIP }, 'the npm package', () => {
 
       prefix = join(dir, 'prefix');
       mkdirSync(prefix);
-      const installed = await runCommand(
-        'npm',
-        ['install', '--global', '--prefix', prefix, '--no-audit', '--no-fund', tarball],
-        { cwd: dir, env: cleanEnv(), timeoutMs: 10 * 60_000 },
-      );
+      const installed = await runCommand('npm', ['install', '--global', '--prefix', prefix, '--no-audit', '--no-fund', tarball], {
+        cwd: dir,
+        env: cleanEnv(),
+        timeoutMs: 10 * 60_000,
+      });
       assert.equal(installed.code, 0, installed.stderr);
       env = { PATH: `${join(prefix, 'bin')}:${process.env.PATH}` };
     },
