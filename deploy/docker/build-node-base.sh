@@ -8,7 +8,8 @@
 #     that line ships (npm 11; 10 for Node.js 22), from the npm registry, in /usr/local, as the
 #     official image has them;
 #   - Node's headers in /usr/local/include/node, and npm_config_nodedir pointing at them, so that
-#     native modules (better-sqlite3) build without downloading headers;
+#     a native module builds without downloading headers (better-sqlite3 needs none: it comes
+#     built);
 #   - this machine's CA bundle, named by NODE_EXTRA_CA_CERTS, so that npm trusts the same
 #     registry (or mirror, or TLS-inspecting proxy) this machine trusts;
 #   - the user `node` (uid and gid 1000), as in the official image.
