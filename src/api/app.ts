@@ -1,7 +1,8 @@
 /**
  * The Fastify application: logging with request ids and no secrets, the body limit, the one
- * error handler (also for what Fastify and Node refuse before any route runs), OpenAPI
- * generated from the route schemas, and the routes given to it.
+ * error handler (also for what Fastify and Node refuse before any route runs), no query
+ * parameter a route does not define, OpenAPI generated from the route schemas, and the routes
+ * given to it.
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
@@ -15,6 +16,7 @@ import { within } from '../time/within.js';
 import { refuseCrossSiteWrites } from './cross-site.js';
 import { answerClientError, errorHandler } from './error-handler.js';
 import { createLogger } from './logger.js';
+import { refuseUnknownQueryParameters } from './query-parameters.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -96,6 +98,7 @@ export async function buildApp(
   if (options.metrics) countAnswers(app, options.metrics);
   refuseWhileClosing(app);
   refuseCrossSiteWrites(app);
+  refuseUnknownQueryParameters(app);
   app.addHook('onRoute', (route) => {
     const deadline = route.config?.deadline;
     if (deadline === false) return;

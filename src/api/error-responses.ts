@@ -53,7 +53,8 @@ export function errorResponses(codes: readonly ErrorCode[], describe: (status: n
 
 /**
  * `added` joined to a route's `existing` error answers: where both have a status, one answer
- * whose `code` takes the codes of both (a route's own 403 beside the cross-site one).
+ * whose `code` takes the codes of both (a route's own 403 beside the cross-site one); an added
+ * answer whose codes the route lists already changes nothing.
  */
 export function withErrorResponses(
   existing: Record<number, ErrorResponse> | undefined,
@@ -66,7 +67,10 @@ export function withErrorResponses(
       joined[Number(status)] = response;
       continue;
     }
-    const codes = [...mine.properties.code.enum, ...response.properties.code.enum];
+    const listed = mine.properties.code.enum;
+    // Codes the route lists already, with its own words for them, stay as they are.
+    if (response.properties.code.enum.every((code) => listed.includes(code))) continue;
+    const codes = [...listed, ...response.properties.code.enum.filter((code) => !listed.includes(code))];
     joined[Number(status)] = {
       ...mine,
       description: `${withoutCodes(mine.description)}; or: ${withoutCodes(response.description)}. code: ${codes.join(', ')}`,

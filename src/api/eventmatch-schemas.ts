@@ -41,9 +41,13 @@ const ERROR_STATUSES: Record<number, string> = {
 /** The error answers of an /eventmatch route that can answer `codes`. */
 export const eventmatchErrors = (...codes: ErrorCode[]) => errorResponses(codes, (status) => ERROR_STATUSES[status] ?? String(status));
 
-/** Every /eventmatch route: who is asking, and what the server itself may fail at. */
+/**
+ * Every /eventmatch route: who is asking, a query parameter it does not define (query-parameters.ts),
+ * and what the server itself may fail at.
+ */
 export const EVERY_ROUTE: readonly ErrorCode[] = [
   'IDENTITY_HEADER_REPEATED',
+  'QUERY_PARAMETER_INVALID',
   'UNAUTHENTICATED',
   'IDENTITY_UNTRUSTED',
   'INTERNAL',

@@ -25,7 +25,9 @@ export interface ReceiveRouteDependencies extends ReceiveDependencies {
 }
 
 const RECEIVE_STATUSES: Record<number, string> = {
-  400: 'Not a valid CloudEvent, or not valid JSON; the message names the attribute (ce-* header, [index] in a batch) at fault. Nothing was logged',
+  400:
+    'Not a valid CloudEvent, not valid JSON, or a query parameter (the route takes none); the message names the attribute ' +
+    '(ce-* header, [index] in a batch) or parameter at fault. Nothing was logged',
   401: 'NOTIFICATIONS_RECEIVE_TOKEN is set and the request lacks Authorization: Bearer <that token>',
   403: 'NOTIFICATIONS_RECEIVE_ALLOW is set and the peer is outside it; nothing of the request is logged',
   413: 'The body is larger than NOTIFICATIONS_MAX_BODY',
@@ -37,6 +39,7 @@ const RECEIVE_STATUSES: Record<number, string> = {
 const RECEIVE_ERRORS = errorResponses(
   [
     'CLOUDEVENT_INVALID',
+    'QUERY_PARAMETER_INVALID',
     'BODY_NOT_JSON',
     'BODY_TOO_DEEP',
     'BODY_INCOMPLETE',

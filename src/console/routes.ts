@@ -50,12 +50,13 @@ export function consoleRoutes(options: ConsoleOptions) {
     const { assets } = options;
     if (assets instanceof Error) app.log.warn({ error: assets.message }, 'the web console is not served');
     // Files answer at once: the database time-out (app.ts) does not apply. Not part of the API's description.
+    // Any query string is taken (query-parameters.ts): a link or a cache-buster may add one, and the files are the same whatever it says.
     // Relative, so that it still leads to the console behind a proxy that serves the API under a prefix.
-    app.get('/console', { config: { deadline: false }, schema: { hide: true } }, async (_request, reply) =>
+    app.get('/console', { config: { deadline: false, anyQuery: true }, schema: { hide: true } }, async (_request, reply) =>
       reply.code(308).headers(CONSOLE_HEADERS).header('location', 'console/').send(),
     );
 
-    app.get(`${CONSOLE_PATH}*`, { config: { deadline: false }, schema: { hide: true } }, async (request, reply) => {
+    app.get(`${CONSOLE_PATH}*`, { config: { deadline: false, anyQuery: true }, schema: { hide: true } }, async (request, reply) => {
       const asset = assets instanceof Error ? undefined : assets.get((request.params as { '*': string })['*']);
       if (asset === undefined) return notFound(request, reply);
       void reply.headers(CONSOLE_HEADERS).header('etag', asset.etag).type(asset.type);

@@ -52,6 +52,8 @@ export interface ApiAppOptions {
   identity?: Partial<IdentityOptions>;
   /** The most deliveries one recover queues again; the service's RECOVER_LIMIT by default. */
   recoverLimit?: number;
+  /** More routes (health, metrics, the console…), registered first: a hook among them sees the API's routes too. */
+  routes?: Array<(app: FastifyInstance) => Promise<void> | void>;
 }
 
 /**
@@ -63,6 +65,7 @@ export function startApiApp(database: DatabaseHandle, options: ApiAppOptions = {
   const matcher = new LiveMatcher();
   const identity = { ...IDENTITY, ...options.identity };
   return buildApp({ maxBodyBytes: 1024 * 1024, logger: 'silent', version: 'test', ...options.app }, [
+    ...(options.routes ?? []),
     eventmatchRoutes(
       eventmatchDependencies(database, { clock, identity, onChange: (change) => matcher.apply(change), ...options.eventmatch }),
     ),
