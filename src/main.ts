@@ -312,6 +312,7 @@ async function serve(config: Config): Promise<number> {
     {
       maxBodyBytes: config.maxBodyBytes,
       logger: log,
+      logRequests: config.logRequests,
       version: packageInfo().version,
       databaseTimeoutMs: config.databaseTimeoutMs,
       metrics,
