@@ -14,7 +14,7 @@ interface LogLine {
   [field: string]: unknown;
 }
 
-/** The lines of the request `reqId`, once the server has stopped (its lines before it are all read then). */
+/** The lines of a request answered 200 and of one answered 404, read once the server has said it stops (all before are in then). */
 async function linesOf(env: Record<string, string>): Promise<{ ok: LogLine[]; notFound: LogLine[]; logs: string }> {
   const server = await startServer({ NOTIFICATIONS_DATABASE_URL: 'sqlite::memory:', ...env });
   let logs: string;
