@@ -312,6 +312,7 @@ async function serve(config: Config): Promise<number> {
     {
       maxBodyBytes: config.maxBodyBytes,
       logger: log,
+      logRequests: config.logRequests,
       version: packageInfo().version,
       databaseTimeoutMs: config.databaseTimeoutMs,
       metrics,
@@ -460,10 +461,9 @@ function storageWatch(log: FastifyBaseLogger): StorageWatch {
     full: (error, refused) =>
       log.error(
         { err: error, refused },
-        'the database refuses writes for lack of space: requests that write answer 503 STORAGE_FULL, and outcomes of deliveries and policy calls are kept until it takes writes again; free space on its volume (said again at most once a minute while it lasts)',
+        "storage full: writes are refused until one succeeds; requests that write answer 503 STORAGE_FULL, and outcomes of deliveries and policy calls are kept until then; free space on the database's volume (said again at most once a minute while it lasts)",
       ),
-    recovered: (fullForMs, refused) =>
-      log.warn({ fullForMs, refused }, 'the database takes writes again after refusing them for lack of space'),
+    recovered: (fullForMs, refused) => log.warn({ fullForMs, refused }, 'storage: a write succeeded; writes are taken again'),
   });
 }
 

@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
+import type { LogRequests } from '../config/settings.js';
 import { DEFAULT_DATABASE_TIMEOUT_MS } from '../db/connect.js';
 import { databaseUnavailable, errorBody, serviceError } from '../errors.js';
 import type { Metrics } from '../metrics/metrics.js';
@@ -17,6 +18,7 @@ import { refuseCrossSiteWrites } from './cross-site.js';
 import { answerClientError, errorHandler } from './error-handler.js';
 import { createLogger } from './logger.js';
 import { refuseUnknownQueryParameters } from './query-parameters.js';
+import { logRequests, WithoutRequestLines } from './request-log.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -29,6 +31,8 @@ export interface AppOptions {
   maxBodyBytes: number;
   /** The service's logger; or a new one logging from this level on (tests). */
   logger: FastifyBaseLogger | string;
+  /** NOTIFICATIONS_LOG_REQUESTS (default: errors). */
+  logRequests?: LogRequests;
   version: string;
   /** How long a request may take to arrive whole (default REQUEST_TIMEOUT_MS). */
   requestTimeoutMs?: number;
@@ -71,6 +75,7 @@ export async function buildApp(
   const trustedProxies = options.trustedProxies ?? peerList(LOOPBACK_CIDRS);
   const app: FastifyInstance = Fastify({
     loggerInstance: typeof options.logger === 'string' ? createLogger(options.logger) : options.logger,
+    logController: new WithoutRequestLines(),
     bodyLimit: options.maxBodyBytes,
     // A client's X-Request-Id is taken from a trusted proxy only; anyone else's is replaced.
     requestIdHeader: false,
@@ -95,6 +100,7 @@ export async function buildApp(
     void reply.header('x-request-id', request.id);
     done(null, payload);
   });
+  logRequests(app, options.logRequests ?? 'errors');
   if (options.metrics) countAnswers(app, options.metrics);
   refuseWhileClosing(app);
   refuseCrossSiteWrites(app);

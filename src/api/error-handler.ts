@@ -20,10 +20,27 @@ export function errorHandler(databaseTimeoutMs: number): ErrorHandler {
     // again later, never a 500. A full one is logged by the database's storage watch, at most
     // once a minute, not here once per request.
     if (error instanceof ServiceError) handleError(error, request, reply);
+    else if (isClientGone(error, request)) handleError(clientGoneError(error, request), request, reply);
     else if (isStorageFull(error)) handleError(storageFull(), request, reply);
     else if (isDatabaseUnavailable(error)) handleError(databaseUnavailableError(error, databaseTimeoutMs, request), request, reply);
     else handleError(error, request, reply);
   };
+}
+
+/**
+ * The request's own stream failed: its client closed or reset the connection before the body
+ * was in (Node's "aborted", ECONNRESET). The database's driver says ECONNRESET too, so the code
+ * alone would take a client that went away for a database outage: what tells them apart is
+ * where the error came from.
+ */
+function isClientGone(error: FastifyError, request: FastifyRequest): boolean {
+  return request.raw.errored === error;
+}
+
+/** Nobody is left to read the answer; it is sent all the same, so that the request ends as any other. */
+function clientGoneError(error: FastifyError, request: FastifyRequest): ServiceError {
+  request.log.debug({ code: error.code }, 'the client went away before its request was read whole');
+  return serviceError('BODY_INCOMPLETE', 'the connection ended before the body was complete');
 }
 
 function databaseUnavailableError(cause: unknown, timeoutMs: number, request: FastifyRequest): ServiceError {

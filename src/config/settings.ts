@@ -31,6 +31,9 @@ export type TargetValidation = (typeof TARGET_VALIDATIONS)[number];
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
+export const LOG_REQUESTS = ['off', 'errors', 'all'] as const;
+export type LogRequests = (typeof LOG_REQUESTS)[number];
+
 /** The validated, deeply frozen configuration. Durations are in milliseconds, sizes in bytes. */
 export interface Config {
   readonly databaseUrl: string;
@@ -69,6 +72,8 @@ export interface Config {
   readonly origin: string | null;
   readonly jsonpathDialect: DialectMode;
   readonly logLevel: LogLevel;
+  /** Which requests get a log line (one each). */
+  readonly logRequests: LogRequests;
   readonly leaseMs: number;
   readonly shutdownGraceMs: number;
   /** Finished events received longer ago than this are purged; `off`: every event is kept. */
@@ -255,6 +260,13 @@ export const SETTINGS: { readonly [K in keyof Config]: Setting<Config[K]> } = {
     default: 'info',
     parse: oneOf(LOG_LEVELS),
     description: `least severe level logged: ${LOG_LEVELS.join(', ')}`,
+  },
+  logRequests: {
+    env: 'NOTIFICATIONS_LOG_REQUESTS',
+    default: 'errors',
+    parse: oneOf(LOG_REQUESTS),
+    description:
+      'which requests get a log line, one each at info level with method, url, status, time and request id: errors (those answered 4xx or 5xx), all, or off',
   },
   leaseMs: {
     env: 'NOTIFICATIONS_LEASE',

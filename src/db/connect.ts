@@ -156,7 +156,7 @@ function openSqlite(path: string, options: OpenOptions): DatabaseHandle {
   return {
     db,
     write,
-    perform: (name, args, options) => watched(thread.perform(name, args, transfersOf(name, args)), storage, options),
+    perform: (name, args, options) => watched(() => thread.perform(name, args, transfersOf(name, args)), storage, options),
     storage,
     capabilities: SQLITE_CAPABILITIES,
     inMemory,
@@ -227,18 +227,19 @@ function openPostgres(url: string, options: OpenOptions): DatabaseHandle {
 
 /** The group commit's writes, their outcomes told to `storage`. */
 function watchedWrite(group: GroupCommit, storage: StorageWatch): DatabaseHandle['write'] {
-  return (work, options) => watched(group.run(work, options), storage, options);
+  return (work, options) => watched(() => group.run(work, options), storage, options);
 }
 
-/** A write's outcome told to `storage`. */
-function watched<T>(write: Promise<T>, storage: StorageWatch, options: WriteOptions | undefined): Promise<T> {
-  return write.then(
+/** A write begun and its outcome told to `storage`. */
+function watched<T>(write: () => Promise<T>, storage: StorageWatch, options: WriteOptions | undefined): Promise<T> {
+  const begun = storage.begin({ mayChangeNothing: options?.mayChangeNothing === true });
+  return write().then(
     (value) => {
-      if (options?.mayChangeNothing !== true) storage.observe();
+      storage.observe(begun);
       return value;
     },
     (error: unknown) => {
-      storage.observe(error);
+      storage.observe(begun, error);
       throw error;
     },
   );

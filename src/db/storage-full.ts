@@ -5,10 +5,14 @@
  * Nothing is lost: the refused write did not commit, and its caller is told so.
  *
  * The watch keeps the state the service shows while it lasts (/readyz, the gauge): full from
- * a refused write until a write succeeds again. It reports the condition when it begins and
- * then at most once a minute, however many writes are refused meanwhile. While full it tries a
- * write of its own every few seconds: with no traffic (a balancer that stopped sending, seeing
- * /readyz fail) nothing else would find out that space was freed.
+ * a refused write until a write succeeds again. Only a write that began after the refusal and
+ * needs space ends it: not one already under way when the refusal came (on SQLite the answers
+ * of a refused batch and of the next one arrive together), nor one that may change nothing (a
+ * claim that finds nothing due commits on a full disk). Reads are not observed at all. It
+ * reports the condition when it begins and then at most once a minute, however many writes are
+ * refused meanwhile. While full it tries a write of its own every few seconds: with no traffic
+ * (a balancer that stopped sending, seeing /readyz fail) nothing else would find out that space
+ * was freed.
  */
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
@@ -37,8 +41,16 @@ export function isConditionOfTheDatabase(error: unknown): boolean {
 export interface StorageReport {
   /** Writes are refused for lack of space: at the first refusal, then at most once a minute while it lasts. */
   full(error: unknown, refusedSinceLastReport: number): void;
-  /** A write succeeded after refusals. */
+  /** A write that began after the refusals succeeded. */
   recovered(fullForMs: number, refused: number): void;
+}
+
+/** A write under way, as the watch saw it begin (StorageWatch.begin). */
+export interface WriteStart {
+  /** The episode of fullness it began in; one under way when an episode begins is of the one before. */
+  readonly episode: number;
+  /** Its success proves that there is space (false: it may change nothing). */
+  readonly needsSpace: boolean;
 }
 
 /** How often, at most, a storage that stays full is reported again. */
@@ -48,6 +60,8 @@ export const STORAGE_PROBE_MS = 5_000;
 
 export class StorageWatch {
   private fullSince: number | undefined;
+  /** Episodes of fullness begun so far: the last is under way while `full`. */
+  private episodes = 0;
   /** Across episodes: a storage that fills and frees again and again is still reported once a minute. */
   private lastReport = -Infinity;
   private reportedThisEpisode = false;
@@ -84,15 +98,24 @@ export class StorageWatch {
     this.probeTimer = undefined;
   }
 
-  /** What came of a write: `error` when it failed (anything but a lack of space changes nothing here). */
-  observe(error?: unknown): void {
-    if (error === undefined) this.wrote();
-    else if (isStorageFull(error)) this.refused(error);
+  /** A write begins; `mayChangeNothing` as in WriteOptions. Its outcome goes to `observe`. */
+  begin({ mayChangeNothing = false }: { mayChangeNothing?: boolean } = {}): WriteStart {
+    return { episode: this.episodes, needsSpace: !mayChangeNothing };
+  }
+
+  /** What came of the write begun as `write`: `error` when it failed (anything but a lack of space changes nothing here). */
+  observe(write: WriteStart, error?: unknown): void {
+    if (error === undefined) {
+      if (write.needsSpace && write.episode === this.episodes) this.wrote();
+    } else if (isStorageFull(error)) this.refused(error);
   }
 
   private refused(error: unknown): void {
     const now = this.now();
-    this.fullSince ??= now;
+    if (this.fullSince === undefined) {
+      this.fullSince = now;
+      this.episodes++;
+    }
     this.probeSoon();
     this.refusedSinceReport++;
     this.refusedThisEpisode++;

@@ -16,7 +16,7 @@ export class DatabaseUnavailable extends Error {
  * 57014 query_canceled (the statement time-out).
  */
 const POSTGRES_STATES = new Set(['57P01', '57P02', '57P03', '53300', '57014']);
-/** Socket failures on the way to PostgreSQL. */
+/** Socket failures on the way to PostgreSQL (a client's own connection fails with the same codes: the caller tells them apart). */
 const NETWORK_CODES = new Set([
   'ECONNREFUSED',
   'ECONNRESET',

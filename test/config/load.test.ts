@@ -61,6 +61,7 @@ describe('loadConfig: defaults', () => {
         origin: null,
         jsonpathDialect: 'auto',
         logLevel: 'info',
+        logRequests: 'errors',
         leaseMs: 30_000,
         shutdownGraceMs: 10_000,
         retentionMs: 30 * 24 * HOUR_MS,

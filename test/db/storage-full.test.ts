@@ -12,7 +12,7 @@ import { it } from 'node:test';
 import pg from 'pg';
 import { type DatabaseHandle, openDatabase } from '../../src/db/connect.js';
 import { syncSchema } from '../../src/db/migrate.js';
-import { isStorageFull } from '../../src/db/storage-full.js';
+import { isStorageFull, StorageWatch } from '../../src/db/storage-full.js';
 import type { EventsTable } from '../../src/db/tables.js';
 import { EventLogBatch } from '../../src/events/event-log-batch.js';
 import { createPostgres, describeOn, POSTGRES, POSTGRES_TEST_URL } from '../support/database.js';
@@ -45,6 +45,12 @@ async function logUntilRefused(log: EventLogBatch, bytes: number): Promise<unkno
   throw new Error('10,000 events were logged without a refusal');
 }
 
+/** A watch whose reports are kept, in order. */
+function recordingWatch(): { storage: StorageWatch; reports: string[] } {
+  const reports: string[] = [];
+  return { storage: new StorageWatch({ full: () => reports.push('full'), recovered: () => reports.push('recovered') }), reports };
+}
+
 const countEvents = async (handle: DatabaseHandle) =>
   Number(
     (
@@ -59,7 +65,8 @@ describeOn(SMALL_FILESYSTEM, 'SQLite on a full disk', () => {
   it("surfaces SQLITE_FULL (not the ROLLBACK's 'no transaction is active'), says full until a write succeeds, and goes on", async () => {
     const volume = mountSmallFilesystem(4 * 1024 * 1024);
     try {
-      const handle = openDatabase(`sqlite:${join(volume.dir, 'notifications.sqlite3')}`);
+      const { storage, reports } = recordingWatch();
+      const handle = openDatabase(`sqlite:${join(volume.dir, 'notifications.sqlite3')}`, { storage });
       try {
         await syncSchema(handle);
         volume.fillLeaving(256 * 1024);
@@ -76,10 +83,12 @@ describeOn(SMALL_FILESYSTEM, 'SQLite on a full disk', () => {
         await assert.rejects(log.log({ event: event(16 * 1024), matches: [] }), (error) => isStorageFull(error));
         assert.equal(await countEvents(handle), kept);
         assert.equal(handle.storage.full, true);
+        assert.deepEqual(reports, ['full'], 'not said to take writes while none succeeded');
 
         // With no write of ours, the watch's own probe finds the space, and leaves nothing behind.
         volume.free();
         await eventually(() => !handle.storage.full, 'the probe finds the space freed', 10_000);
+        assert.deepEqual(reports, ['full', 'recovered']);
         assert.equal(await countEvents(handle), kept);
         await log.log({ event: event(16 * 1024), matches: [] });
         assert.equal(await countEvents(handle), kept + 1);
@@ -95,7 +104,8 @@ describeOn(SMALL_FILESYSTEM, 'SQLite on a full disk', () => {
 describeOn(POSTGRES, 'PostgreSQL refusing writes with 53100 disk_full', () => {
   it('surfaces 53100 as storage full, says full until a write succeeds, and goes on', async () => {
     const database = await createPostgres(POSTGRES_TEST_URL!);
-    const handle = openDatabase(database.url);
+    const { storage, reports } = recordingWatch();
+    const handle = openDatabase(database.url, { storage });
     const admin = new pg.Client({ connectionString: database.url.replace(/[?&]schema=[^&]*/, '') });
     await admin.connect();
     try {
@@ -115,9 +125,11 @@ describeOn(POSTGRES, 'PostgreSQL refusing writes with 53100 disk_full', () => {
       assert.ok(isStorageFull(refusal));
       assert.equal(handle.storage.full, true);
       assert.equal(await countEvents(handle), 1);
+      assert.deepEqual(reports, ['full'], 'not said to take writes while none succeeded');
 
       await admin.query(`drop trigger disk_full on "${schema}".events`);
       await eventually(() => !handle.storage.full, 'the probe finds the space freed', 10_000);
+      assert.deepEqual(reports, ['full', 'recovered']);
       assert.equal(await countEvents(handle), 1);
       await log.log({ event: event(100), matches: [] });
       assert.equal(await countEvents(handle), 2);

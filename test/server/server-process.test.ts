@@ -55,6 +55,7 @@ for (const backend of testBackends()) {
     it('serves health and readiness, says it is in allow-all mode, and stops cleanly on SIGTERM', async () => {
       assert.equal((await runCli(['--database-url', database.url, 'dbsync'])).code, 0);
       const server = await startServer({ NOTIFICATIONS_DATABASE_URL: database.url });
+      let notFoundId: string | null = null;
       try {
         assert.deepEqual(await (await fetch(`${server.url}/healthz`)).json(), { status: 'ok' });
         const ready = await fetch(`${server.url}/readyz`);
@@ -62,6 +63,10 @@ for (const backend of testBackends()) {
         assert.deepEqual(await ready.json(), { status: 'ready', policy: 'allow-all', database: 'ok', schema: 'current' });
         assert.ok(ready.headers.get('x-request-id'), 'answers carry their request id');
         assert.match(server.logs(), /"level":40.*allow-all mode/);
+        // Logged, as a request answered 4xx is by default (one answered 200 is not).
+        const unknown = await fetch(`${server.url}/nowhere`);
+        await unknown.arrayBuffer();
+        notFoundId = unknown.headers.get('x-request-id');
       } finally {
         assert.equal(await server.stop('SIGTERM'), 0);
       }
@@ -69,10 +74,11 @@ for (const backend of testBackends()) {
         .logs()
         .trim()
         .split('\n')
-        .map((line) => JSON.parse(line) as { reqId?: string });
-      assert.ok(
-        lines.some((line) => typeof line.reqId === 'string'),
-        'request log lines carry a request id',
+        .map((line) => JSON.parse(line) as { reqId?: string; msg: string });
+      assert.deepEqual(
+        lines.filter((line) => line.reqId !== undefined).map((line) => [line.reqId, line.msg]),
+        [[notFoundId, 'request answered']],
+        'one line for the request answered 404, with its request id',
       );
     });
 
