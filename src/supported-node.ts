@@ -4,8 +4,14 @@
  * undici needs 22.19. Imported first by each entry point, so that it runs before anything else
  * loads. `engines` in package.json names the same lines.
  */
-const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
-if (major < 22 || (major === 22 && minor < 19)) {
+
+/** Whether a Node.js version (`process.versions.node`) is one the service runs on: 22.19 or later. */
+export function isSupportedNode(version: string): boolean {
+  const [major = 0, minor = 0] = version.split('.').map(Number);
+  return major > 22 || (major === 22 && minor >= 19);
+}
+
+if (!isSupportedNode(process.versions.node)) {
   process.stderr.write(
     `svc-notifications needs Node.js 22.19 or later (24 recommended; 22, 24 and 26 are supported); this is ${process.version}\n`,
   );
