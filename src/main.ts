@@ -340,7 +340,7 @@ async function serve(config: Config): Promise<number> {
       // A delivery queued again goes through the policy check first: that runner looks now.
       deliveriesRoutes({ database, identity, clock, onRequeued: policy.wake }),
       eventsRoutes({
-        reader: pullReader({ database, clock, databaseTimeoutMs: config.databaseTimeoutMs }),
+        reader: pullReader({ database, clock, databaseTimeoutMs: config.databaseTimeoutMs, metrics }),
         waiters,
         identity,
       }),

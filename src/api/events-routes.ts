@@ -1,6 +1,7 @@
 /**
  * `GET /eventmatch/{uuid}/events?after=&limit=&wait=`: a pull subscription's events after a
- * cursor, for its owner (pull/reader.ts reads, pull/waiters.ts waits). Sending `after`
+ * cursor, for its owner (pull/reader.ts reads, pull/waiters.ts waits, and readers woken together
+ * share their reads: pull/shared-reads.ts). Sending `after`
  * acknowledges every event up to it. An empty answer with `wait` waits for the next event
  * without asking the database anything meanwhile; the route holds no database deadline while it
  * waits (each read has its own), and a client that goes away stops its wait at once. The same
@@ -9,6 +10,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { serviceError } from '../errors.js';
 import { FIRST_CURSOR, formatCursor, parseCursor, type PulledEvent, type PullReader } from '../pull/reader.js';
+import { sharedReads } from '../pull/shared-reads.js';
 import type { PullWaiters } from '../pull/waiters.js';
 import { EVERY_ROUTE, eventmatchErrors, identityHeaders, uuidParams } from './eventmatch-schemas.js';
 import { eventsStreamRoute } from './events-stream-route.js';
@@ -37,8 +39,9 @@ export function eventsRoutes(deps: EventsRoutesDependencies) {
     const user = (request: FastifyRequest) => actingUser(request, deps.identity);
     // Waits end when the server closes: the readers get what there is (nothing) at once.
     app.addHook('preClose', async () => deps.waiters.close());
+    const reader = sharedReads(deps.reader, deps.waiters);
     const { streamKeepAliveMs, ...stream } = deps;
-    eventsStreamRoute({ ...stream, ...(streamKeepAliveMs === undefined ? {} : { keepAliveMs: streamKeepAliveMs }) })(app);
+    eventsStreamRoute({ ...stream, reader, ...(streamKeepAliveMs === undefined ? {} : { keepAliveMs: streamKeepAliveMs }) })(app);
 
     app.get<{ Params: { uuid: string }; Querystring: EventsQuery }>(
       '/eventmatch/:uuid/events',
@@ -52,8 +55,8 @@ export function eventsRoutes(deps: EventsRoutesDependencies) {
             'querystring.after',
             'must be a cursor this service gave (the "next" or an event\'s "cursor")',
           );
-        const subscription = await deps.reader.subscription(user(request), request.params.uuid);
-        if (afterText !== undefined) await deps.reader.acknowledge(subscription, after);
+        const subscription = await reader.subscription(user(request), request.params.uuid);
+        if (afterText !== undefined) await reader.acknowledge(subscription, after);
         const gone = new AbortController();
         const leave = () => gone.abort();
         reply.raw.once('close', leave);
@@ -63,7 +66,7 @@ export function eventsRoutes(deps: EventsRoutesDependencies) {
             const left = until - Date.now();
             // Registered before the read: rows made readable while it runs end the wait at once.
             const waiting = left > 0 ? deps.waiters.wait(subscription.uuid, after, left, gone.signal) : undefined;
-            const events = await deps.reader.read(subscription, after, limit).finally(() => {
+            const events = await reader.read(subscription, after, limit).finally(() => {
               if (gone.signal.aborted) waiting?.cancel();
             });
             if (events.length > 0 || waiting === undefined) {

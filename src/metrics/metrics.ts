@@ -10,6 +10,8 @@ export type DeliveryOutcome = 'delivered' | 'retry' | 'failed' | 'cancelled';
  * file: nothing, the rows they added, or a reload of every one.
  */
 export type OtherProcessCommitsOutcome = 'unchanged' | 'added' | 'reloaded';
+/** What a pull reader asked the database: whose subscription it is, its events, or an acknowledgement. */
+export type PullOperation = 'lookup' | 'read' | 'acknowledge';
 
 export interface Metrics {
   /** An event was accepted by /receive: logged, or a duplicate of one already logged. */
@@ -31,4 +33,6 @@ export interface Metrics {
   requestAnswered(method: string, route: string, status: number, seconds: number): void;
   /** SQLite: a look found commits of other processes to the file since the last one, and the subscriptions were brought in step. */
   otherProcessCommits(outcome: OtherProcessCommitsOutcome): void;
+  /** Pull readers made one database call (readers woken together share theirs: pull/shared-reads.ts). */
+  pullDatabaseOperation(operation: PullOperation): void;
 }

@@ -6,7 +6,7 @@
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { type DatabasePing, registerDatabaseUp } from './database-up.js';
-import type { DeliveryOutcome, Metrics, OtherProcessCommitsOutcome, PolicyOutcome } from './metrics.js';
+import type { DeliveryOutcome, Metrics, OtherProcessCommitsOutcome, PolicyOutcome, PullOperation } from './metrics.js';
 import { type QueueGaugeOptions, registerQueueGauges } from './queue-gauges.js';
 
 export interface ServiceMetrics extends Metrics {
@@ -29,6 +29,7 @@ export interface MetricsOptions {
 const POLICY_LABELS: Record<PolicyOutcome, string> = { allow: 'allowed', deny: 'denied', retry: 'retry' };
 const DELIVERY_OUTCOMES: readonly DeliveryOutcome[] = ['delivered', 'retry', 'failed', 'cancelled'];
 const OTHER_PROCESS_COMMITS_OUTCOMES: readonly OtherProcessCommitsOutcome[] = ['unchanged', 'added', 'reloaded'];
+const PULL_OPERATIONS: readonly PullOperation[] = ['lookup', 'read', 'acknowledge'];
 /** One HTTP exchange: a millisecond up to the longest sensible NOTIFICATIONS_TARGET_TIMEOUT. */
 const ATTEMPT_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 /** Creation to delivery: milliseconds when all goes well, up to a day through the retry schedule. */
@@ -108,11 +109,18 @@ export function createMetrics(options: MetricsOptions = {}): ServiceMetrics {
     labelNames: ['outcome'],
     registers,
   });
+  const pullOperations = new Counter({
+    name: 'notifications_pull_database_operations_total',
+    help: 'Database calls of pull readers (long-polls and event streams), by operation: lookup (whose subscription it is), read (its events after a cursor), acknowledge (delivered up to a cursor). Readers of a subscription woken together share one read and one acknowledgement; waiting costs none.',
+    labelNames: ['operation'],
+    registers,
+  });
   // Every known series starts at 0, so a rate over it exists before its first event.
   for (const outcome of ['logged', 'duplicate']) received.inc({ outcome }, 0);
   for (const outcome of Object.values(POLICY_LABELS)) policyAnswers.inc({ outcome }, 0);
   for (const outcome of DELIVERY_OUTCOMES) deliveries.inc({ outcome }, 0);
   for (const outcome of OTHER_PROCESS_COMMITS_OUTCOMES) otherProcessCommits.inc({ outcome }, 0);
+  for (const operation of PULL_OPERATIONS) pullOperations.inc({ operation }, 0);
 
   /** A gauge whose value is read from the instance at each scrape. */
   const readAtScrape = (name: string, help: string, read: () => number) =>
@@ -150,6 +158,7 @@ export function createMetrics(options: MetricsOptions = {}): ServiceMetrics {
       requestDuration.observe({ method, route }, seconds);
     },
     otherProcessCommits: (outcome) => otherProcessCommits.inc({ outcome }),
+    pullDatabaseOperation: (operation) => pullOperations.inc({ operation }),
     trackDownOrigins: (count) =>
       readAtScrape(
         'notifications_target_origins_down',

@@ -24,7 +24,13 @@ interface Waiter {
 
 export class PullWaiters {
   private readonly bySubscription = new Map<string, Set<Waiter>>();
+  private readonly wakeListeners: Array<(subscription: string | undefined) => void> = [];
   private closing = false;
+
+  /** Tells `listener` of every wake, waiters or none: of one subscription, or of all (undefined). */
+  onWake(listener: (subscription: string | undefined) => void): void {
+    this.wakeListeners.push(listener);
+  }
 
   /**
    * Waits at most `ms` for rows of `subscription` after `after`. Call it before reading, so that
@@ -58,6 +64,7 @@ export class PullWaiters {
 
   /** Rows of `subscription` became readable: its waiters read again. */
   wake(subscription: string): void {
+    for (const listener of this.wakeListeners) listener(subscription);
     const waiters = this.bySubscription.get(subscription);
     if (!waiters) return;
     for (const waiter of [...waiters]) waiter.end('woken');
@@ -65,7 +72,8 @@ export class PullWaiters {
 
   /** Every waiter reads again (notifications may have been missed). */
   wakeAll(): void {
-    for (const subscription of [...this.bySubscription.keys()]) this.wake(subscription);
+    for (const listener of this.wakeListeners) listener(undefined);
+    for (const waiters of [...this.bySubscription.values()]) for (const waiter of [...waiters]) waiter.end('woken');
   }
 
   /** The server is closing: every wait ends now, and none begins. */

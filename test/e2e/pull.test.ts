@@ -135,6 +135,10 @@ for (const backend of testBackends()) {
       assert.equal(states.get(read.events[1]!.elm)!.state, 'pending');
       // Acknowledged or not, still readable by cursor.
       assert.equal((await pull(server, 'carol', uuid)).events.length, 2);
+      // What readers asked the database is counted, by operation.
+      const metrics = await (await fetch(`${server.url}/metrics`)).text();
+      for (const operation of ['lookup', 'read', 'acknowledge'])
+        assert.match(metrics, new RegExp(`^notifications_pull_database_operations_total\\{operation="${operation}"\\} [1-9]`, 'm'));
     });
 
     it('a long poll returns within a second of an event, and empty once its wait is over', async () => {

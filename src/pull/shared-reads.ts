@@ -1,0 +1,85 @@
+/**
+ * Readers of one subscription woken together share their database calls: thousands of streams
+ * and long polls on a subscription cost one read and one acknowledgement per wake, not one each.
+ *
+ * - A read joins one in flight for the same subscription, cursor, limit and extensions, unless
+ *   the subscription was woken since that read began: a read begun before a wake may have missed
+ *   the rows the wake announced, and a reader woken by them must see them.
+ * - Acknowledging up to a cursor this instance has already acknowledged (committed) is skipped,
+ *   and one in flight up to it or beyond is waited for. That is safe because cursors are given in
+ *   commit order (db/pull.ts): once every pending row up to C is acknowledged, no row up to C
+ *   becomes pending again (a row sent again gets a new cursor).
+ */
+import type { SubscriptionRow } from '../db/tables.js';
+import type { PulledEvent, PullReader } from './reader.js';
+import type { PullWaiters } from './waiters.js';
+
+/** Subscriptions whose acknowledged cursor is remembered (the oldest forgotten first: forgetting costs one write). */
+const REMEMBERED_ACKNOWLEDGEMENTS = 10_000;
+
+interface Acknowledged {
+  /** Committed up to here. */
+  upTo: number;
+  /** The highest cursor asked for; the next write goes up to it. */
+  wanted: number;
+  running: { upTo: number; done: Promise<void> } | undefined;
+}
+
+export function sharedReads(reader: PullReader, waiters: PullWaiters): PullReader {
+  const reads = new Map<string, Map<string, Promise<PulledEvent[]>>>();
+  const acknowledged = new Map<string, Acknowledged>();
+  waiters.onWake((subscription) => (subscription === undefined ? reads.clear() : reads.delete(subscription)));
+
+  const read = (subscription: SubscriptionRow, after: number, limit: number): Promise<PulledEvent[]> => {
+    const key = `${after}\u0000${limit}\u0000${subscription.extensions}`;
+    let ofSubscription = reads.get(subscription.uuid);
+    const joined = ofSubscription?.get(key);
+    if (joined) return joined;
+    if (!ofSubscription) reads.set(subscription.uuid, (ofSubscription = new Map()));
+    const inFlight = ofSubscription;
+    const reading = reader.read(subscription, after, limit).finally(() => {
+      if (inFlight.get(key) === reading) inFlight.delete(key);
+      if (inFlight.size === 0 && reads.get(subscription.uuid) === inFlight) reads.delete(subscription.uuid);
+    });
+    inFlight.set(key, reading);
+    return reading;
+  };
+
+  const remember = (subscription: string): Acknowledged => {
+    const state: Acknowledged = { upTo: -1, wanted: -1, running: undefined };
+    acknowledged.set(subscription, state);
+    if (acknowledged.size > REMEMBERED_ACKNOWLEDGEMENTS) acknowledged.delete(acknowledged.keys().next().value!);
+    return state;
+  };
+
+  const acknowledge = async (subscription: SubscriptionRow, cursor: number): Promise<void> => {
+    const state = acknowledged.get(subscription.uuid) ?? remember(subscription.uuid);
+    state.wanted = Math.max(state.wanted, cursor);
+    while (cursor > state.upTo) {
+      if (state.running) {
+        // A failed write fails those waiting for it; one that was only lower is followed by ours.
+        if (state.running.upTo >= cursor) await state.running.done;
+        else await state.running.done.catch(() => undefined);
+        continue;
+      }
+      const upTo = state.wanted;
+      const running = {
+        upTo,
+        done: reader.acknowledge(subscription, upTo).then(
+          () => {
+            state.upTo = Math.max(state.upTo, upTo);
+            state.running = undefined;
+          },
+          (error: unknown) => {
+            state.running = undefined;
+            throw error;
+          },
+        ),
+      };
+      state.running = running;
+      await running.done;
+    }
+  };
+
+  return { subscription: (owner, uuid) => reader.subscription(owner, uuid), read, acknowledge };
+}
