@@ -40,6 +40,7 @@ import { EventLogBatch } from './events/event-log-batch.js';
 import { startRetentionPurge } from './events/retention.js';
 import { startFallbackPoll } from './pull/fallback-poll.js';
 import { pullReader } from './pull/reader.js';
+import { type SharedReads, sharedReads } from './pull/shared-reads.js';
 import { PullWaiters } from './pull/waiters.js';
 import { evaluationErrorReporter } from './matching/evaluation-errors.js';
 import { LiveMatcher } from './matching/live-matcher.js';
@@ -258,7 +259,8 @@ async function serve(config: Config): Promise<number> {
     policy.wake();
     deliveries.wake();
   });
-  const subscriptionChanged = followSubscriptionWrites(matcher, deliveries);
+  const pullReads = sharedReads(pullReader({ database, clock, databaseTimeoutMs: config.databaseTimeoutMs, metrics }), waiters);
+  const subscriptionChanged = followSubscriptionWrites(matcher, deliveries, pullReads);
   // Instances sharing the database hear of each other's writes; their own creates they apply at once.
   const expectedNotifications = database.capabilities.sharedByInstances ? new ExpectedNotifications() : undefined;
   const sync = expectedNotifications
@@ -340,7 +342,7 @@ async function serve(config: Config): Promise<number> {
       // A delivery queued again goes through the policy check first: that runner looks now.
       deliveriesRoutes({ database, identity, clock, onRequeued: policy.wake }),
       eventsRoutes({
-        reader: pullReader({ database, clock, databaseTimeoutMs: config.databaseTimeoutMs, metrics }),
+        reader: pullReads,
         waiters,
         identity,
       }),
@@ -539,10 +541,15 @@ async function prepareDatabase(
 }
 
 /** Every subscription write, from this instance or another: the copies kept in memory follow. */
-function followSubscriptionWrites(matcher: LiveMatcher, deliveries: DeliveryRunner): (change: SubscriptionChange) => void {
+function followSubscriptionWrites(
+  matcher: LiveMatcher,
+  deliveries: DeliveryRunner,
+  pullReads: SharedReads,
+): (change: SubscriptionChange) => void {
   return (change) => {
     matcher.apply(change);
     deliveries.subscriptionChanged(change);
+    pullReads.subscriptionChanged(change);
   };
 }
 

@@ -1,7 +1,7 @@
 /**
  * `GET /eventmatch/{uuid}/events?after=&limit=&wait=`: a pull subscription's events after a
- * cursor, for its owner (pull/reader.ts reads, pull/waiters.ts waits, and readers woken together
- * share their reads: pull/shared-reads.ts). Sending `after`
+ * cursor, for its owner (pull/reader.ts reads, pull/waiters.ts waits; the server shares the reads
+ * of readers woken together: pull/shared-reads.ts). Sending `after`
  * acknowledges every event up to it. An empty answer with `wait` waits for the next event
  * without asking the database anything meanwhile; the route holds no database deadline while it
  * waits (each read has its own), and a client that goes away stops its wait at once. The same
@@ -10,7 +10,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { serviceError } from '../errors.js';
 import { FIRST_CURSOR, formatCursor, parseCursor, type PulledEvent, type PullReader } from '../pull/reader.js';
-import { sharedReads } from '../pull/shared-reads.js';
 import type { PullWaiters } from '../pull/waiters.js';
 import { EVERY_ROUTE, eventmatchErrors, identityHeaders, uuidParams } from './eventmatch-schemas.js';
 import { eventsStreamRoute } from './events-stream-route.js';
@@ -39,9 +38,9 @@ export function eventsRoutes(deps: EventsRoutesDependencies) {
     const user = (request: FastifyRequest) => actingUser(request, deps.identity);
     // Waits end when the server closes: the readers get what there is (nothing) at once.
     app.addHook('preClose', async () => deps.waiters.close());
-    const reader = sharedReads(deps.reader, deps.waiters);
+    const { reader } = deps;
     const { streamKeepAliveMs, ...stream } = deps;
-    eventsStreamRoute({ ...stream, reader, ...(streamKeepAliveMs === undefined ? {} : { keepAliveMs: streamKeepAliveMs }) })(app);
+    eventsStreamRoute({ ...stream, ...(streamKeepAliveMs === undefined ? {} : { keepAliveMs: streamKeepAliveMs }) })(app);
 
     app.get<{ Params: { uuid: string }; Querystring: EventsQuery }>(
       '/eventmatch/:uuid/events',

@@ -1,7 +1,11 @@
 /**
  * Readers of one subscription woken together share their database calls: thousands of streams
- * and long polls on a subscription cost one read and one acknowledgement per wake, not one each.
+ * and long polls on a subscription cost one look-up, one read and one acknowledgement per wake,
+ * not one each.
  *
+ * - A look-up (whose subscription it is) joins one in flight for the same owner and
+ *   subscription, unless the subscription was written since it began (this instance's writes
+ *   are heard at their commit, before their answer; other instances' once notified).
  * - A read joins one in flight for the same subscription, cursor, limit and extensions, unless
  *   the subscription was woken since that read began: a read begun before a wake may have missed
  *   the rows the wake announced, and a reader woken by them must see them.
@@ -10,6 +14,7 @@
  *   commit order (db/pull.ts): once every pending row up to C is acknowledged, no row up to C
  *   becomes pending again (a row sent again gets a new cursor).
  */
+import type { SubscriptionChange } from '../db/subscriptions.js';
 import type { SubscriptionRow } from '../db/tables.js';
 import type { PulledEvent, PullReader } from './reader.js';
 import type { PullWaiters } from './waiters.js';
@@ -25,10 +30,24 @@ interface Acknowledged {
   running: { upTo: number; done: Promise<void> } | undefined;
 }
 
-export function sharedReads(reader: PullReader, waiters: PullWaiters): PullReader {
+export interface SharedReads extends PullReader {
+  /** A subscription was written: look-ups begun before do not answer for it any more. */
+  subscriptionChanged(change: SubscriptionChange): void;
+}
+
+export function sharedReads(reader: PullReader, waiters: PullWaiters): SharedReads {
+  const lookups = new Map<string, Map<string, Promise<SubscriptionRow>>>();
   const reads = new Map<string, Map<string, Promise<PulledEvent[]>>>();
   const acknowledged = new Map<string, Acknowledged>();
   waiters.onWake((subscription) => (subscription === undefined ? reads.clear() : reads.delete(subscription)));
+
+  const subscription = (owner: string, uuid: string): Promise<SubscriptionRow> => {
+    let ofUuid = lookups.get(uuid);
+    const joined = ofUuid?.get(owner);
+    if (joined) return joined;
+    if (!ofUuid) lookups.set(uuid, (ofUuid = new Map()));
+    return inFlight(lookups, uuid, ofUuid, owner, reader.subscription(owner, uuid));
+  };
 
   const read = (subscription: SubscriptionRow, after: number, limit: number): Promise<PulledEvent[]> => {
     const key = `${after}\u0000${limit}\u0000${subscription.extensions}`;
@@ -36,13 +55,7 @@ export function sharedReads(reader: PullReader, waiters: PullWaiters): PullReade
     const joined = ofSubscription?.get(key);
     if (joined) return joined;
     if (!ofSubscription) reads.set(subscription.uuid, (ofSubscription = new Map()));
-    const inFlight = ofSubscription;
-    const reading = reader.read(subscription, after, limit).finally(() => {
-      if (inFlight.get(key) === reading) inFlight.delete(key);
-      if (inFlight.size === 0 && reads.get(subscription.uuid) === inFlight) reads.delete(subscription.uuid);
-    });
-    inFlight.set(key, reading);
-    return reading;
+    return inFlight(reads, subscription.uuid, ofSubscription, key, reader.read(subscription, after, limit));
   };
 
   const remember = (subscription: string): Acknowledged => {
@@ -81,5 +94,26 @@ export function sharedReads(reader: PullReader, waiters: PullWaiters): PullReade
     }
   };
 
-  return { subscription: (owner, uuid) => reader.subscription(owner, uuid), read, acknowledge };
+  return {
+    subscription,
+    read,
+    acknowledge,
+    subscriptionChanged: (change) => lookups.delete(change.kind === 'delete' ? change.uuid : change.row.uuid),
+  };
+}
+
+/** `work`, joinable at `groups[group][key]` until it settles (or the group is dropped). */
+function inFlight<T>(
+  groups: Map<string, Map<string, Promise<T>>>,
+  group: string,
+  ofGroup: Map<string, Promise<T>>,
+  key: string,
+  work: Promise<T>,
+): Promise<T> {
+  const joinable = work.finally(() => {
+    if (ofGroup.get(key) === joinable) ofGroup.delete(key);
+    if (ofGroup.size === 0 && groups.get(group) === ofGroup) groups.delete(group);
+  });
+  ofGroup.set(key, joinable);
+  return joinable;
 }

@@ -89,15 +89,25 @@ for (const backend of testBackends()) {
       await eventually(() => waiters.size === 0, 'no waiter left');
     });
 
-    it('a read begun before a wake is not joined by a read after it, which may look for the rows the wake announced', async () => {
+    it('a read begun before a wake, or a look-up begun before a write, is not joined by one after it', async () => {
       const reader = sharedReads(pullReader({ database: test.handle, clock: systemClock(), databaseTimeoutMs: 5_000 }), waiters);
       const uuid = await pulls.subscribe('alice');
-      const subscription = await reader.subscription('alice', uuid);
+      const looking = reader.subscription('alice', uuid);
+      assert.equal(reader.subscription('alice', uuid), looking, 'the same owner and subscription, no write between: joined');
+      const bobs = reader.subscription('bob', uuid);
+      assert.notEqual(bobs, looking, 'another owner: a look-up of its own');
+      await assert.rejects(bobs, (error: Error) => error.name === 'ServiceError' && /not found/.test(error.message));
+      reader.subscriptionChanged({ kind: 'delete', uuid });
+      const lookingAgain = reader.subscription('alice', uuid);
+      assert.notEqual(lookingAgain, looking, 'written between: a look-up of its own, which may find it gone');
+
+      const subscription = await looking;
+      await lookingAgain;
       const first = reader.read(subscription, 0, 10);
       assert.equal(reader.read(subscription, 0, 10), first, 'a read of the same subscription and cursor, no wake between: joined');
       waiters.wake(uuid);
       const second = reader.read(subscription, 0, 10);
-      assert.notEqual(second, first, 'woken between: a read of its own');
+      assert.notEqual(second, first, 'woken between: a read of its own, which looks for the rows the wake announced');
       await Promise.all([first, second]);
     });
 

@@ -5,6 +5,7 @@ import { deliveriesRoutes } from '../../src/api/deliveries-routes.js';
 import { type EventmatchDependencies, eventmatchRoutes } from '../../src/api/eventmatch-routes.js';
 import { eventsRoutes } from '../../src/api/events-routes.js';
 import { pullReader } from '../../src/pull/reader.js';
+import { sharedReads } from '../../src/pull/shared-reads.js';
 import { PullWaiters } from '../../src/pull/waiters.js';
 import type { IdentityOptions } from '../../src/api/identity.js';
 import { receiveRoutes } from '../../src/api/receive-routes.js';
@@ -63,14 +64,24 @@ export interface ApiAppOptions {
 export function startApiApp(database: DatabaseHandle, options: ApiAppOptions = {}): Promise<FastifyInstance> {
   const clock = systemClock();
   const matcher = new LiveMatcher();
+  const waiters = new PullWaiters();
+  const pullReads = sharedReads(pullReader({ database, clock, databaseTimeoutMs: 5_000 }), waiters);
   const identity = { ...IDENTITY, ...options.identity };
   return buildApp({ maxBodyBytes: 1024 * 1024, logger: 'silent', version: 'test', ...options.app }, [
     ...(options.routes ?? []),
     eventmatchRoutes(
-      eventmatchDependencies(database, { clock, identity, onChange: (change) => matcher.apply(change), ...options.eventmatch }),
+      eventmatchDependencies(database, {
+        clock,
+        identity,
+        onChange: (change) => {
+          matcher.apply(change);
+          pullReads.subscriptionChanged(change);
+        },
+        ...options.eventmatch,
+      }),
     ),
     deliveriesRoutes({ database, clock, identity, ...(options.recoverLimit === undefined ? {} : { recoverLimit: options.recoverLimit }) }),
-    eventsRoutes({ reader: pullReader({ database, clock, databaseTimeoutMs: 5_000 }), waiters: new PullWaiters(), identity }),
+    eventsRoutes({ reader: pullReads, waiters, identity }),
     receiveRoutes({
       eventLog: new EventLogBatch(database),
       matcher,

@@ -1,7 +1,7 @@
 /**
  * The subscription and pull routes in-process, listening on a free port of 127.0.0.1, the pull
  * reader's statements counted (a Kysely plugin on its connection) with the most in flight at
- * once, and the calls that reach the reader (under the routes' sharing) with their cursors: what
+ * once, and the calls that reach the reader (under the sharing) with their cursors: what
  * readers cost the database can be seen. For the pull tests.
  */
 import type { FastifyInstance } from 'fastify';
@@ -11,6 +11,7 @@ import { eventmatchRoutes } from '../../src/api/eventmatch-routes.js';
 import { eventsRoutes } from '../../src/api/events-routes.js';
 import type { DatabaseHandle } from '../../src/db/connect.js';
 import { type PullReader, pullReader } from '../../src/pull/reader.js';
+import { sharedReads } from '../../src/pull/shared-reads.js';
 import type { PullWaiters } from '../../src/pull/waiters.js';
 import { systemClock } from '../../src/time/clock.js';
 import { defaultTargetGuard } from './target-guard.js';
@@ -66,6 +67,8 @@ export async function startPullApp(database: DatabaseHandle, waiters: PullWaiter
   };
   const counted: DatabaseHandle = { ...database, db: database.db.withPlugin(counter) };
   const clock = systemClock();
+  // As the server composes it: the routes' reads shared, the calls that reach the database tracked.
+  const reader = sharedReads(trackedReader(pullReader({ database: counted, clock, databaseTimeoutMs: 5_000 }), track), waiters);
   const app = await buildApp(
     {
       maxBodyBytes: 1 << 20,
@@ -82,9 +85,10 @@ export async function startPullApp(database: DatabaseHandle, waiters: PullWaiter
         userSubscriptions: 1000,
         targetGuard: defaultTargetGuard(),
         identity: IDENTITY,
+        onChange: (change) => reader.subscriptionChanged(change),
       }),
       eventsRoutes({
-        reader: trackedReader(pullReader({ database: counted, clock, databaseTimeoutMs: 5_000 }), track),
+        reader,
         waiters,
         identity: IDENTITY,
         ...(options.streamKeepAliveMs === undefined ? {} : { streamKeepAliveMs: options.streamKeepAliveMs }),
