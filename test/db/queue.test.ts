@@ -233,8 +233,9 @@ for (const backend of testBackends()) {
         const e = event();
         const rows = [match(e.uuid, 1), match(e.uuid, 2), match(e.uuid, 3)];
         await logEvent(handle.db, e, rows);
+        // Through the queue, as the runners claim: on SQLite, in the database's own thread.
         const claim = (now: number, excludeMatches: string[]) =>
-          claimDueMatches(handle.db, handle.capabilities, 'policy', { holder: 'w1', now, durationUs: LEASE_US }, 10, { excludeMatches });
+          matchQueue(handle).claim('policy', { holder: 'w1', now, durationUs: LEASE_US }, 10, { excludeMatches });
         assert.deepEqual(
           (await claim(100, [rows[0]!.uuid])).map((r) => r.uuid),
           [rows[1]!.uuid, rows[2]!.uuid],
