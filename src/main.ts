@@ -253,9 +253,12 @@ async function serve(config: Config): Promise<number> {
   });
   metrics.trackDownOrigins(() => deliveries.downOrigins().length);
   metrics.trackStorageFull(() => database.storage.full);
+  metrics.trackOutcomesHeld(() => settler.heldRows);
   metrics.trackPullWaiters(() => waiters.size);
-  // The runners back off while their writes are refused: space freed, they go on at once.
+  // The runners back off while their writes are refused: space freed, the outcomes held are
+  // written at once, and the runners go on (claiming once those are written).
   database.storage.onRecovered(() => {
+    settler.retryNow();
     policy.wake();
     deliveries.wake();
   });

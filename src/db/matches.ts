@@ -46,6 +46,8 @@ export interface ClaimFilter {
   excludeSubscriptions?: readonly string[];
   excludeOwners?: readonly string[];
   onlySubscriptions?: readonly string[];
+  /** Rows whose outcome the claiming instance has yet to write (routing/settler.ts), whatever their leases say. */
+  excludeMatches?: readonly string[];
 }
 
 /**
@@ -71,6 +73,7 @@ export async function claimDueMatches(
     .limit(limit);
   if (filter.excludeSubscriptions?.length) due = due.where('subscription_uuid', 'not in', [...filter.excludeSubscriptions]);
   if (filter.excludeOwners?.length) due = due.where('owner', 'not in', [...filter.excludeOwners]);
+  if (filter.excludeMatches?.length) due = due.where('uuid', 'not in', [...filter.excludeMatches]);
   if (filter.onlySubscriptions) {
     if (filter.onlySubscriptions.length === 0) return [];
     due = due.where('subscription_uuid', 'in', [...filter.onlySubscriptions]);

@@ -98,12 +98,11 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
     const now = clock();
     giveBackExpiring(now);
     const room = Math.min(options.batchSize, options.capacity - lanes.size);
-    const lease = core.lease(now);
     const claims = {
       leftOut: () => new Set([...lanes.fullKeys(), ...health.downOrigins()]),
       claim: (limit: number, leftOut: ReadonlySet<string>) => {
         const excludeSubscriptions = [...[...leftOut].flatMap((origin) => [...(subscriptionsOf.get(origin) ?? [])]), ...saturated()];
-        return queue.claim('deliver', lease, limit, { excludeSubscriptions });
+        return core.claim(now, limit, { excludeSubscriptions });
       },
     };
     const take = async ({ handed, claimed }: Batch, alsoTaken: (rows: readonly MatchesTable[]) => void) => {
@@ -129,13 +128,12 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
     return core.takeIn(now, room, claims, take, dispatch, stays);
   }
 
-  /** A down origin with nothing waiting gets one row of its own claimed, to probe it with. */
+  /** A down origin with nothing waiting gets one row of its own claimed, to probe it with (when claims may be made). */
   async function claimProbes(now: number): Promise<MatchesTable[]> {
     const rows: MatchesTable[] = [];
+    if (!core.mayClaim) return rows;
     for (const origin of health.probesDue(now, (o) => lanes.has(o))) {
-      const claimed = await queue.claim('deliver', core.lease(now), 1, {
-        onlySubscriptions: [...(subscriptionsOf.get(origin) ?? [])],
-      });
+      const claimed = await core.claim(now, 1, { onlySubscriptions: [...(subscriptionsOf.get(origin) ?? [])] });
       // Nothing of it is due any more: what was known of it goes.
       if (claimed.length === 0) forget(origin);
       rows.push(...claimed);
@@ -273,7 +271,8 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
         options.onSubscriptionChange({ kind: 'upsert', row: disabled });
       }
     } catch (error) {
-      // Not recorded: the row stays leased, and is tried again once the lease expires.
+      // Not recorded, and not for want of the database (its outcome would be held until then):
+      // the row stays leased, and is tried again once the lease expires.
       options.onError(error);
     }
   }

@@ -17,6 +17,8 @@ export interface ServiceMetrics extends Metrics {
   trackPullWaiters(count: () => number): void;
   /** Reports, at each scrape, 1 while the database refuses writes for lack of space, else 0. */
   trackStorageFull(full: () => boolean): void;
+  /** Reports, at each scrape, how many rows' outcomes this instance holds until the database takes them. */
+  trackOutcomesHeld(rows: () => number): void;
 }
 
 export interface MetricsOptions {
@@ -176,6 +178,12 @@ export function createMetrics(options: MetricsOptions = {}): ServiceMetrics {
         'notifications_storage_full',
         'Whether the database refuses writes for lack of space (1) since a write was refused, until one succeeds again; else 0.',
         () => (full() ? 1 : 0),
+      ),
+    trackOutcomesHeld: (rows) =>
+      readAtScrape(
+        'notifications_outcomes_held',
+        'Rows whose outcome (a delivery or a policy answer) this instance holds in memory because the database refused or did not answer its write: written first once it takes writes, and meanwhile not claimed again.',
+        rows,
       ),
   };
 }

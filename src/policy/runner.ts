@@ -77,10 +77,9 @@ export function policyRunner(options: PolicyRunnerOptions): PolicyRunner {
     if (options.next?.overflowing === true) return 0;
     const room = Math.min(options.batchSize, options.capacity - lanes.size);
     if (room <= 0) return 0;
-    const lease = core.lease(now);
     const claims = {
       leftOut: () => new Set(lanes.fullKeys()),
-      claim: (limit: number, leftOut: ReadonlySet<string>) => queue.claim('policy', lease, limit, { excludeOwners: [...leftOut] }),
+      claim: (limit: number, leftOut: ReadonlySet<string>) => core.claim(now, limit, { excludeOwners: [...leftOut] }),
     };
     return core.takeIn(now, room, claims, place, dispatch);
   }

@@ -28,18 +28,21 @@ export interface ClaimSource {
   claim(limit: number, leftOut: ReadonlySet<string>): Promise<MatchesTable[]>;
 }
 
-/** Takes at most `limit` rows in all; handed rows that `stays` picks are left in the handoff. */
+/**
+ * Takes at most `limit` rows in all; handed rows that `stays` picks are left in the handoff.
+ * Without `claims`, only handed rows (no claim may be made now).
+ */
 export async function nextBatch(
   sources: WorkSources,
   now: number,
   limit: number,
-  claims: ClaimSource,
+  claims: ClaimSource | undefined,
   stays?: (item: HandedMatch) => boolean,
 ): Promise<Batch> {
   const { inbox, pacer } = sources;
   const handed = inbox?.take(limit, now, stays) ?? [];
   const room = limit - handed.length;
-  if (room <= 0) return { handed, claimed: [] };
+  if (room <= 0 || claims === undefined) return { handed, claimed: [] };
   const leftOut = claims.leftOut();
   const mayClaim = handed.length > 0 ? (pacer?.mayClaimBesides(leftOut) ?? false) : mayClaimUnhanded(sources, leftOut);
   if (!mayClaim) return { handed, claimed: [] };

@@ -7,13 +7,16 @@
  * attempt is (a policy question per (event, user); a delivery to a destination).
  */
 import type { Settled } from '../db/match-queue.js';
-import type { Lease, Stage } from '../db/matches.js';
+import type { ClaimFilter, Lease, Stage } from '../db/matches.js';
 import type { MatchesTable } from '../db/tables.js';
 import { type AfterAttempt, type AttemptedFor, CANCELLED, settlementOf, UNTRIED } from './after-attempt.js';
 import type { HandedMatch } from './handoff.js';
 import { type Batch, type ClaimSource, nextBatch } from './next-batch.js';
 import { LeaseRoom, type Runner, RunnerLoop } from './runner-loop.js';
 import type { RunnerOptions } from './runner-options.js';
+
+/** Rows a claim leaves out by uuid at most: both databases take thousands of parameters a statement. */
+const MAX_LEFT_OUT = 1_000;
 
 export class RunnerCore {
   readonly leaseRoom: LeaseRoom;
@@ -28,6 +31,8 @@ export class RunnerCore {
   ) {
     this.leaseRoom = new LeaseRoom(timeoutMs);
     this.loop = new RunnerLoop(intake, options.settler, options);
+    // Claims were held back for the outcomes kept (settler.ts): they may be made again.
+    options.settler.whenHeldWritten(() => this.wake());
   }
 
   /** Taking nothing more: no new attempt may start. */
@@ -50,12 +55,37 @@ export class RunnerCore {
   }
 
   /**
+   * Whether a claim may be made: not while outcomes wait for the database. Their rows' leases
+   * may have run out, and they are to be written before anything more is taken (settler.ts).
+   */
+  get mayClaim(): boolean {
+    return !this.options.settler.holding;
+  }
+
+  /**
+   * Claims at most `limit` due rows of this stage under a lease made `now`, as `filter` says,
+   * and never a row whose outcome is not written yet: its lease may have run out meanwhile.
+   */
+  claim(now: number, limit: number, filter: ClaimFilter = {}): Promise<MatchesTable[]> {
+    const unwritten = this.options.settler.unwrittenPast(now);
+    // So many can only be a database too slow to take writes: claim nothing more for now.
+    if (unwritten.length > MAX_LEFT_OUT) return Promise.resolve([]);
+    return this.options.queue.claim(
+      this.stage,
+      this.lease(now),
+      limit,
+      unwritten.length === 0 ? filter : { ...filter, excludeMatches: unwritten },
+    );
+  }
+
+  /**
    * Takes in at most `room` rows (none when there is no room), has `place` put them where they
    * wait, then `dispatch` start what may start. `place` may take more rows of its own, and
    * says so with `alsoTaken`. Rows taken but not placed go back to the queue rather than wait
    * out their leases (a database that does not answer gets them with the settler's retries). A
    * claim that failed is thrown once the rows handed over are placed. Handed rows `stays` picks
-   * are left in the handoff. Resolves with the rows taken in.
+   * are left in the handoff. No claim is made while outcomes are held (`mayClaim`). Resolves
+   * with the rows taken in.
    */
   async takeIn(
     now: number,
@@ -65,7 +95,8 @@ export class RunnerCore {
     dispatch: () => void,
     stays?: (item: HandedMatch) => boolean,
   ): Promise<number> {
-    const batch: Batch = room > 0 ? await nextBatch(this.options, now, room, claims, stays) : { handed: [], claimed: [] };
+    const batch: Batch =
+      room > 0 ? await nextBatch(this.options, now, room, this.mayClaim ? claims : undefined, stays) : { handed: [], claimed: [] };
     const taken = [...batch.handed.map((w) => w.row), ...batch.claimed];
     try {
       await place(batch, (rows) => taken.push(...rows));
@@ -111,7 +142,7 @@ export class RunnerCore {
 
   /** Records `after` for the rows of one attempt; `subscription`: whose destination it was, disabled when `after` says so. */
   settle(rows: readonly MatchesTable[], after: AfterAttempt, subscription?: AttemptedFor): Promise<Settled> {
-    return this.options.settler.settle(settlementOf(this.stage, rows, after, subscription));
+    return this.options.settler.settle(settlementOf(this.stage, rows, after, subscription), leaseEnds(rows));
   }
 
   /** What every runner offers. */
@@ -124,4 +155,9 @@ export class RunnerCore {
       stop: () => this.loop.stop(),
     };
   }
+}
+
+/** When the first of the rows' leases runs out (µs); a row without one is free to claim already. */
+function leaseEnds(rows: readonly MatchesTable[]): number {
+  return Math.min(...rows.map((row) => row.locked_until ?? -Infinity));
 }

@@ -5,9 +5,24 @@
  * load that is one transaction for hundreds of rows; on PostgreSQL a transaction per turn spent
  * a third of the main thread in socket writes.
  * While the database does not answer, or refuses writes for lack of space, settlements are
- * kept and written again later, so that work done meanwhile is not done twice once it is over;
- * a failure that is not such a condition of the database is the settlement's own, and is
- * reported to its caller.
+ * held: kept in memory, never given up while the process lives, and written again later,
+ * before what came meanwhile. A failure that is not such a condition of the database is the
+ * settlement's own, and is reported to its caller.
+ *
+ * A held outcome must not be overtaken by a second attempt at its rows. Their leases run out
+ * in the database while it waits, and a claim would take them (on a full disk a claim, a small
+ * write, still fits where a settlement does not). So the runners of this process claim nothing
+ * while any outcome is held (`holding`): once the database takes writes again, what is held is
+ * written first, and claims go on after it (`whenHeldWritten`). Rows whose outcome is being
+ * written, not yet held, are left out of claims by uuid once their leases run out
+ * (`unwrittenPast`).
+ *
+ * Across instances (PostgreSQL) the database is all they share: another instance may claim a
+ * row whose lease ran out while this one holds its outcome, and make a second attempt. A held
+ * outcome is written only where the row's lease still names this instance (no other has taken
+ * it since, so no other attempt was made); its attempt is recorded in the history either way.
+ * A process that ends while it holds outcomes (killed, or past its shutdown grace) loses them:
+ * their rows are attempted again, at least once (docs/delivery.md).
  */
 import type { MatchQueue, Settled, Settlement } from '../db/match-queue.js';
 import { isConditionOfTheDatabase } from '../db/storage-full.js';
@@ -16,6 +31,12 @@ import type { Clock } from '../time/clock.js';
 
 interface Pending {
   settlement: Settlement;
+  /** The rows it settles. */
+  rows: readonly string[];
+  /** When the first of their leases runs out (µs). */
+  leaseEnds: number;
+  /** A write of it was refused by a condition of the database: it waits for the database. */
+  held: boolean;
   resolve: (settled: Settled) => void;
   reject: (error: unknown) => void;
 }
@@ -28,13 +49,16 @@ const MAX_WRITES = 2;
 export class Settler {
   /** Settlements not written yet: waiting for the write under way, or for the database. */
   private waiting: Pending[] = [];
+  /** Every settlement not written yet nor given up: waiting, or being written. */
+  private readonly unwritten = new Set<Pending>();
+  /** Of those, the ones held for the database. */
+  private held = 0;
+  private readonly heldWrittenListeners: Array<() => void> = [];
   private writing = 0;
   private scheduled = false;
   private retry: NodeJS.Timeout | undefined;
   /** Between writes again while the database does not answer. */
   private readonly pause = new Backoff(250, 5_000);
-  /** Settlements asked for and not yet written (or given up). */
-  private pending = 0;
   private idleWaiters: Array<() => void> = [];
   private closed = false;
 
@@ -46,31 +70,71 @@ export class Settler {
     private readonly onUnavailable: (error: unknown) => void,
   ) {}
 
-  /** Resolves once written, with the rows it settled and the subscriptions it disabled. */
-  settle(settlement: Settlement): Promise<Settled> {
+  /**
+   * Resolves once written, with the rows it settled and the subscriptions it disabled.
+   * `leaseEnds`: when the first lease of its rows runs out (µs).
+   */
+  settle(settlement: Settlement, leaseEnds: number): Promise<Settled> {
     if (this.closed) return Promise.reject(new Error('the settler is closed'));
-    this.pending++;
-    const written = new Promise<Settled>((resolve, reject) => this.waiting.push({ settlement, resolve, reject }));
-    this.writeSoon();
-    return written.finally(() => {
-      this.pending--;
-      if (this.pending === 0) this.wakeIdle();
+    const written = new Promise<Settled>((resolve, reject) => {
+      const pending: Pending = { settlement, rows: rowsOf(settlement), leaseEnds, held: false, resolve, reject };
+      this.unwritten.add(pending);
+      this.waiting.push(pending);
     });
+    this.writeSoon();
+    return written;
+  }
+
+  /** Outcomes wait for the database: no claim may be made until they are written. */
+  get holding(): boolean {
+    return this.held > 0;
+  }
+
+  /** Rows whose outcomes are held for the database (for the metrics). */
+  get heldRows(): number {
+    let rows = 0;
+    for (const pending of this.unwritten) if (pending.held) rows += pending.rows.length;
+    return rows;
+  }
+
+  /** The rows of settlements not written yet whose leases have run out by `now`: a claim made now leaves them out. */
+  unwrittenPast(now: number): string[] {
+    const rows: string[] = [];
+    for (const pending of this.unwritten) if (pending.leaseEnds <= now) rows.push(...pending.rows);
+    return rows;
+  }
+
+  /** `listener` runs each time the last held outcome is written: claims may be made again. */
+  whenHeldWritten(listener: () => void): void {
+    this.heldWrittenListeners.push(listener);
+  }
+
+  /** The database takes writes again: what is held is written now, not after the pause. */
+  retryNow(): void {
+    if (this.retry === undefined) return;
+    clearTimeout(this.retry);
+    this.retry = undefined;
+    this.pause.reset();
+    this.writeSoon();
   }
 
   /** Resolves when nothing is being written or waits to be. */
   idle(): Promise<void> {
-    if (this.pending === 0) return Promise.resolve();
+    if (this.unwritten.size === 0) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
-  /** Gives up what waits for the database: those rows stay leased until their leases expire. */
+  /**
+   * At shutdown, once the runners have stopped (or their grace is over): gives up what still
+   * waits for the database. The process ends with it: those rows are attempted again once their
+   * leases are released or expire.
+   */
   close(): void {
     this.closed = true;
     clearTimeout(this.retry);
     const given = this.waiting;
     this.waiting = [];
-    for (const pending of given) pending.reject(new Error('not recorded: shutting down'));
+    for (const pending of given) this.done(pending, (p) => p.reject(new Error('not recorded: shutting down')));
   }
 
   /** After this turn, unless as many writes as may be are under way (they write the rest when done) or a retry is due. */
@@ -90,12 +154,14 @@ export class Settler {
     try {
       const settled = await this.queue.settle(this.holder, merged(batch), this.clock());
       this.pause.reset();
-      for (const pending of batch) pending.resolve(ownPart(settled, pending.settlement));
+      for (const pending of batch) this.done(pending, (p) => p.resolve(ownPart(settled, p.settlement)));
     } catch (error) {
       if (!isConditionOfTheDatabase(error) || this.closed) {
-        for (const pending of batch) pending.reject(error);
+        for (const pending of batch) this.done(pending, (p) => p.reject(error));
       } else {
         this.onUnavailable(error);
+        for (const pending of batch) this.hold(pending);
+        // Held first: they go in the next write, before what came meanwhile.
         this.waiting.unshift(...batch);
         this.scheduleRetry();
       }
@@ -105,7 +171,26 @@ export class Settler {
     }
   }
 
+  private hold(pending: Pending): void {
+    if (pending.held) return;
+    pending.held = true;
+    this.held++;
+  }
+
+  /** `pending` is written or given up: `end` tells its caller. */
+  private done(pending: Pending, end: (pending: Pending) => void): void {
+    this.unwritten.delete(pending);
+    if (pending.held) {
+      pending.held = false;
+      this.held--;
+      if (this.held === 0) for (const listener of this.heldWrittenListeners) listener();
+    }
+    end(pending);
+    if (this.unwritten.size === 0) this.wakeIdle();
+  }
+
   private scheduleRetry(): void {
+    if (this.retry !== undefined) return;
     this.retry = setTimeout(() => {
       this.retry = undefined;
       void this.write();
@@ -117,6 +202,11 @@ export class Settler {
     this.idleWaiters = [];
     for (const resolve of waiters) resolve();
   }
+}
+
+/** The rows a settlement changes or gives back. */
+function rowsOf(settlement: Settlement): string[] {
+  return [...settlement.changes.map((c) => c.uuid), ...(settlement.release ?? [])];
 }
 
 /** Row changes first, then the disables: disabling cancels pending rows, which must not include these. */

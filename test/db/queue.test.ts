@@ -228,6 +228,27 @@ for (const backend of testBackends()) {
       });
     });
 
+    it('a claim leaves out the rows it is told to, whatever their leases say', async () => {
+      await withQueue(async ({ handle }) => {
+        const e = event();
+        const rows = [match(e.uuid, 1), match(e.uuid, 2), match(e.uuid, 3)];
+        await logEvent(handle.db, e, rows);
+        // Through the queue, as the runners claim: on SQLite, in the database's own thread.
+        const claim = (now: number, excludeMatches: string[]) =>
+          matchQueue(handle).claim('policy', { holder: 'w1', now, durationUs: LEASE_US }, 10, { excludeMatches });
+        assert.deepEqual(
+          (await claim(100, [rows[0]!.uuid])).map((r) => r.uuid),
+          [rows[1]!.uuid, rows[2]!.uuid],
+          'a free row left out',
+        );
+        assert.deepEqual(
+          (await claim(100 + LEASE_US + 1, [rows[1]!.uuid])).map((r) => r.uuid),
+          [rows[0]!.uuid, rows[2]!.uuid],
+          'of the two whose leases ran out, the one left out stays',
+        );
+      });
+    });
+
     it('concurrent claims get disjoint rows', async () => {
       await withQueue(async ({ handle }) => {
         const e = event();

@@ -18,13 +18,15 @@ interface Common {
   handle: DatabaseHandle;
   clock?: Clock;
   holder?: string;
+  /** The runner's settler (over matchQueue(handle), with `holder` and `clock`); one of its own without. */
+  settler?: Settler;
 }
 
-function common({ handle, clock = systemClock(), holder = 'me' }: Common) {
+function common({ handle, clock = systemClock(), holder = 'me', settler }: Common) {
   const queue = matchQueue(handle);
   return {
     queue,
-    settler: new Settler(queue, holder, clock, () => undefined),
+    settler: settler ?? new Settler(queue, holder, clock, () => undefined),
     clock,
     holder,
     leaseUs: TEST_LEASE_US,
