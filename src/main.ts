@@ -199,8 +199,10 @@ async function serve(config: Config): Promise<number> {
   const settler = new Settler(
     queue,
     holder,
+    leaseUs,
     clock,
     unlessStorageFull((error) => log.warn({ err: error }, 'the database is not answering: outcomes are kept and recorded once it answers')),
+    (error) => log.debug({ err: error }, 'the leases of rows whose outcomes are not recorded yet could not be extended; trying again'),
   );
   // A handed row must have half its lease left: time enough for a policy call or a delivery.
   const toPolicy = new Handoff(HANDOFF_ROWS, leaseUs / 2);

@@ -1,8 +1,9 @@
 /**
  * The work queue as the policy and delivery runners see it: the match rows, claimed under a
- * lease, settled with what came of them, or given back untried. Every write goes through the
- * handle's group commit, and what differs between the databases is decided by their
- * capabilities (skip-locked claims, row locks, change notifications), not by the runners.
+ * lease, settled with what came of them, or given back untried. Every write but a lease's
+ * extension goes through the handle's group commit, and what differs between the databases is
+ * decided by their capabilities (skip-locked claims, row locks, change notifications), not by
+ * the runners.
  */
 import type { Kysely } from 'kysely';
 import type { Capabilities, DatabaseHandle } from './connect.js';
@@ -14,6 +15,7 @@ import {
   byChange,
   type ClaimFilter,
   cancelPendingMatches,
+  extendLeases,
   type Lease,
   type MatchChange,
   recordAttempts,
@@ -62,6 +64,8 @@ export interface Settled {
 export interface MatchQueue {
   claim(stage: Stage, lease: Lease, limit: number, filter?: ClaimFilter): Promise<MatchesTable[]>;
   settle(holder: string, settlement: Settlement, at: number): Promise<Settled>;
+  /** Runs `holder`'s leases of `uuids` on to `until` (µs), those another holder has not taken since; resolves with how many. */
+  extendLeases(holder: string, uuids: readonly string[], until: number): Promise<number>;
   events(uuids: readonly string[]): Promise<Map<string, EventRow>>;
   subscriptions(uuids: readonly string[]): Promise<Map<string, SubscriptionRow>>;
 }
@@ -78,6 +82,10 @@ export function matchQueue(database: DatabaseHandle, notices?: NoticeEvents): Ma
       notices !== undefined && mayTell(settlement)
         ? database.write((tx) => settleClaimed(tx, capabilities, { holder, settlement, at }, notices))
         : database.perform('settle', { holder, settlement, at }, { oneStatement: capabilities.roundTrips && isPlain(settlement) }),
+    // One statement by itself, outside the group commit: a commit it shared with a settlement
+    // the database refuses would fail with it. Not told to the storage watch: that so small a
+    // write fits says nothing of room for a settlement.
+    extendLeases: (holder, uuids, until) => extendLeases(database.db, holder, uuids, until),
     events: (uuids) => eventsByUuid(database.db, uuids),
     subscriptions: (uuids) => subscriptionsByUuid(database.db, uuids),
   };

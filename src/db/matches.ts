@@ -5,7 +5,7 @@ import { type ExpressionBuilder, type Kysely, sql } from 'kysely';
 import { timeOrderedUuid } from '../uuid.js';
 import { chunks } from './chunks.js';
 import type { Capabilities } from './connect.js';
-import { type AttemptsTable, type Database, type MatchesTable, type MatchState, OPEN_STATES } from './tables.js';
+import { type AttemptsTable, type Database, type MatchesTable, type MatchState, OPEN_STATES, UNFINISHED_STATES } from './tables.js';
 
 /**
  * A deleted or disabled subscription's matches still waiting for the policy or delivery, or
@@ -320,6 +320,29 @@ export function releaseStatement(db: Kysely<Database>, holder: string, uuids: re
     .where('uuid', 'in', [...uuids])
     .where('locked_by', '=', holder);
 }
+
+/**
+ * Runs on to `until` the leases `holder` still has on `uuids`, whether or not they have run out
+ * meanwhile: not those of rows another holder has taken since, nor of rows no runner waits on
+ * any more (settled, cancelled). For rows whose outcome is not written yet (routing/settler.ts).
+ * Returns how many were extended.
+ */
+export async function extendLeases(db: Kysely<Database>, holder: string, uuids: readonly string[], until: number): Promise<number> {
+  let extended = 0;
+  for (const chunk of chunks(uuids, LEASES_PER_STATEMENT)) {
+    const result = await db
+      .updateTable('matches')
+      .set({ locked_until: until })
+      .where('uuid', 'in', chunk)
+      .where('locked_by', '=', holder)
+      .where('state', 'in', [...UNFINISHED_STATES])
+      .executeTakeFirst();
+    extended += Number(result.numUpdatedRows);
+  }
+  return extended;
+}
+
+const LEASES_PER_STATEMENT = 10_000;
 
 /**
  * Returns the rows `holder` leased to the queue: at shutdown, once its stages have stopped,

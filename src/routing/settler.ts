@@ -9,20 +9,26 @@
  * before what came meanwhile. A failure that is not such a condition of the database is the
  * settlement's own, and is reported to its caller.
  *
- * A held outcome must not be overtaken by a second attempt at its rows. Their leases run out
- * in the database while it waits, and a claim would take them (on a full disk a claim, a small
- * write, still fits where a settlement does not). So the runners of this process claim nothing
- * while any outcome is held (`holding`): once the database takes writes again, what is held is
- * written first, and claims go on after it (`whenHeldWritten`). Rows whose outcome is being
- * written, not yet held, are left out of claims by uuid once their leases run out
- * (`unwrittenPast`).
+ * A held outcome must not be overtaken by a second attempt at its rows. Their leases may run
+ * out in the database while it waits (their extension, below, is best effort), and a claim
+ * would take them (on a full disk a claim, a small write, still fits where a settlement does
+ * not). So the runners of this process claim nothing while any outcome is held (`holding`):
+ * once the database takes writes again, what is held is written first, and claims go on after
+ * it (`whenHeldWritten`). Rows whose outcome is being written, not yet held, are left out of
+ * claims by uuid once their leases run out (`unwrittenPast`).
  *
- * Across instances (PostgreSQL) the database is all they share: another instance may claim a
- * row whose lease ran out while this one holds its outcome, and make a second attempt. A held
- * outcome is written only where the row's lease still names this instance (no other has taken
- * it since, so no other attempt was made); its attempt is recorded in the history either way.
- * A process that ends while it holds outcomes (killed, or past its shutdown grace) loses them:
- * their rows are attempted again, at least once (docs/delivery.md).
+ * Across instances (PostgreSQL) the database is all they share: a row whose lease has run out
+ * there is another instance's to claim and attempt again. So the leases of rows whose outcome
+ * is not written are extended (`keepLeases`): those of held outcomes, and those on their way
+ * whose leases would run out before the next look; every third of a lease, and at once when an
+ * outcome is first held. It is one small update, outside the group commit, which a full disk
+ * refusing the settlement still takes, as it takes a claim. Best effort: should the database
+ * refuse or not answer even that until a lease has run out, another instance may claim the row
+ * and make a second attempt. A held outcome is written only where the row's lease still names
+ * this instance (no other has taken it since, so no other attempt was made); its attempt is
+ * recorded in the history either way. A process that ends while it holds outcomes (killed, or
+ * past its shutdown grace) loses them, and nothing extends their leases any more: their rows
+ * are attempted again once those run out, at least once (docs/delivery.md).
  */
 import type { MatchQueue, Settled, Settlement } from '../db/match-queue.js';
 import { isConditionOfTheDatabase } from '../db/storage-full.js';
@@ -33,7 +39,7 @@ interface Pending {
   settlement: Settlement;
   /** The rows it settles. */
   rows: readonly string[];
-  /** When the first of their leases runs out (µs). */
+  /** When the first of their leases runs out (µs), as they were claimed. */
   leaseEnds: number;
   /** A write of it was refused by a condition of the database: it waits for the database. */
   held: boolean;
@@ -45,6 +51,8 @@ interface Pending {
 const MAX_PER_WRITE = 500;
 /** Writes under way at once: the group commit writes the next commit while the last one syncs. */
 const MAX_WRITES = 2;
+/** Leases are looked at this many times a lease: an extension that fails leaves two more tries before one runs out. */
+const LOOKS_PER_LEASE = 3;
 
 export class Settler {
   /** Settlements not written yet: waiting for the write under way, or for the database. */
@@ -60,14 +68,21 @@ export class Settler {
   /** Between writes again while the database does not answer. */
   private readonly pause = new Backoff(250, 5_000);
   private idleWaiters: Array<() => void> = [];
+  /** While anything is unwritten: the leases of its rows are looked at (keepLeases). */
+  private keeper: NodeJS.Timeout | undefined;
+  private keeping = false;
   private closed = false;
 
   constructor(
     private readonly queue: MatchQueue,
     private readonly holder: string,
+    /** How long the leases of this instance's claims run (µs). */
+    private readonly leaseUs: number,
     private readonly clock: Clock,
     /** Each time a write is deferred (the database not answering, or full). */
     private readonly onUnavailable: (error: unknown) => void,
+    /** Each time leases of unwritten rows could not be extended (tried again at the next look). */
+    private readonly onLeasesNotKept: (error: unknown) => void = () => undefined,
   ) {}
 
   /**
@@ -81,6 +96,7 @@ export class Settler {
       this.unwritten.add(pending);
       this.waiting.push(pending);
     });
+    this.keeper ??= setInterval(() => void this.keepLeases(), this.leaseUs / LOOKS_PER_LEASE / 1000).unref();
     this.writeSoon();
     return written;
   }
@@ -132,6 +148,7 @@ export class Settler {
   close(): void {
     this.closed = true;
     clearTimeout(this.retry);
+    clearInterval(this.keeper);
     const given = this.waiting;
     this.waiting = [];
     for (const pending of given) this.done(pending, (p) => p.reject(new Error('not recorded: shutting down')));
@@ -160,7 +177,10 @@ export class Settler {
         for (const pending of batch) this.done(pending, (p) => p.reject(error));
       } else {
         this.onUnavailable(error);
-        for (const pending of batch) this.hold(pending);
+        let newlyHeld = false;
+        for (const pending of batch) newlyHeld = this.hold(pending) || newlyHeld;
+        // Its leases may be about to run out: kept now rather than at the next look.
+        if (newlyHeld) void this.keepLeases();
         // Held first: they go in the next write, before what came meanwhile.
         this.waiting.unshift(...batch);
         this.scheduleRetry();
@@ -171,10 +191,34 @@ export class Settler {
     }
   }
 
-  private hold(pending: Pending): void {
-    if (pending.held) return;
+  /** Whether `pending` was not held yet. */
+  private hold(pending: Pending): boolean {
+    if (pending.held) return false;
     pending.held = true;
     this.held++;
+    return true;
+  }
+
+  /**
+   * Extends, best effort, the leases of rows whose outcome is not written: a held outcome's, and
+   * one on its way whose lease would run out before the next look (see the header). A failure
+   * is told to `onLeasesNotKept`, and the next look tries again.
+   */
+  private async keepLeases(): Promise<void> {
+    if (this.keeping) return;
+    const now = this.clock();
+    const nextLook = now + this.leaseUs / LOOKS_PER_LEASE;
+    const rows: string[] = [];
+    for (const pending of this.unwritten) if (pending.held || pending.leaseEnds <= nextLook) rows.push(...pending.rows);
+    if (rows.length === 0) return;
+    this.keeping = true;
+    try {
+      await this.queue.extendLeases(this.holder, rows, now + this.leaseUs);
+    } catch (error) {
+      this.onLeasesNotKept(error);
+    } finally {
+      this.keeping = false;
+    }
   }
 
   /** `pending` is written or given up: `end` tells its caller. */
@@ -186,7 +230,11 @@ export class Settler {
       if (this.held === 0) for (const listener of this.heldWrittenListeners) listener();
     }
     end(pending);
-    if (this.unwritten.size === 0) this.wakeIdle();
+    if (this.unwritten.size === 0) {
+      clearInterval(this.keeper);
+      this.keeper = undefined;
+      this.wakeIdle();
+    }
   }
 
   private scheduleRetry(): void {

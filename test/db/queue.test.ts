@@ -228,6 +228,37 @@ for (const backend of testBackends()) {
       });
     });
 
+    it("extends the holder's own leases, even once run out, and not a row another holder has taken since nor one settled", async () => {
+      await withQueue(async ({ handle }) => {
+        const e = event();
+        const rows = [match(e.uuid, 1), match(e.uuid, 2), match(e.uuid, 3)];
+        await logEvent(handle.db, e, rows);
+        const [taken, own, settled] = rows.map((row) => row.uuid) as [string, string, string];
+        const claim = (holder: string, now: number, limit: number) =>
+          claimDueMatches(handle.db, handle.capabilities, 'policy', { holder, now, durationUs: LEASE_US }, limit);
+        assert.equal((await claim('w1', 100, 3)).length, 3);
+        await settleMatches(handle.db, [settled], 'w1', { state: 'policy', due: 5 }, 200);
+        const ranOut = 100 + LEASE_US + 1;
+        assert.deepEqual(
+          (await claim('w2', ranOut, 1)).map((row) => row.uuid),
+          [taken],
+        );
+
+        assert.equal(await matchQueue(handle).extendLeases('w1', [taken, own, settled], ranOut + LEASE_US), 1);
+        const leases = await handle.db.selectFrom('matches').select(['uuid', 'locked_by', 'locked_until']).orderBy('created').execute();
+        assert.deepEqual(leases, [
+          { uuid: taken, locked_by: 'w2', locked_until: ranOut + LEASE_US },
+          { uuid: own, locked_by: 'w1', locked_until: ranOut + LEASE_US },
+          { uuid: settled, locked_by: null, locked_until: null },
+        ]);
+        assert.deepEqual(
+          (await claim('w3', ranOut + 1, 10)).map((row) => row.uuid),
+          [settled],
+          'the lease extended keeps its row from claims',
+        );
+      });
+    });
+
     it('a claim leaves out the rows it is told to, whatever their leases say', async () => {
       await withQueue(async ({ handle }) => {
         const e = event();

@@ -102,7 +102,11 @@ async function holdsUntil(check: () => void, until: number): Promise<void> {
   check();
 }
 
-async function noRepeatAfterTheFault(database: FaultyDatabase): Promise<void> {
+/**
+ * `others`: servers beside the one that receives the events and delivers them, on the same
+ * database (PostgreSQL), claiming what is due as it does and able to write.
+ */
+async function noRepeatAfterTheFault(database: FaultyDatabase, others = 0): Promise<void> {
   const sent = new Map<string, number>();
   let lastArrival = 0;
   let release!: () => void;
@@ -119,7 +123,9 @@ async function noRepeatAfterTheFault(database: FaultyDatabase): Promise<void> {
   try {
     assert.equal((await runCli(['--database-url', database.url, 'dbsync'])).code, 0);
     const server = await startServer({ NOTIFICATIONS_DATABASE_URL: database.url, ...SETTINGS });
+    const beside: RunningServer[] = [];
     try {
+      for (let i = 0; i < others; i++) beside.push(await startServer({ NOTIFICATIONS_DATABASE_URL: database.url, ...SETTINGS }));
       const created = await fetch(`${server.url}/eventmatch`, {
         method: 'POST',
         headers: { 'http-remote-user': 'alice', 'content-type': 'application/json' },
@@ -157,8 +163,9 @@ async function noRepeatAfterTheFault(database: FaultyDatabase): Promise<void> {
         'each delivered, in one attempt',
       );
       onceEach();
-      assert.doesNotMatch(server.logs(), /"statusCode":500|unexpected error/);
+      for (const each of [server, ...beside]) assert.doesNotMatch(each.logs(), /"statusCode":500|unexpected error/);
     } finally {
+      for (const other of beside) assert.equal(await other.stop(), 0);
       assert.equal(await server.stop(), 0);
     }
     // Nor on its way out.
@@ -185,6 +192,15 @@ describeOn(POSTGRES, 'a server whose PostgreSQL refuses settlements with 53100 d
     const database = await postgresRefusingAttempts();
     try {
       await noRepeatAfterTheFault(database);
+    } finally {
+      await database.close();
+    }
+  });
+
+  it('nor does another server on the same database: the leases of the rows held are kept', async () => {
+    const database = await postgresRefusingAttempts();
+    try {
+      await noRepeatAfterTheFault(database, 1);
     } finally {
       await database.close();
     }

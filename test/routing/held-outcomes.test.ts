@@ -4,16 +4,20 @@
  * settlements while a claim, a smaller write, still fits, with the clock in the test's hand past
  * the rows' leases. SQLite on a real tmpfs filled to its last few kilobytes (a claim fits there,
  * a settlement does not); PostgreSQL refusing inserts of attempts with 53100 disk_full from a
- * trigger in the test's own schema (a settlement records one; a claim does not).
+ * trigger in the test's own schema (a settlement records one; a claim does not). Meanwhile the
+ * rows' leases are extended in the database past their original end, and (PostgreSQL) another
+ * instance's claims do not take them.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { it, type TestContext } from 'node:test';
 import pg from 'pg';
 import { type DatabaseHandle, openDatabase } from '../../src/db/connect.js';
 import { logEvent, pendingMatch } from '../../src/db/events.js';
 import { matchQueue } from '../../src/db/match-queue.js';
+import { claimDueMatches } from '../../src/db/matches.js';
 import { syncSchema } from '../../src/db/migrate.js';
 import { isStorageFull } from '../../src/db/storage-full.js';
 import { insertSubscription } from '../../src/db/subscriptions.js';
@@ -31,10 +35,20 @@ import { subscriptionRow } from '../support/subscription-row.js';
 const NOW = 1_800_000_000_000_000;
 /** Past the lease of a row claimed at NOW. */
 const LEASE_OVER = NOW + TEST_LEASE_US + 1_000_000;
+/** A lease short enough to run out during a test, long enough for a delivery (its time-out is 2 s) to start under it. */
+const SHORT_LEASE_US = 4_000_000;
+
+/** A clock that goes at the pace of real time from NOW: the settler looks at leases on real timers. */
+function runningClock(): () => number {
+  const started = performance.now();
+  return () => NOW + Math.round((performance.now() - started) * 1000);
+}
 
 /** A database whose settlements can be refused for lack of space, while claims go on. */
 interface Faulty {
   handle: DatabaseHandle;
+  /** Where another instance would connect. */
+  url: string;
   /** From now on settlements are refused with the database's own disk-full error. */
   refuse(): Promise<void>;
   /** Space again. */
@@ -44,10 +58,12 @@ interface Faulty {
 
 async function sqliteOnSmallDisk(): Promise<Faulty> {
   const volume = mountSmallFilesystem(4 * 1024 * 1024);
-  const handle = openDatabase(`sqlite:${join(volume.dir, 'notifications.sqlite3')}`);
+  const url = `sqlite:${join(volume.dir, 'notifications.sqlite3')}`;
+  const handle = openDatabase(url);
   await syncSchema(handle);
   return {
     handle,
+    url,
     // A claim of a few rows still fits in 8 KB; a settlement (its attempts, their indexes) does not.
     refuse: async () => volume.fillLeaving(8 * 1024),
     restore: async () => volume.free(),
@@ -69,6 +85,7 @@ async function postgresRefusingAttempts(): Promise<Faulty> {
     begin raise exception 'could not extend file: No space left on device' using errcode = '53100'; end $$`);
   return {
     handle,
+    url: database.url,
     refuse: async () => {
       await admin.query(
         `create trigger disk_full before insert on "${schema}".attempts for each row execute function "${schema}".disk_full()`,
@@ -113,6 +130,7 @@ async function scene(t: TestContext, open: () => Promise<Faulty>): Promise<Scene
     settler: new Settler(
       matchQueue(faulty.handle),
       'me',
+      TEST_LEASE_US,
       () => s.now,
       (error) => refusals.push(error),
     ),
@@ -156,7 +174,9 @@ async function scene(t: TestContext, open: () => Promise<Faulty>): Promise<Scene
 
 /**
  * The scene's runner (taking `stage` rows) has sent the one row queued to `stub`, whose answer
- * the database refused to record: once that is held, the test's clock is moved past its lease.
+ * the database refused to record: once that is held, the test's clock is moved past its lease
+ * (as extended when the outcome was held, at the same moment by that clock: as if the database
+ * had refused the extensions after it too).
  */
 async function heldPastTheLease(s: Scene, runner: { intake(): Promise<number> }, stub: HttpStub, release: () => void): Promise<void> {
   assert.equal(await runner.intake(), 1);
@@ -226,5 +246,84 @@ for (const { name, on, open } of runners) {
       assert.deepEqual(await s.attempts(row.uuid), [{ stage: 'policy', status: 503 }]);
       assert.equal(stub.requests.length, 1, 'the policy service was asked once');
     });
+
+    it('the lease of a row whose outcome is held is extended in the database past its original end', async (t) => {
+      const s = await scene(t, open);
+      const { stub, release } = await s.holdingStub(200);
+      const row = await s.queue(stub.url, 'deliver');
+      const target = createTargetClient({ timeoutMs: 2_000, connectionsPerOrigin: 4, guard: addressGuard({ allow: [], deny: [] }) });
+      t.after(() => target.close());
+      const runner = testDeliveryRunner({ handle: s.faulty.handle, clock: s.clock, settler: s.settler }, { target });
+      assert.equal(await runner.intake(), 1);
+      await eventually(() => stub.requests.length === 1, 'the attempt reaches its destination, which holds it');
+      // The target took half the lease to answer; its answer is refused.
+      s.now = NOW + TEST_LEASE_US / 2;
+      await s.faulty.refuse();
+      release();
+      await eventually(() => s.settler.holding, 'its outcome is held: the database refused it');
+      await eventually(
+        async () => (await s.read(row.uuid)).locked_until === s.now + TEST_LEASE_US,
+        'its lease runs a whole lease from the refusal on, past the end of the one it was claimed with',
+      );
+
+      s.now = LEASE_OVER;
+      const other = { holder: 'another instance', now: s.now, durationUs: TEST_LEASE_US };
+      assert.deepEqual(
+        await claimDueMatches(s.faulty.handle.db, s.faulty.handle.capabilities, 'deliver', other, 10),
+        [],
+        'a claim past the end of the original lease takes nothing',
+      );
+      assert.equal((await s.read(row.uuid)).locked_by, 'me');
+      await s.faulty.restore();
+      s.settler.retryNow();
+      await runner.idle();
+      const settled = await s.read(row.uuid);
+      assert.deepEqual([settled.state, settled.attempts, settled.locked_by], ['delivered', 1, null]);
+      assert.deepEqual(await s.attempts(row.uuid), [{ stage: 'deliver', status: 200 }]);
+      assert.equal(stub.requests.length, 1, 'the target had it once');
+    });
   });
 }
+
+describeOn(POSTGRES, 'held outcomes across two instances on one PostgreSQL database', () => {
+  it("another instance's claims do not take a row whose outcome is held past its original lease, and the target has it once", async (t) => {
+    const s = await scene(t, postgresRefusingAttempts);
+    const clock = runningClock();
+    const { stub, release } = await s.holdingStub(200);
+    const row = await s.queue(stub.url, 'deliver');
+    const target = createTargetClient({ timeoutMs: 2_000, connectionsPerOrigin: 4, guard: addressGuard({ allow: [], deny: [] }) });
+    t.after(() => target.close());
+    const settler = new Settler(matchQueue(s.faulty.handle), 'me', SHORT_LEASE_US, clock, () => undefined);
+    t.after(() => settler.close());
+    const mine = testDeliveryRunner({ handle: s.faulty.handle, clock, leaseUs: SHORT_LEASE_US, settler }, { target });
+    // The other instance: its own connections, its own holder, and a database that takes its writes as much as ours.
+    const otherHandle = openDatabase(s.faulty.url);
+    t.after(() => otherHandle.close());
+    const others = testDeliveryRunner({ handle: otherHandle, clock, holder: 'other', leaseUs: SHORT_LEASE_US }, { target });
+
+    assert.equal(await mine.intake(), 1);
+    await eventually(() => stub.requests.length === 1, 'the attempt reaches the target, which holds it');
+    const originalEnd = (await s.read(row.uuid)).locked_until!;
+    await s.faulty.refuse();
+    release();
+    await eventually(() => settler.holding, 'its outcome is held: the database refused it');
+    // Half a lease past it: the extension made as the outcome was held has run out too, the later ones have not.
+    await eventually(() => clock() > originalEnd + SHORT_LEASE_US / 2, 'well past the end of the lease it was claimed with');
+
+    assert.equal(await others.intake(), 0, "the other instance's claim does not take it");
+    const waiting = await s.read(row.uuid);
+    assert.deepEqual([waiting.state, waiting.locked_by, waiting.attempts], ['deliver', 'me', 0]);
+    assert.ok(waiting.locked_until! > clock(), 'its lease runs on in the database');
+
+    await s.faulty.restore();
+    settler.retryNow();
+    await mine.idle();
+    assert.equal(settler.holding, false);
+    const settled = await s.read(row.uuid);
+    assert.deepEqual([settled.state, settled.target_code, settled.attempts, settled.locked_by], ['delivered', 200, 1, null]);
+    assert.deepEqual(await s.attempts(row.uuid), [{ stage: 'deliver', status: 200 }]);
+    assert.equal(await others.intake(), 0);
+    await others.idle();
+    assert.equal(stub.requests.length, 1, 'the target had it once');
+  });
+});

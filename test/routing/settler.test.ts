@@ -40,6 +40,7 @@ for (const backend of testBackends()) {
       const settler = new Settler(
         matchQueue(test.handle),
         'me',
+        LEASE_US,
         () => 20,
         () => undefined,
       );

@@ -18,18 +18,20 @@ interface Common {
   handle: DatabaseHandle;
   clock?: Clock;
   holder?: string;
-  /** The runner's settler (over matchQueue(handle), with `holder` and `clock`); one of its own without. */
+  /** How long its claims' leases run (µs): TEST_LEASE_US without. */
+  leaseUs?: number;
+  /** The runner's settler (over matchQueue(handle), with `holder`, `leaseUs` and `clock`); one of its own without. */
   settler?: Settler;
 }
 
-function common({ handle, clock = systemClock(), holder = 'me', settler }: Common) {
+function common({ handle, clock = systemClock(), holder = 'me', leaseUs = TEST_LEASE_US, settler }: Common) {
   const queue = matchQueue(handle);
   return {
     queue,
-    settler: settler ?? new Settler(queue, holder, clock, () => undefined),
+    settler: settler ?? new Settler(queue, holder, leaseUs, clock, () => undefined),
     clock,
     holder,
-    leaseUs: TEST_LEASE_US,
+    leaseUs,
     capacity: 1_024,
     batchSize: 64,
     schedule: { delaysMs: [1_000], random: () => 0.5 },
