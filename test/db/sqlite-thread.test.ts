@@ -8,10 +8,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { openDatabase } from '../../src/db/connect.js';
 import { pendingMatch } from '../../src/db/events.js';
 import { insertSubscription } from '../../src/db/subscriptions.js';
+import type { Database } from '../../src/db/tables.js';
 import { openTestDatabase, SQLITE } from '../support/database.js';
 import { subscriptionRow } from '../support/subscription-row.js';
 
@@ -78,25 +79,38 @@ describe('the SQLite thread', () => {
     try {
       let release!: () => void;
       const held = new Promise<void>((resolve) => (release = resolve));
-      let begun!: () => void;
-      const inTransaction = new Promise<void>((resolve) => (begun = resolve));
+      let begun!: (tx: Kysely<Database>) => void;
+      const inTransaction = new Promise<Kysely<Database>>((resolve) => (begun = resolve));
       const main = handle.write(async (tx) => {
         await insertSubscription(tx, handle.capabilities, subscriptionRow({ uuid: SUBSCRIPTION, name: 's', jsonpath: '$' }));
-        begun();
+        begun(tx);
         await held;
       });
-      await inTransaction;
+      const tx = await inTransaction;
       const uuid = '00000000-0000-0000-0000-0000000000e3';
       let operationSettled = false;
-      const operation = handle
-        .perform('logEvents', [{ event: event(uuid), matches: [pendingMatch(uuid, { uuid: SUBSCRIPTION, owner: 'alice' }, 1)] }])
-        .finally(() => (operationSettled = true));
+      const operation = handle.perform('logEvents', [
+        { event: event(uuid), matches: [pendingMatch(uuid, { uuid: SUBSCRIPTION, owner: 'alice' }, 1)] },
+      ]);
+      const settled = () => void (operationSettled = true);
+      operation.then(settled, settled);
       // The operation's transaction cannot begin inside the main thread's: it waits for its end.
-      // The pause gives a wrongly begun one time to commit. (Which answer reaches the main thread
-      // first afterwards is not part of it: each commit is answered once the log is synced, and
-      // the two syncs may be one.)
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      assert.equal(operationSettled, false, 'the operation committed while the main thread held a transaction');
+      // The barrier, instead of a pause: two statements in the main thread's transaction, one
+      // after the other, each sent once the main thread's turn has ended (an operation crosses to
+      // the thread at the end of its turn, a statement at once). The thread takes what it is sent
+      // in order, and answers a turn's statements after the group commit it scheduled in that
+      // turn has begun: the first answer comes after the operation's commit began (behind the
+      // gate, it waits), the second after anything that commit answered meanwhile. Then the
+      // operation has not settled, and its event is not on the connection it writes to. (Which
+      // answer reaches the main thread first after the release is not part of it: each commit
+      // is answered once the log is synced, and the two syncs may be one.)
+      let seen: unknown[] = [];
+      for (let round = 0; round < 2; round++) {
+        await new Promise((resolve) => setImmediate(resolve));
+        seen = (await sql`select uuid from events where uuid = ${uuid}`.execute(tx)).rows;
+      }
+      assert.equal(operationSettled, false, 'the operation settled while the main thread held a transaction');
+      assert.deepEqual(seen, [], "the operation wrote inside the main thread's transaction");
       release();
       await main;
       assert.deepEqual(await operation, [{ uuid, matches: 1, duplicate: false }]);

@@ -2,9 +2,10 @@
  * Publishing to the real Mosquitto on 127.0.0.1:1883 (MQTT 5), received by a real subscriber at
  * QoS 1 on the test's own topic: what each message carries, the credentials it logs in with, and
  * the connections: kept, reused, opened again after they are cut. A TCP proxy in front of the
- * broker stands for a broker that goes away; the broker itself is never touched. Mosquitto here
- * runs without passwords: a login's user name and password, and the broker's refusal of them,
- * are checked against a server that reads the CONNECT packet and refuses it as a broker would.
+ * broker stands for a broker that goes away; the broker itself is never touched. The shared
+ * Mosquitto runs without passwords: a login's user name and password are checked against a
+ * server that reads the CONNECT packet and refuses it as a broker would, and against a Mosquitto
+ * of the test's own that asks for a password (password-brokers.ts).
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -13,6 +14,7 @@ import { describe, it, type TestContext } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { confirmed, connectionTests, outcome, type Protocol, publisher, request, SECRET } from '../support/broker-publisher-tests.js';
 import { MOSQUITTO_PORT, MOSQUITTO_SKIP, mqttTopic } from '../support/mosquitto.js';
+import { MOSQUITTO_PROGRAMS_SKIP, startMosquittoWithPassword } from '../support/password-brokers.js';
 import { startTcpProxy } from '../support/tcp-proxy.js';
 import { eventually } from '../support/http-stub.js';
 
@@ -114,6 +116,26 @@ describe('broker publisher: MQTT', () => {
       const withAuth = request(toTopic(topic.name), { auth: { type: 'basic', basic: { username: 'u', password: 'p' } } });
       assert.deepEqual(outcome(await publisher(t).publish(withAuth)), confirmed);
       await topic.received(1);
+    },
+  );
+
+  it(
+    'a broker that asks for a password: the right one is acknowledged and the subscriber has the message; a wrong one is refused for good',
+    { skip: MOSQUITTO_PROGRAMS_SKIP },
+    async (t) => {
+      const broker = await startMosquittoWithPassword(t);
+      const topic = await mqttTopic(t, broker);
+      const client = publisher(t);
+      const login = (password: string) => ({ type: 'basic', basic: { username: broker.username, password } }) as const;
+      const url = toTopic(topic.name, broker.port);
+      assert.deepEqual(outcome(await client.publish(request(url, { auth: login(broker.password) }))), confirmed);
+      // The same broker and topic: the connection logged in with the right password is not the wrong one's.
+      assert.deepEqual(outcome(await client.publish(request(url, { auth: login(`${broker.password}-not`) }))), {
+        error: 'the broker refused the connection: Not authorized (135)',
+        permanent: true,
+      });
+      await topic.received(1);
+      assert.equal(topic.messages.length, 1, 'nothing published with the wrong password');
     },
   );
 

@@ -2,8 +2,9 @@
  * Publishing to the real NATS server on 127.0.0.1:4222 (JetStream), into a stream of the test's
  * own: what each message carries, what the server's refusals come to, and the connections: kept,
  * reused, opened again after they are cut. A TCP proxy in front of the server stands for a
- * server that goes away; the server itself is never touched. The shared server runs without auth,
- * so credentials are checked against a stand-in that asks for them and refuses them.
+ * server that goes away; the server itself is never touched. The shared server runs without auth:
+ * credentials are checked against a stand-in that asks for them and refuses them (what is sent),
+ * and against a nats-server of the test's own that asks for a password (password-brokers.ts).
  */
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -12,6 +13,7 @@ import { describe, it, type TestContext } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { confirmed, connectionTests, outcome, type Protocol, publisher, request, SECRET } from '../support/broker-publisher-tests.js';
 import { NATS_PORT, NATS_SKIP, natsStream } from '../support/nats.js';
+import { NATS_SERVER_SKIP, startNatsWithPassword } from '../support/password-brokers.js';
 
 const toSubject = (subject: string, port = NATS_PORT) => `nats://127.0.0.1:${port}/${subject}`;
 const NATS: Protocol = {
@@ -127,6 +129,26 @@ describe('broker publisher: NATS JetStream', () => {
     assert.equal(server.connects[0]!.user, 'notifier');
     assert.equal(server.connects[0]!.pass, 's3cret');
   });
+
+  it(
+    'a server that asks for a password: the right one is confirmed and the stream holds the message; a wrong one is refused for good',
+    { skip: NATS_SERVER_SKIP },
+    async (t) => {
+      const server = await startNatsWithPassword(t);
+      const stream = await natsStream(t, server);
+      const client = publisher(t);
+      const login = (password: string) => ({ type: 'basic', basic: { username: server.username, password } }) as const;
+      const url = toSubject(stream.subject(), server.port);
+      assert.deepEqual(outcome(await client.publish(request(url, { auth: login(server.password) }))), confirmed);
+      // The same server and subject: the connection logged in with the right password is not the wrong one's.
+      assert.deepEqual(outcome(await client.publish(request(url, { auth: login(`${server.password}-not`) }))), {
+        error: "the server refused the connection: 'Authorization Violation'",
+        permanent: true,
+      });
+      await stream.received(1);
+      assert.equal(await stream.count(), 1, 'nothing published with the wrong password');
+    },
+  );
 
   it('credentials given to the shared server (no auth configured) are accepted', { skip: NATS_SKIP }, async (t) => {
     const stream = await natsStream(t);

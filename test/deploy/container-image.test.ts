@@ -3,7 +3,9 @@
  * real Docker engine, with the host's network (the targets and PostgreSQL are on 127.0.0.1):
  * on SQLite in a volume it migrates, serves, delivers, turns healthy, stops with 0 on
  * `docker stop`, and a new container finds the data; on PostgreSQL the schema is migrated by
- * the image's `svc-notifications-cmd dbsync`, and two containers share one database.
+ * the image's `svc-notifications-cmd dbsync`, two containers share one database, and the
+ * image's HEALTHCHECK turns the container unhealthy while its database is out of reach (and
+ * healthy again when it is back).
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -12,8 +14,9 @@ import { describeOn, POSTGRES, type TestDatabase } from '../support/database.js'
 import { buildImageFromClone, DOCKER_SKIP, docker, dockerOk } from '../support/docker.js';
 import { facilityEventText, facilityEventTextWithId } from '../support/fixtures.js';
 import { eventually, type HttpStub, reply, startStub } from '../support/http-stub.js';
-import { freePort } from '../support/processes.js';
+import { freePort, runCli } from '../support/processes.js';
 import { CLONE_SKIP, DEV_DEPENDENCIES, PACKAGE } from '../support/project.js';
+import { startTcpProxy } from '../support/tcp-proxy.js';
 
 const IMAGE = 'svc-notifications:test';
 const AS_ALICE = { 'http-remote-user': 'alice' };
@@ -220,6 +223,44 @@ describeOn({ skip: CLONE_SKIP || DOCKER_SKIP }, 'the container image', () => {
         assert.equal(target.requests.length, 1, 'delivered once between the two');
       } finally {
         await target.close();
+      }
+    });
+
+    it("turns unhealthy by the image's HEALTHCHECK while /readyz fails (the database out of reach), and healthy again after", async () => {
+      // Its database reached through a proxy the test stops: PostgreSQL itself is not touched.
+      const upstream = new URL(database.url);
+      const proxy = await startTcpProxy(Number(upstream.port || 5432), upstream.hostname);
+      try {
+        const proxied = new URL(database.url);
+        proxied.host = `127.0.0.1:${proxy.port}`;
+        assert.equal((await runCli(['--database-url', database.url, 'dbsync'])).code, 0);
+        const url = `http://127.0.0.1:${await freePort()}`;
+        // The Dockerfile's command, probed every second (start() shortens the interval), unhealthy after two failures in a row.
+        const name = await start({ NOTIFICATIONS_DATABASE_URL: proxied.toString(), NOTIFICATIONS_PORT: new URL(url).port }, [
+          '--health-retries',
+          '2',
+        ]);
+        await ready(name, url);
+        const health = async () => dockerOk(['inspect', '--format', '{{.State.Health.Status}}', name]);
+        await eventually(async () => (await health()) === 'healthy', `${name} healthy`, 60_000);
+
+        await proxy.stop();
+        const readiness = await fetch(`${url}/readyz`);
+        assert.deepEqual([readiness.status, ((await readiness.json()) as { database: string }).database], [503, 'unreachable']);
+        await eventually(async () => (await health()) === 'unhealthy', `${name} unhealthy`, 60_000);
+        const checked = JSON.parse(await dockerOk(['inspect', '--format', '{{json .State.Health.Log}}', name])) as Array<{
+          ExitCode: number;
+          Output: string;
+        }>;
+        assert.equal(checked.at(-1)!.ExitCode, 1);
+        assert.match(checked.at(-1)!.Output, /^not ready: 503 \{.*"database":"unreachable"/);
+        assert.equal((await state(name)).Status, 'running', 'unhealthy, not ended');
+
+        await proxy.start();
+        await eventually(async () => (await health()) === 'healthy', `${name} healthy again`, 60_000);
+        assert.equal(await stop(name), 0);
+      } finally {
+        await proxy.close();
       }
     });
   });

@@ -2,20 +2,22 @@
  * MQTT destinations end to end: the server as a process, the shared Mosquitto on 127.0.0.1:1883
  * (received by a real subscriber at QoS 1 on the test's own topic, through a TCP proxy where the
  * test cuts or stops it), an HTTP target beside it, on every database. The broker itself is never
- * stopped or restarted.
+ * stopped or restarted. It takes anonymous logins: logins are tested on a Mosquitto of the test's
+ * own that asks for a password (password-brokers.ts).
  */
 import assert from 'node:assert/strict';
 import { it, type TestContext } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import { brokerScene, exactBody, itReconnectsAfterCuts, itSurvivesTheBrokerDown, USER } from '../support/broker-e2e.js';
+import { brokerScene, event, exactBody, itReconnectsAfterCuts, itSurvivesTheBrokerDown, USER } from '../support/broker-e2e.js';
 import { describeOn, testBackends } from '../support/database.js';
 import { eventually } from '../support/http-stub.js';
 import { MOSQUITTO_PORT, MOSQUITTO_SKIP, mqttTopic } from '../support/mosquitto.js';
+import { MOSQUITTO_PROGRAMS_SKIP, startMosquittoWithPassword } from '../support/password-brokers.js';
 
 for (const backend of testBackends()) {
   describeOn(backend, `broker destinations: MQTT (${backend.name})`, () => {
     const scene = brokerScene(backend);
-    const { subscribe, send, stub } = scene;
+    const { subscribe, record, send, stub } = scene;
 
     it(
       'publishes each event as HTTP gets it: exact bytes, content type, signed with the subscription secret; recorded delivered',
@@ -46,6 +48,45 @@ for (const backend of testBackends()) {
         const [delivery] = await scene.delivered(mqtt.uuid);
         assert.equal(headers['webhook-id'], delivery!.elm);
         assert.deepEqual([delivery!.target, delivery!.attempts.map((a) => a.status)], [null, [null]]);
+      },
+    );
+
+    it(
+      'to a broker that asks for a password: the right one delivers; a wrong one is refused for good, the subscription disabled with what the broker said',
+      { skip: MOSQUITTO_PROGRAMS_SKIP },
+      async (t: TestContext) => {
+        const broker = await startMosquittoWithPassword(t);
+        // The test's own subscriber logs in with the right password, to both topics.
+        const [rightTopic, wrongTopic] = [await mqttTopic(t, broker), await mqttTopic(t, broker)];
+        const login = (password: string) => ({ auth: { type: 'basic', basic: { username: broker.username, password } } });
+        const right = await subscribe(`mqtt://127.0.0.1:${broker.port}/${rightTopic.name}`, '/login-right', login(broker.password));
+        const wrong = await subscribe(
+          `mqtt://127.0.0.1:${broker.port}/${wrongTopic.name}`,
+          '/login-wrong',
+          login(`${broker.password}-not`),
+        );
+        const body = event('/login-right', 'r1');
+        await send(body, 1);
+        await send(event('/login-wrong', 'w1'), 1);
+
+        await rightTopic.received(1);
+        assert.equal(rightTopic.messages[0]!.payload.toString('utf8'), body);
+        const [delivered] = await scene.delivered(right.uuid);
+        assert.deepEqual(
+          delivered!.attempts.map(({ status, error }) => ({ status, error })),
+          [{ status: null, error: null }],
+        );
+
+        await eventually(async () => (await record(wrong.uuid)).disabled !== null, 'the subscription with the wrong password disabled');
+        const refused = 'the broker refused the connection: Not authorized (135)';
+        assert.equal((await record(wrong.uuid)).error, refused);
+        const [failed, ...more] = await scene.history(wrong.uuid);
+        assert.deepEqual(
+          [more.length, failed!.state, failed!.attempts.map(({ status, error }) => ({ status, error }))],
+          [0, 'failed', [{ status: null, error: refused }]],
+        );
+        assert.equal(wrongTopic.messages.length, 0, 'nothing published with the wrong password');
+        assert.equal((await record(right.uuid)).disabled, null);
       },
     );
 

@@ -10,7 +10,7 @@ import { brokerScene, event, exactBody, itReconnectsAfterCuts, itSurvivesTheBrok
 import { describeOn, testBackends } from '../support/database.js';
 import { eventually } from '../support/http-stub.js';
 import { startOtlpReceiver } from '../support/otlp-receiver.js';
-import { startServer } from '../support/processes.js';
+import { type RunningServer, runCli, startServer } from '../support/processes.js';
 import { RABBITMQ_PORT, RABBITMQ_SKIP, rabbitmq } from '../support/rabbitmq.js';
 
 for (const backend of testBackends()) {
@@ -125,13 +125,22 @@ for (const backend of testBackends()) {
         const queue = await rabbit.queue();
         const receiver = await startOtlpReceiver();
         t.after(() => receiver.close());
-        const traced = await startServer({
-          NOTIFICATIONS_DATABASE_URL: scene.database.url,
+        // A database of its own: on the suite's, the suite's server (untraced) could claim the
+        // delivery as well, and which of the two sends it would be chance (and one SQLite file
+        // serves one instance).
+        const own = await backend.create();
+        let traced: RunningServer | undefined;
+        t.after(async () => {
+          await traced?.stop();
+          await own.cleanup();
+        });
+        assert.equal((await runCli(['--database-url', own.url, 'dbsync'])).code, 0);
+        traced = await startServer({
+          NOTIFICATIONS_DATABASE_URL: own.url,
           NOTIFICATIONS_LOG_LEVEL: 'warn',
           OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
           OTEL_BSP_SCHEDULE_DELAY: '50',
         });
-        t.after(async () => void (await traced.stop()));
         const created = await fetch(`${traced.url}/eventmatch`, {
           method: 'POST',
           headers: { ...USER, 'content-type': 'application/json' },
@@ -142,11 +151,12 @@ for (const backend of testBackends()) {
           }),
         });
         assert.equal(created.status, 200);
-        await fetch(`${traced.url}/receive`, {
+        const received = await fetch(`${traced.url}/receive`, {
           method: 'POST',
           headers: { 'content-type': 'application/cloudevents+json' },
           body: event('/traced', 't1'),
         });
+        assert.equal(received.status, 200, await received.text());
         await queue.received(1);
         const traceparent = (queue.messages[0]!.properties.headers as Record<string, string>).traceparent ?? '';
         const [, traceId, spanId] = /^00-([0-9a-f]{32})-([0-9a-f]{16})-01$/.exec(traceparent) ?? [];

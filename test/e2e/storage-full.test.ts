@@ -4,7 +4,8 @@
  * own schema (on every row the service writes; the shared server's disk is not to be filled). Meanwhile each refused request is answered 503
  * STORAGE_FULL with Retry-After, never 500; /readyz says the database is full and the gauge is
  * 1; the log says so once, not once per request. Once space returns the server goes on by
- * itself, and every event it answered 200 reaches the target.
+ * itself, and every event it answered 200 reaches its target: those answered just before the
+ * disk filled (their deliveries not waited for) and those that filled it as well.
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -16,44 +17,43 @@ import { type RunningServer, runCli, startServer } from '../support/processes.js
 import { mountSmallFilesystem, SMALL_FILESYSTEM } from '../support/small-filesystem.js';
 
 const SOURCE = '/storage-full';
+/**
+ * The events sent just before the disk fills, and those that fill it: a subscription of their
+ * own, to a target that answers at once, held to FILLER_RATE deliveries a second, so that most
+ * of them are still waiting in the queue when the disk fills.
+ */
+const FILLER = `${SOURCE}/filler`;
+const FILLER_RATE = 5;
+/** Events answered 200 just before the database is made full, without waiting for their deliveries. */
+const JUST_BEFORE = 20;
 const FULL = 'storage full: writes are refused until one succeeds';
 const TAKEN = 'storage: a write succeeded; writes are taken again';
 /** Requests sent while full, beyond the first refused: the log must not have a line for each. */
 const REFUSED_MORE = 30;
 
-async function subscribe(server: RunningServer, targetUrl: string): Promise<void> {
+async function subscribe(server: RunningServer, targetUrl: string, source: string, fields: object = {}): Promise<void> {
   const response = await fetch(`${server.url}/eventmatch`, {
     method: 'POST',
     headers: { 'http-remote-user': 'alice', 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'full', jsonpath: `$[?$.source == '${SOURCE}']`, target_url: targetUrl }),
+    body: JSON.stringify({ name: 'full', jsonpath: `$[?$.source == '${source}']`, target_url: targetUrl, ...fields }),
   });
   assert.equal(response.status, 200, await response.text());
 }
 
-/**
- * Sends events of about `bytes` each and records which of those the subscription matches were
- * answered 200. Events it does not match (`matching` false) fill the disk without giving the
- * runners anything to write: a small write of theirs that still fits would end the episode.
- */
+/** Sends events of about `bytes` each, from SOURCE or FILLER, and records which of each were answered 200. */
 function sender(server: RunningServer, bytes: number) {
-  const answered200: string[] = [];
+  const answered200 = { [SOURCE]: [] as string[], [FILLER]: [] as string[] };
   let next = 0;
   return {
     answered200,
-    send: async (matching = true): Promise<Response> => {
+    send: async (source: typeof SOURCE | typeof FILLER = SOURCE): Promise<Response> => {
       const id = `e-${next++}`;
       const response = await fetch(`${server.url}/receive`, {
         method: 'POST',
         headers: { 'content-type': 'application/cloudevents+json' },
-        body: JSON.stringify({
-          specversion: '1.0',
-          id,
-          source: matching ? SOURCE : `${SOURCE}/filler`,
-          type: 'org.example.full',
-          data: 'x'.repeat(bytes),
-        }),
+        body: JSON.stringify({ specversion: '1.0', id, source, type: 'org.example.full', data: 'x'.repeat(bytes) }),
       });
-      if (response.status === 200 && matching) answered200.push(id);
+      if (response.status === 200) answered200[source].push(id);
       return response;
     },
   };
@@ -117,22 +117,32 @@ async function gatedTarget(): Promise<{ target: HttpStub; release(): void; answe
  */
 async function survivesStorageFull(server: RunningServer, volume: Volume, bytes: number, runnerWritesRefused: boolean): Promise<void> {
   const { target, release, answered } = await gatedTarget();
+  const fillerTarget = await startStub();
   try {
-    await subscribe(server, target.url);
-    await fullAndBack(server, volume, bytes, target, release, answered, runnerWritesRefused);
+    await subscribe(server, target.url, SOURCE);
+    await subscribe(server, fillerTarget.url, FILLER, { rate_limit: FILLER_RATE });
+    await fullAndBack(server, volume, bytes, { target, release, answered, fillerTarget }, runnerWritesRefused);
   } finally {
     release();
     await target.close();
+    await fillerTarget.close();
   }
+}
+
+interface Targets {
+  /** SOURCE's: holds each delivery until released. */
+  target: HttpStub;
+  release: () => void;
+  answered: () => number;
+  /** FILLER's: answers at once (its deliveries are started FILLER_RATE a second). */
+  fillerTarget: HttpStub;
 }
 
 async function fullAndBack(
   server: RunningServer,
   volume: Volume,
   bytes: number,
-  target: HttpStub,
-  release: () => void,
-  answered: () => number,
+  { target, release, answered, fillerTarget }: Targets,
   runnerWritesRefused: boolean,
 ): Promise<void> {
   const { answered200, send } = sender(server, bytes);
@@ -143,13 +153,21 @@ async function fullAndBack(
   assert.equal(await storageFullGauge(server), 0);
   const logOffset = server.logs().length;
 
+  // Answered 200 just before the database is full, their deliveries not waited for.
+  for (let i = 0; i < JUST_BEFORE; i++) assert.equal((await send(FILLER)).status, 200);
   await volume.fill();
   let refusal: Response | undefined;
   for (let i = 0; i < 5_000 && refusal === undefined; i++) {
-    const response = await send(false);
+    const response = await send(FILLER);
     if (response.status !== 200) refusal = response;
   }
   assert.ok(refusal, 'the database refused a write');
+  // What follows is about events stored whose deliveries had not been made when the disk filled.
+  const atTheFill = fillerTarget.requests.length;
+  assert.ok(
+    atTheFill < answered200[FILLER].length,
+    `of ${answered200[FILLER].length} events answered 200 before the first refusal, ${atTheFill} were delivered already`,
+  );
   await assertStorageFull(refusal, 'the first refused /receive');
   await volume.fillTheRest();
   // The deliveries held are answered now: recording their outcomes is refused too.
@@ -173,10 +191,20 @@ async function fullAndBack(
   assert.equal(await storageFullGauge(server), 0);
   for (let i = 0; i < 5; i++) assert.equal((await send()).status, 200);
   await eventually(
-    () => answered200.every((id) => delivered(target).has(id)),
-    `every event answered 200 (${answered200.length}) is delivered`,
+    () => answered200[SOURCE].every((id) => delivered(target).has(id)),
+    `every event answered 200 (${answered200[SOURCE].length}) is delivered`,
     20_000,
   );
+  // Those answered 200 just before the database was full, and those that filled it: stored, each reaches its target.
+  const fillers = answered200[FILLER];
+  assert.ok(fillers.length >= JUST_BEFORE, `${fillers.length} answered 200 before the first refusal`);
+  const missing = () => fillers.filter((id) => !delivered(fillerTarget).has(id));
+  await eventually(
+    () => missing().length === 0,
+    `every event answered 200 before the database was full (${fillers.length}) is delivered`,
+    // They are started FILLER_RATE a second.
+    15_000 + (fillers.length * 1000) / FILLER_RATE,
+  ).catch((error: Error) => assert.fail(`${error.message}; not delivered: ${missing().join(' ')}`));
   // The delivery runner met refusals too (its outcomes were kept), and delivered nothing twice.
   // On SQLite a small write may still fit after the disk is full (the log file keeps the space
   // a refused transaction had taken): a settlement can end the episode early, so the refusals
@@ -190,6 +218,7 @@ async function fullAndBack(
   const { refused } = recovered;
   if (runnerWritesRefused) assert.ok(refused > 1 + REFUSED_MORE, `writes refused: ${refused}, of which requests: ${1 + REFUSED_MORE}`);
   assert.equal(target.requests.length, delivered(target).size, 'no event delivered twice');
+  assert.equal(fillerTarget.requests.length, delivered(fillerTarget).size, 'no event delivered twice (before the database was full)');
   assert.doesNotMatch(server.logs(), /"statusCode":500|cannot rollback|unexpected error/);
 }
 

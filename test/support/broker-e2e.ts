@@ -49,6 +49,8 @@ export interface BrokerScene {
   send(body: string, expectedMatches?: number): Promise<void>;
   /** The subscription's deliveries once the newest is recorded delivered. */
   delivered(uuid: string): Promise<History>;
+  /** The subscription's deliveries as they are now, newest first. */
+  history(uuid: string): Promise<History>;
   /** An HTTP target, closed with the suite. */
   stub(): Promise<HttpStub>;
 }
@@ -115,6 +117,7 @@ export function brokerScene(backend: TestBackend): BrokerScene {
       await eventually(async () => (await deliveries(uuid))[0]?.state === 'delivered', 'recorded delivered');
       return deliveries(uuid);
     },
+    history: deliveries,
     stub: async () => {
       const started = await startStub();
       stubs.push(started);
