@@ -27,7 +27,7 @@ export interface DestinationKind {
   readonly schemes: readonly string[];
   /** The URL's shape, as messages and docs write it; null: it has no URL. */
   readonly form: string | null;
-  /** What its URL must be beyond the form, for the docs of TARGET_URL_INVALID. */
+  /** What its URL must be beyond the form (a broker's also has a host and no fragment), for the docs of TARGET_URL_INVALID. */
   readonly rules: string;
   /** The `auth` types it takes besides {} (which every kind takes), each with what it is to this kind. */
   readonly auth: Readonly<Partial<Record<AuthType, string>>>;
@@ -94,12 +94,12 @@ export const DESTINATION_KINDS: readonly DestinationKind[] = [
   broker(
     amqp,
     'AMQP 0-9-1 (RabbitMQ)',
-    'the virtual host one segment; exchange and routing_key the only query parameters, routing_key required without an exchange',
+    'the virtual host one path segment, exchange and routing_key the only query parameters, routing_key required without an exchange',
     '#what-is-published',
   ),
-  broker(mqtt, 'MQTT 5 or 3.1.1', 'a topic: not empty, no wildcard (+ or #), not starting with $; no query', '#mqtt'),
-  broker(nats, 'NATS JetStream', 'one subject, no wildcard (* or >); no query', '#nats-jetstream'),
-  broker(redis, 'Redis Streams', 'one path segment, the stream key; no query', '#redis-streams'),
+  broker(mqtt, 'MQTT 5 or 3.1.1', 'a topic that is not empty, has no wildcard (+ or #) and does not start with $, no query', '#mqtt'),
+  broker(nats, 'NATS JetStream', 'one subject, no wildcard (* or >), no query', '#nats-jetstream'),
+  broker(redis, 'Redis Streams', 'one path segment (the stream key), no query', '#redis-streams'),
   PULL,
 ];
 
@@ -143,5 +143,10 @@ export function authRefusal(targetUrl: string, type: AuthType): string | undefin
   const kind = kindOfTarget(targetUrl);
   if (kind.auth[type] !== undefined) return undefined;
   const taken = AUTH_TYPES.flatMap((each) => (kind.auth[each] === undefined ? [] : [`"${each}" (${kind.auth[each]})`]));
-  return `must be ${taken.join(' or ')}, or send {} for none: the target_url is ${kind.owner}`;
+  return `must be ${list(taken, 'or')}, or send {} for none: the target_url is ${kind.owner}`;
+}
+
+/** `a, b or c`. */
+export function list(items: readonly string[], conjunction: 'and' | 'or'): string {
+  return items.length < 2 ? items.join('') : `${items.slice(0, -1).join(', ')} ${conjunction} ${items.at(-1)}`;
 }

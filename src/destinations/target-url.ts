@@ -5,7 +5,7 @@
  */
 import { type BrokerUrl, readBrokerUrl } from '../brokers/broker-url.js';
 import { BrokerUrlError } from '../brokers/protocol.js';
-import { BROKER_KINDS, kindOfScheme, TARGET_SCHEMES, WEBHOOK } from './kinds.js';
+import { BROKER_KINDS, kindOfScheme, list, TARGET_SCHEMES, WEBHOOK } from './kinds.js';
 
 /** What is wrong with a target URL (for `body.target_url: …`); undefined when it can be delivered to. */
 export function targetUrlProblem(text: string): string | undefined {
@@ -40,9 +40,4 @@ export function readBrokerTarget(text: string): BrokerUrl {
   const protocol = kindOfScheme(text)?.protocol;
   if (protocol === undefined) throw new BrokerUrlError(`must be a broker URL (${BROKER_KINDS.map((kind) => kind.id).join(', ')})`);
   return readBrokerUrl(text, protocol);
-}
-
-/** `a, b or c`. */
-export function list(items: readonly string[], conjunction: 'and' | 'or'): string {
-  return items.length < 2 ? items.join('') : `${items.slice(0, -1).join(', ')} ${conjunction} ${items.at(-1)}`;
 }
