@@ -31,10 +31,11 @@ import { queueReader } from './db/queue-stats.js';
 import { isStorageFull, StorageWatch } from './db/storage-full.js';
 import { liveSubscriptionPages, type SubscriptionChange } from './db/subscriptions.js';
 import { type SubscriptionsState, subscriptionsState } from './db/subscriptions-fingerprint.js';
-import { brokerDestination, destinationByTarget } from './delivery/broker-destination.js';
+import { brokerDestination } from './delivery/broker-destination.js';
+import { destinationByKind } from './delivery/destination-by-kind.js';
 import { startOutboundThread } from './delivery/outbound-thread.js';
 import { type DeliveryRunner, deliveryRunner } from './delivery/runner.js';
-import { destinationByDelivery, pullDestination } from './delivery/pull-destination.js';
+import { pullDestination } from './delivery/pull-destination.js';
 import { pushDestination } from './delivery/push-destination.js';
 import { EventLogBatch } from './events/event-log-batch.js';
 import { startRetentionPurge } from './events/retention.js';
@@ -225,13 +226,11 @@ async function serve(config: Config): Promise<number> {
   const secrets = { secretKey: config.secretKey, secretOverlapUs: config.secretOverlapMs * 1000, clock };
   const deliveries = deliveryRunner({
     ...runner,
-    destination: destinationByDelivery(
-      destinationByTarget(
-        pushDestination({ target: outbound.target, ...secrets }),
-        brokerDestination({ broker: outbound.broker, ...secrets }),
-      ),
-      pullDestination(),
-    ),
+    destination: destinationByKind({
+      push: pushDestination({ target: outbound.target, ...secrets }),
+      broker: brokerDestination({ broker: outbound.broker, ...secrets }),
+      pull: pullDestination(),
+    }),
     targetTimeoutMs: config.targetTimeoutMs,
     connectionsPerOrigin: config.targetConcurrency,
     inbox: toDelivery,

@@ -7,6 +7,7 @@
  */
 import { api, type ApiError, type Auth, type DeliveryKind, type ExtensionValue, type Subscription, type SubscriptionInput } from './api.js';
 import type { ViewProps } from './app.js';
+import { DESTINATION_KINDS } from './destination-kinds.js';
 import { html } from './html.js';
 import { href } from './routes.js';
 import { Tester } from './tester.js';
@@ -30,6 +31,17 @@ function controlOf(field: Field, draft: Draft): string {
   };
   return controls[field];
 }
+
+/** The schemes and broker URLs the service takes, from its registry of destination kinds. */
+const TARGET_HELP = (() => {
+  const or = (items: readonly string[]) => (items.length < 2 ? items.join('') : `${items.slice(0, -1).join(', ')} or ${items.at(-1)}`);
+  const http = DESTINATION_KINDS.filter((kind) => kind.handler === 'push').flatMap((kind) => kind.schemes);
+  const brokers = DESTINATION_KINDS.flatMap((kind) => (kind.handler === 'broker' && kind.form !== null ? [kind.form] : []));
+  return (
+    `Where matching events are POSTed: an ${or(http)} URL; or the message broker they are published to: ${or(brokers)}. ` +
+    'Put credentials in Authentication, not in the URL.'
+  );
+})();
 
 /** The error of the whole form, not of one field. */
 const FORM_ERROR = 'form-error';
@@ -255,7 +267,7 @@ export function SubscriptionForm(props: ViewProps & { uuid?: string; jsonpath?: 
           ? html`<${TextField}
         id="field-target"
         label="Target URL"
-        help="Where matching events are POSTed: an http or https URL; or the message broker they are published to: amqp://host/vhost?exchange=X&routing_key=K, mqtt://host/TOPIC or nats://host/SUBJECT. Put credentials in Authentication, not in the URL."
+        help=${TARGET_HELP}
         value=${draft.target_url}
         error=${errors.target_url}
         inputmode="url"

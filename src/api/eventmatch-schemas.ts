@@ -5,6 +5,7 @@
  * Lengths (maxLength) are in characters, code points as input.ts counts them.
  */
 
+import { authDescription, targetUrlDescription } from '../destinations/kinds-doc.js';
 import type { ErrorCode } from '../errors.js';
 import {
   AUTH_STRING_MAX_CHARACTERS,
@@ -86,7 +87,7 @@ const auth = {
   description:
     'Credentials for the target: {} (none), {"type":"basic","basic":{"username","password"}} (HTTP Basic) or ' +
     '{"type":"header","header":{"type","credentials"}} (sent as "Authorization: <type> <credentials>"). ' +
-    'Echoed back to the owner as supplied; stored encrypted when NOTIFICATIONS_SECRET_KEY is set.',
+    `${authDescription()} Echoed back to the owner as supplied; stored encrypted when NOTIFICATIONS_SECRET_KEY is set.`,
   additionalProperties: false,
   properties: {
     type: { type: 'string', description: '"basic" or "header"' },
@@ -152,7 +153,7 @@ const writable = {
     type: ['string', 'null'],
     maxLength: TARGET_URL_MAX_CHARACTERS,
     description:
-      'absolute http or https URL the events are POSTed to (required for push; absent or null for pull); no credentials in it. Refused when NOTIFICATIONS_TARGET_DENY or ' +
+      `${targetUrlDescription()} (required for push; absent or null for pull); no credentials in it. Refused when NOTIFICATIONS_TARGET_DENY or ` +
       'NOTIFICATIONS_TARGET_ALLOW refuses its address, or every address its host name resolves to. With ' +
       'NOTIFICATIONS_TARGET_VALIDATION=handshake, a new target_url is first sent OPTIONS with WebHook-Request-Origin and ' +
       'WebHook-Request-Rate (the CloudEvents webhook handshake) and is stored only if the target answers 2xx with ' +

@@ -1,12 +1,12 @@
 /**
- * Reading a broker target URL: what every protocol's URL has (a scheme of protocols.ts, a host,
- * perhaps a port; no credentials, no fragment), then the protocol's own path and query. The same
- * reading decides at a subscription's write (its problems are 400s naming `body.target_url`) and
- * at each delivery (its lane, where the publisher connects, where the message goes).
+ * Reading a broker target URL: what every protocol's URL has (its scheme, a host, perhaps a port;
+ * no credentials, no fragment), then the protocol's own path and query. The same reading decides
+ * at a subscription's write (its problems are 400s naming `body.target_url`) and at each delivery
+ * (its lane, where the publisher connects, where the message goes). Which protocol a URL names is
+ * the destination kinds' to say (destinations/kinds.ts).
  */
 import { isIP } from 'node:net';
 import { type BrokerProtocol, type BrokerRoute, BrokerUrlError } from './protocol.js';
-import { BROKER_PROTOCOLS } from './protocols.js';
 
 export interface BrokerUrl {
   readonly protocol: BrokerProtocol;
@@ -22,21 +22,8 @@ export interface BrokerUrl {
 /** A host name, or an IPv4 literal (an IPv6 one is in brackets). */
 const HOST_NAME = /^[a-z0-9_.-]+$/i;
 
-/** The protocol a target URL names, by its scheme; undefined for http, https and anything else. */
-export function brokerProtocolOf(text: string): BrokerProtocol | undefined {
-  const colon = text.indexOf(':');
-  return colon < 0 ? undefined : BROKER_PROTOCOLS.get(text.slice(0, colon).toLowerCase());
-}
-
-/** The schemes of broker target URLs, for messages: `amqp`. */
-export function brokerSchemes(): string[] {
-  return [...BROKER_PROTOCOLS.keys()];
-}
-
-/** Throws BrokerUrlError saying what is wrong (for `body.target_url: …`). */
-export function readBrokerUrl(text: string): BrokerUrl {
-  const protocol = brokerProtocolOf(text);
-  if (protocol === undefined) throw new BrokerUrlError(`must be a broker URL (${brokerSchemes().join(', ')})`);
+/** `text`, whose scheme is the protocol's, read; throws BrokerUrlError saying what is wrong (for `body.target_url: …`). */
+export function readBrokerUrl(text: string, protocol: BrokerProtocol): BrokerUrl {
   const example = `write it as ${protocol.form}`;
   let url: URL;
   try {

@@ -2,7 +2,8 @@
  * What a message broker protocol is to the service: how its target URLs read (checked when a
  * subscription is written, and again when it is delivered), and how to publish to it (in the
  * outbound thread, by delivery/broker-publisher.ts, which keeps the connections). One module per
- * protocol implements it (amqp.ts) and is listed once in protocols.ts; nothing else names one.
+ * protocol implements it (amqp.ts); its entry among the destination kinds (destinations/kinds.ts)
+ * makes target URLs of its scheme use it.
  *
  * A protocol's client library is imported inside `connect`, so that only the outbound thread,
  * which publishes, loads it; subscription checks on the main thread read URLs only.

@@ -1,6 +1,6 @@
 /**
  * Message brokers: each row is published to the broker its subscription's target URL names
- * (brokers/protocols.ts: `amqp://…`), through the outbound thread (broker-publisher.ts), as push
+ * (the broker kinds of destinations/kinds.ts: `amqp://…`), through the outbound thread (broker-publisher.ts), as push
  * sends it over HTTP: the event's exact bytes with the subscription's extensions, structured
  * mode, signed with the Standard Webhooks headers as message headers, with the broker's user name
  * and password from `auth` `basic`. Each broker (scheme, host and port) is a lane.
@@ -11,9 +11,9 @@
  * - Anything else (no connection, no confirmation in time, a nack): later, with no status, so a
  *   broker that cannot be reached makes its lane down as an HTTP origin that does not answer.
  */
-import { brokerProtocolOf, readBrokerUrl } from '../brokers/broker-url.js';
 import type { Keyring } from '../config/keyring.js';
 import type { SubscriptionRow } from '../db/tables.js';
+import { readBrokerTarget } from '../destinations/target-url.js';
 import type { AttemptOutcome } from '../routing/after-attempt.js';
 import { openAuth } from '../subscriptions/secret-box.js';
 import { signingSecretsAt } from '../subscriptions/signing-secret.js';
@@ -64,16 +64,6 @@ export function brokerDestination(options: BrokerDestinationOptions): Destinatio
   };
 }
 
-/** HTTP targets to `http`, broker URLs (by their scheme) to `broker`. */
-export function destinationByTarget(http: Destination, broker: Destination): Destination {
-  const of = (subscription: SubscriptionRow) => (brokerProtocolOf(subscription.target_url) === undefined ? http : broker);
-  return {
-    laneOf: (subscription) => of(subscription).laneOf(subscription),
-    unchanged: (before, after) => of(before) === of(after) && of(after).unchanged(before, after),
-    deliver: (attempt) => of(attempt.subscription).deliver(attempt),
-  };
-}
-
 /** What a publish comes to. */
 export function outcomeOfPublish(answer: BrokerAnswer): AttemptOutcome {
   const { error } = answer;
@@ -84,7 +74,7 @@ export function outcomeOfPublish(answer: BrokerAnswer): AttemptOutcome {
 /** The broker's lane; a URL that does not read fails when published, in a lane of its own. */
 function laneOf(url: string): string {
   try {
-    return readBrokerUrl(url).lane;
+    return readBrokerTarget(url).lane;
   } catch {
     return `unusable:${url}`;
   }

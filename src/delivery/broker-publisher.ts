@@ -16,7 +16,8 @@
  *   it (a half-open connection, a hung node) is reached again on a new one.
  */
 import { type BrokerConnection, BrokerRefusedError } from '../brokers/protocol.js';
-import { type BrokerUrl, readBrokerUrl } from '../brokers/broker-url.js';
+import type { BrokerUrl } from '../brokers/broker-url.js';
+import { readBrokerTarget } from '../destinations/target-url.js';
 import type { AddressGuard } from '../net/address-guard.js';
 import { describeNetworkError } from '../net/network-error.js';
 import type { Auth } from '../subscriptions/input.js';
@@ -88,7 +89,7 @@ export function createBrokerPublisher(options: BrokerPublisherOptions): BrokerCl
     let target: BrokerUrl;
     let credentials: { username?: string; password?: string };
     try {
-      target = readBrokerUrl(request.url);
+      target = readBrokerTarget(request.url);
     } catch (error) {
       return { error: `target URL is not usable: ${(error as Error).message}`, permanent: true, durationMs: 0 };
     }

@@ -11,13 +11,14 @@
  * - Pull (pull-destination.ts): sends nothing; its attempt answers `waiting`, which settles the
  *   row `pending` with a cursor, readable by the subscriber (db/pull.ts); the reader's
  *   acknowledgement makes it delivered later. Its lane is the subscription itself.
- *   `destinationByDelivery` picks push or pull by the subscription's `delivery`.
  * - Message brokers (broker-destination.ts; the protocols in brokers/): publish with a client in
  *   the outbound thread (broker-publisher.ts): a confirmation is `accepted` without a status, a
  *   broker that cannot be reached `later` without a status (so the lane's health marks it down as
  *   it does an HTTP origin), a refused publish (authorization, no such exchange or stream)
- *   `permanent`. Their lane is the broker's address. `destinationByTarget` picks push or broker
- *   by the target URL's scheme.
+ *   `permanent`. Their lane is the broker's address.
+ *
+ * Which one a subscription's rows go to is its kind's (destinations/kinds.ts), by its `delivery`
+ * and its target URL's scheme: `destinationByKind` (destination-by-kind.ts).
  */
 import type { EventRow } from '../db/events.js';
 import type { MatchesTable, SubscriptionRow } from '../db/tables.js';

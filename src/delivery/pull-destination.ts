@@ -14,13 +14,3 @@ export function pullDestination(): Destination {
     deliver: async () => ({ outcome: { kind: 'waiting' }, durationMs: 0 }),
   };
 }
-
-/** Push subscriptions to `push`, pull subscriptions to `pull`. */
-export function destinationByDelivery(push: Destination, pull: Destination): Destination {
-  const of = (delivery: string) => (delivery === 'pull' ? pull : push);
-  return {
-    laneOf: (subscription) => of(subscription.delivery).laneOf(subscription),
-    unchanged: (before, after) => before.delivery === after.delivery && of(after.delivery).unchanged(before, after),
-    deliver: (attempt) => of(attempt.subscription.delivery).deliver(attempt),
-  };
-}

@@ -4,9 +4,9 @@
  * QUERY_PARAMETER_INVALID, BODY_TOO_DEEP) whose message starts with the field at fault
  * (`body.auth.basic.username: …`, the same form the schema errors take) and never repeats a credential.
  */
-import { brokerProtocolOf, brokerSchemes, readBrokerUrl } from '../brokers/broker-url.js';
-import { BrokerUrlError } from '../brokers/protocol.js';
 import { characterCount } from '../characters.js';
+import { authRefusal } from '../destinations/kinds.js';
+import { targetUrlProblem } from '../destinations/target-url.js';
 import { jsonPathSyntax, serviceError } from '../errors.js';
 import { type JsonValue, MAX_DOCUMENT_DEPTH, nestedDeeperThan } from '../json.js';
 import { type CompiledJsonPath, compileJsonPath, type Dialect, type DialectMode, JsonPathSyntaxError } from '../jsonpath/index.js';
@@ -181,57 +181,25 @@ export function checkStoredExpression(jsonpath: string, dialect: Dialect): void 
  * Credentials in the URL are refused: they would be stored and echoed in clear text (only
  * `auth` is encrypted) and appear wherever the URL is logged. The URL is kept as written, so
  * what could make it read differently from how it parses (spaces, control characters) is refused.
- * A broker's URL (`amqp://…`) is read by its protocol's rules (brokers/).
+ * The rest depends on its kind (destinations/: an HTTP URL, or a broker's read by its protocol's rules).
  */
 export function validateTargetUrl(value: unknown): string {
   const text = requireAtMost(requireString(value, 'body.target_url'), TARGET_URL_MAX_CHARACTERS, 'body.target_url');
   // eslint-disable-next-line no-control-regex -- control characters are what it refuses
   if (/[\s\x00-\x1f\x7f]/.test(text)) throw serviceError('TARGET_URL_INVALID', 'must not contain spaces or control characters');
-  if (brokerProtocolOf(text) !== undefined) return validateBrokerUrl(text);
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    throw serviceError('TARGET_URL_INVALID', 'must be an absolute http or https URL, e.g. https://example.org/events');
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    const schemes = ['http', 'https', ...brokerSchemes()];
-    throw serviceError(
-      'TARGET_URL_INVALID',
-      `must be an ${schemes.slice(0, -1).join(', ')} or ${schemes.at(-1)} URL, not ${url.protocol.slice(0, -1)}`,
-    );
-  }
-  // `http:host` parses as http://host/: stored as written, it would not say where deliveries go.
-  if (!/^https?:\/\/[^/]/i.test(text))
-    throw serviceError('TARGET_URL_INVALID', 'must be an absolute http or https URL, e.g. https://example.org/events');
-  if (url.username !== '' || url.password !== '') {
-    throw serviceError('TARGET_URL_INVALID', 'must not contain credentials; put them in auth');
-  }
-  return text;
-}
-
-function validateBrokerUrl(text: string): string {
-  try {
-    readBrokerUrl(text);
-  } catch (error) {
-    if (error instanceof BrokerUrlError) throw serviceError('TARGET_URL_INVALID', error.message);
-    throw error;
-  }
+  const problem = targetUrlProblem(text);
+  if (problem !== undefined) throw serviceError('TARGET_URL_INVALID', problem);
   return text;
 }
 
 /**
- * A broker takes a user name and password (`basic`), or none; an Authorization header (`header`)
- * means nothing to it. Checked wherever target and credentials meet: a create, a PUT of either.
+ * Each kind of target takes some `auth` types (destinations/kinds.ts): a broker a user name and
+ * password (`basic`), or none; an Authorization header (`header`) means nothing to it. Checked
+ * wherever target and credentials meet: a create, a PUT of either.
  */
 export function checkTargetAuth(targetUrl: string, auth: Auth): void {
-  const protocol = brokerProtocolOf(targetUrl);
-  if (protocol !== undefined && 'type' in auth && auth.type !== 'basic')
-    throw serviceError(
-      'FIELD_INVALID',
-      'body.auth.type',
-      `must be "basic" (the broker's user name and password), or send {} for none: the target_url is a broker's (${protocol.scheme})`,
-    );
+  const refusal = 'type' in auth ? authRefusal(targetUrl, auth.type) : undefined;
+  if (refusal !== undefined) throw serviceError('FIELD_INVALID', 'body.auth.type', refusal);
 }
 
 // RFC 9110 token: what an auth scheme such as `Bearer` is made of.

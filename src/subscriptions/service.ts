@@ -3,7 +3,6 @@
  * subscription that is missing, deleted, or someone else's is "not found", whichever it is.
  */
 import { randomUUID } from 'node:crypto';
-import { brokerProtocolOf } from '../brokers/broker-url.js';
 import type { Keyring } from '../config/keyring.js';
 import { batchedOperation } from '../db/batched-write.js';
 import type { DatabaseHandle } from '../db/connect.js';
@@ -22,6 +21,7 @@ import {
   updateSubscription,
 } from '../db/subscriptions.js';
 import type { SubscriptionRow } from '../db/tables.js';
+import { kindOfTarget, refusedAuthTypes } from '../destinations/kinds.js';
 import { serviceError, subscriptionNotFound } from '../errors.js';
 import type { JsonValue } from '../json.js';
 import { compileJsonPath, type Dialect, type DialectMode, type Selection } from '../jsonpath/index.js';
@@ -137,7 +137,7 @@ export function subscriptionService(deps: SubscriptionServiceDependencies): Subs
    * (what the credentials in `auth` may write).
    */
   async function allowedRate(consent: ConsentRequest): Promise<number | null> {
-    if (deps.targetConsent === undefined || brokerProtocolOf(consent.targetUrl) !== undefined) return null;
+    if (deps.targetConsent === undefined || !kindOfTarget(consent.targetUrl).handshake) return null;
     return (await deps.targetConsent.ask(consent)).allowedPerMinute;
   }
 
@@ -330,7 +330,7 @@ function checkUpdateOf(stored: SubscriptionRow, input: SubscriptionChangeInput):
 function checkUpdatedAuth(stored: SubscriptionRow, input: SubscriptionChangeInput, secretKey: Keyring | null): void {
   if (stored.delivery !== 'push' || (typeof input.target_url !== 'string' && input.auth === undefined)) return;
   const targetUrl = typeof input.target_url === 'string' ? input.target_url : stored.target_url;
-  if (brokerProtocolOf(targetUrl) === undefined) return;
+  if (refusedAuthTypes(targetUrl).length === 0) return;
   checkTargetAuth(targetUrl, input.auth ?? openAuth(stored.auth, secretKey));
 }
 

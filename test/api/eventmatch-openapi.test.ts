@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
+import { PUSH_KINDS } from '../../src/destinations/kinds.js';
 import { ERRORS, type ErrorCode } from '../../src/errors.js';
 import { startEventmatchApp } from '../support/app.js';
 import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
@@ -160,6 +161,14 @@ for (const backend of testBackends()) {
         );
         assert.equal(extensions?.maxProperties, 16, path);
         assert.match(String(extensions?.description), /strings of at most 256 characters/);
+        for (const kind of PUSH_KINDS) {
+          for (const scheme of kind.schemes)
+            assert.match(String(target_url?.description), new RegExp(`\\b${scheme}\\b`), `${path}: ${scheme}`);
+        }
+        assert.match(
+          String(auth?.description),
+          /A target_url of scheme amqp, .* takes basic \(the broker's user name and password\), or \{\}/,
+        );
       }
     });
 

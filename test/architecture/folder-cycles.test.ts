@@ -36,6 +36,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ],
   // Self-contained libraries: JSONPath, reading request bodies, the metrics and tracing interfaces, broker protocols.
   ['jsonpath', 'request-body', 'metrics', 'tracing', 'brokers'],
+  // The kinds of destination: each one's target URLs, auth and handler (over the broker protocols).
+  ['destinations'],
   // Storage, configuration, the CloudEvents format.
   ['db', 'config', 'cloudevents'],
   // Subscriptions as users see them; what the runners share (queue claims, handoffs, settling).

@@ -15,6 +15,7 @@ import { existsSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { TARGET_SCHEMES } from '../../src/destinations/kinds.js';
 import { describeOn, type TestDatabase, testBackends } from '../support/database.js';
 import { CHROMIUM_SKIP, keepFailure, launchChromium, lookAt, tabTo, watchPage, WIDE } from '../support/browser.js';
 import { eventually, type HttpStub, type StubAnswer, startStub } from '../support/http-stub.js';
@@ -157,6 +158,10 @@ for (const backend of testBackends()) {
 
       await jsonpathField().fill('$.data[?@.mimetype == "text/plain"]');
       await result.getByText('3 values selected · read as RFC 9535').waitFor();
+
+      // Its help names every kind of target the service takes (console/src/destination-kinds.ts).
+      const targetHelp = (await page.locator('#field-target-help').textContent()) ?? '';
+      for (const scheme of TARGET_SCHEMES) assert.match(targetHelp, new RegExp(`\\b${scheme}\\b`), scheme);
 
       // An address the service refuses: its message beside Target URL, which takes focus.
       await page.getByLabel('Target URL').fill('ftp://127.0.0.1/hook');

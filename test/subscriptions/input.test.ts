@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { readBrokerUrl } from '../../src/brokers/broker-url.js';
+import { readBrokerTarget } from '../../src/destinations/target-url.js';
 import { ServiceError } from '../../src/errors.js';
 import { parsePage, validateCreate, validateTryIt, validateUpdate } from '../../src/subscriptions/input.js';
 import { canonicalUuid } from '../../src/uuid.js';
@@ -183,7 +183,7 @@ describe('subscription input: broker target URLs', () => {
         continue;
       }
       assert.equal(validateCreate({ ...valid, target_url: url }, 'auto').target_url, url, 'kept as written');
-      const { lane, scope, route } = readBrokerUrl(url);
+      const { lane, scope, route } = readBrokerTarget(url);
       assert.deepEqual({ lane, scope, route }, read, url);
     }
   });
@@ -217,7 +217,7 @@ describe('subscription input: broker target URLs', () => {
     ];
     for (const [url, read] of cases) {
       assert.equal(validateCreate({ ...valid, target_url: url }, 'auto').target_url, url, 'kept as written');
-      const { lane, scope, route } = readBrokerUrl(url);
+      const { lane, scope, route } = readBrokerTarget(url);
       assert.deepEqual({ lane, scope, route }, read, url);
     }
   });
@@ -250,7 +250,7 @@ describe('subscription input: broker target URLs', () => {
     ];
     for (const [url, read] of accepted) {
       assert.equal(validateCreate({ ...valid, target_url: url }, 'auto').target_url, url, 'kept as written');
-      const { lane, scope, route } = readBrokerUrl(url);
+      const { lane, scope, route } = readBrokerTarget(url);
       assert.deepEqual({ lane, scope, route }, { lane: read.lane, scope: '', route: { subject: read.subject } }, url);
     }
     const refused: Array<[string, RegExp]> = [
@@ -282,7 +282,7 @@ describe('subscription input: broker target URLs', () => {
     ];
     for (const [url, read] of cases) {
       assert.equal(validateCreate({ ...valid, target_url: url }, 'auto').target_url, url, 'kept as written');
-      const { lane, scope, route } = readBrokerUrl(url);
+      const { lane, scope, route } = readBrokerTarget(url);
       assert.deepEqual({ lane, scope, route }, read, url);
     }
   });
@@ -307,7 +307,7 @@ describe('subscription input: broker target URLs', () => {
     ];
     for (const [url, message] of refused) rejects(() => validateCreate({ ...valid, target_url: url }, 'auto'), message);
     // Past the 2,048 characters of a target_url: for a URL read at delivery.
-    assert.throws(() => readBrokerUrl(`mqtt://h/${'é'.repeat(32_768)}`), /the topic is at most 65535 bytes \(found 65536\)/);
+    assert.throws(() => readBrokerTarget(`mqtt://h/${'é'.repeat(32_768)}`), /the topic is at most 65535 bytes \(found 65536\)/);
   });
 
   it('takes basic credentials or none for a broker, never an Authorization header', () => {

@@ -4,9 +4,11 @@
  */
 import type { DatabaseHandle } from '../../src/db/connect.js';
 import { matchQueue } from '../../src/db/match-queue.js';
-import { brokerDestination, destinationByTarget } from '../../src/delivery/broker-destination.js';
+import { brokerDestination } from '../../src/delivery/broker-destination.js';
+import { destinationByKind } from '../../src/delivery/destination-by-kind.js';
 import type { BrokerClient } from '../../src/delivery/broker-publisher.js';
 import { type DeliveryRunner, type DeliveryRunnerOptions, deliveryRunner } from '../../src/delivery/runner.js';
+import { pullDestination } from '../../src/delivery/pull-destination.js';
 import { type PushDestinationOptions, pushDestination } from '../../src/delivery/push-destination.js';
 import { type PolicyRunner, type PolicyRunnerOptions, policyRunner } from '../../src/policy/runner.js';
 import { Settler } from '../../src/routing/settler.js';
@@ -58,7 +60,8 @@ export function testDeliveryRunner(
   const push = pushDestination({ target, ...secrets });
   return deliveryRunner({
     ...runnerOptions,
-    destination: broker === undefined ? push : destinationByTarget(push, brokerDestination({ broker, ...secrets })),
+    destination:
+      broker === undefined ? push : destinationByKind({ push, broker: brokerDestination({ broker, ...secrets }), pull: pullDestination() }),
     targetTimeoutMs: 2_000,
     connectionsPerOrigin: 4,
     onSubscriptionChange: () => undefined,
