@@ -150,9 +150,11 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
     ]);
     const full: MatchesTable[] = [];
     for (const { row, event = events.get(row.event_uuid) } of taken) {
+      // Purged since: the row went with it (cascade), and nothing is written of it, as at the
+      // policy stage (a cancel would be a settlement that changes nothing).
+      if (!event) continue;
       const subscription = subscriptionOf.get(row.subscription_uuid);
-      // Purged since (the cascade took the row too), or the subscription is gone or disabled.
-      if (!event || !subscription || subscription.deleted !== null || subscription.disabled !== null) {
+      if (!subscription || subscription.deleted !== null || subscription.disabled !== null) {
         cancel([row]);
         continue;
       }

@@ -130,7 +130,7 @@ export class RunnerCore {
     this.track(this.settle(rows, UNTRIED).then(() => undefined, this.options.onError));
   }
 
-  /** Rows not to be tried (their subscription or event is gone); `onCancelled` hears of each one settled so. */
+  /** Rows not to be tried (their subscription is gone); `onCancelled` hears of each one settled so. */
   cancel(rows: readonly MatchesTable[], onCancelled: (row: MatchesTable) => void = () => undefined): void {
     if (rows.length === 0) return;
     this.track(
