@@ -110,46 +110,50 @@ const idOf = (body: string) => (JSON.parse(body) as { id: string }).id;
 
 for (const backend of testBackends()) {
   describeOn(backend, `an event purged while its rows are with a runner (${backend.name})`, () => {
-    it('delivery: a claimed row whose event is purged before it is read is not sent, and nothing is written of it', async (t) => {
+    /**
+     * Two events, each with one row at `stage`, both claimed, the first purged before its
+     * event is read: only the other reaches `called` (the target, or the policy service), is
+     * settled and ends `state`.
+     */
+    async function claimedThenPurged(
+      t: TestContext,
+      stage: 'policy' | 'deliver',
+      runnerOf: (s: Scene, called: HttpStub) => { intake(): Promise<number>; idle(): Promise<void> },
+      state: MatchesTable['state'],
+    ): Promise<void> {
       const s = await scene(t, backend);
-      const hook = await s.stub();
-      const subscription = await s.subscribe({ target_url: hook.url });
-      const purged = await s.log(subscription, 'deliver', 'purged-1');
-      const kept = await s.log(subscription, 'deliver', 'kept-1');
+      const called = await s.stub();
+      const subscription = await s.subscribe({ target_url: called.url });
+      const purged = await s.log(subscription, stage, 'purged-1');
+      const kept = await s.log(subscription, stage, 'kept-1');
       s.purgeOnClaim.push(purged.event_uuid);
-      const runner = testDeliveryRunner({ handle: s.handle, queue: s.queue }, { target: s.target(), onError: (e) => s.errors.push(e) });
 
-      assert.equal(await round(runner), 2, 'both rows claimed');
+      assert.equal(await round(runnerOf(s, called)), 2, 'both rows claimed');
       assert.deepEqual(
-        hook.requests.map((r) => idOf(r.body)),
+        called.requests.map((r) => idOf(r.body)),
         ['kept-1'],
       );
       assert.deepEqual(s.settled, [kept.uuid], 'no settlement names the purged row');
-      assert.deepEqual((await s.stored()).matches, [{ uuid: kept.uuid, state: 'delivered' }]);
+      assert.deepEqual((await s.stored()).matches, [{ uuid: kept.uuid, state }]);
       assert.deepEqual(s.errors, []);
-    });
+    }
 
-    it('policy: a claimed row whose event is purged before it is read is not asked about, and nothing is written of it', async (t) => {
-      const s = await scene(t, backend);
-      const service = await s.stub();
-      const subscription = await s.subscribe();
-      const purged = await s.log(subscription, 'policy', 'purged-1');
-      const kept = await s.log(subscription, 'policy', 'kept-1');
-      s.purgeOnClaim.push(purged.event_uuid);
-      const runner = testPolicyRunner(
-        { handle: s.handle, queue: s.queue },
-        { policy: s.policy(service), onError: (e) => s.errors.push(e) },
-      );
+    it('delivery: a claimed row whose event is purged before it is read is not sent, and nothing is written of it', (t) =>
+      claimedThenPurged(
+        t,
+        'deliver',
+        (s) => testDeliveryRunner({ handle: s.handle, queue: s.queue }, { target: s.target(), onError: (e) => s.errors.push(e) }),
+        'delivered',
+      ));
 
-      assert.equal(await round(runner), 2, 'both rows claimed');
-      assert.deepEqual(
-        service.requests.map((r) => idOf(r.body)),
-        ['kept-1'],
-      );
-      assert.deepEqual(s.settled, [kept.uuid], 'no settlement names the purged row');
-      assert.deepEqual((await s.stored()).matches, [{ uuid: kept.uuid, state: 'deliver' }]);
-      assert.deepEqual(s.errors, []);
-    });
+    it('policy: a claimed row whose event is purged before it is read is not asked about, and nothing is written of it', (t) =>
+      claimedThenPurged(
+        t,
+        'policy',
+        (s, service) =>
+          testPolicyRunner({ handle: s.handle, queue: s.queue }, { policy: s.policy(service), onError: (e) => s.errors.push(e) }),
+        'deliver',
+      ));
 
     it('delivery: the event purged while its delivery is in flight: the delivery is made, nothing is recorded of it', async (t) => {
       const s = await scene(t, backend);
