@@ -23,7 +23,7 @@
  *
  * At either stage, untried rows go back to the queue keeping their place and their attempts,
  * and cancelled rows (their subscription deleted or disabled) are never tried. A row whose event
- * was purged went with it: the runners drop it, and settle nothing of it.
+ * was purged went with it: nothing is settled of it (runner-core.ts).
  */
 import type { AttemptRecord, MatchChange, Stage } from '../db/matches.js';
 import type { Settlement } from '../db/match-queue.js';
