@@ -22,7 +22,8 @@
  *   outage of the policy service never disables a subscription or loses an event.
  *
  * At either stage, untried rows go back to the queue keeping their place and their attempts,
- * and cancelled rows (their subscription deleted or disabled, their event gone) are never tried.
+ * and cancelled rows (their subscription deleted or disabled) are never tried. A row whose event
+ * was purged went with it: nothing is settled of it (runner-core.ts).
  */
 import type { AttemptRecord, MatchChange, Stage } from '../db/matches.js';
 import type { Settlement } from '../db/match-queue.js';
@@ -50,7 +51,7 @@ export type AttemptOutcome =
   | { kind: 'waiting' }
   /** Not attempted (no connection came free in time, the lease ran short): not an attempt. */
   | { kind: 'untried' }
-  /** Not to be attempted: its subscription was deleted or disabled, or its event purged. */
+  /** Not to be attempted: its subscription was deleted or disabled. */
   | { kind: 'cancelled' };
 
 /** When the attempt ended (µs), and how long it took. */

@@ -1,57 +1,295 @@
 /**
- * What the policy and delivery runners do alike with the rows they take, whatever they then do
- * with them: take rows in (handed over first, then claimed: next-batch.ts) and give them all
- * back when they cannot be placed; give back rows whose leases no longer leave room for an
- * exchange; give rows back untried, cancel them, and settle an attempt as after-attempt.ts says.
- * Each runner keeps only what is its own: how it groups and lanes its work, and what one
- * attempt is (a policy question per (event, user); a delivery to a destination).
+ * The runner core: what the policy and delivery runners do alike, which is all of a round and
+ * of an attempt but the runner's own strategy (AttemptStrategy). A round gives back rows whose
+ * leases no longer leave room for an exchange, takes rows in (handed over first, then claimed:
+ * next-batch.ts), has the strategy turn them into work, puts it in its lanes (lanes.ts), and
+ * starts what has room. An attempt runs under its span; its lane's slot is freed as it ends and
+ * the lane's next work starts; its rows are settled as after-attempt.ts says. The strategy says
+ * what a lane is, what one attempt is (a policy question per (event, user); a delivery to a
+ * destination), and what the runner does around it (an origin's health and rate limits; allowed
+ * rows handed on to delivery).
  */
 import type { Settled } from '../db/match-queue.js';
 import type { ClaimFilter, Lease, Stage } from '../db/matches.js';
 import type { MatchesTable } from '../db/tables.js';
-import { type AfterAttempt, type AttemptedFor, CANCELLED, settlementOf, UNTRIED } from './after-attempt.js';
+import type { TraceSpan } from '../tracing/tracing.js';
+import {
+  type AfterAttempt,
+  afterAttempt,
+  type AttemptedFor,
+  type AttemptOutcome,
+  CANCELLED,
+  settlementOf,
+  UNTRIED,
+} from './after-attempt.js';
 import type { HandedMatch } from './handoff.js';
+import { Lanes } from './lanes.js';
 import { type Batch, type ClaimSource, nextBatch } from './next-batch.js';
 import { LeaseRoom, type Runner, RunnerLoop } from './runner-loop.js';
 import type { RunnerOptions } from './runner-options.js';
 
+/** What the core holds: waiting in its lane, then attempted once. */
+export interface Work {
+  /** The lane it waits and runs in (a target's origin, a user). */
+  readonly lane: string;
+  /** The rows one attempt is made for: a delivery's one; the rows of an (event, user), asked about together. */
+  readonly rows: readonly MatchesTable[];
+}
+
+/** What came of one attempt, and how long it took (ms). */
+export interface AttemptResult {
+  outcome: AttemptOutcome;
+  durationMs: number;
+}
+
+/** An attempt that was made, ended `at`; `after`: what comes of its rows. */
+export interface EndedAttempt<W extends Work, R extends AttemptResult> {
+  work: W;
+  result: R;
+  after: AfterAttempt;
+  at: number;
+}
+
+/**
+ * How an ended attempt's rows are settled: here, as the attempt at `subscription`'s destination
+ * when there was one (disabled when the outcome says so), or not here at all (`handedOn`: the
+ * policy runner's allowed rows go on to the delivery runner in memory).
+ */
+export type Settling = { handedOn: true } | { handedOn?: false; subscription?: AttemptedFor };
+
+/** What holds a lane's work back one piece at a time, beyond the lane's slots (the delivery runner's rate limits). */
+export interface Pacing<W> {
+  /** Whether the work would wait here past its share: the queue keeps it until there is room. */
+  full(work: W): boolean;
+  /** The work came to wait here (1), or stopped waiting (-1: started, or taken out). */
+  waits(work: W, count: 1 | -1): void;
+  /** Whether the work may start now; refused, it keeps its place, and the work behind it may start. */
+  ready(work: W): boolean;
+}
+
+/** A runner's own part: what the core asks of it, round by round and attempt by attempt. */
+export interface AttemptStrategy<W extends Work, R extends AttemptResult> {
+  /** How many of a lane's attempts may run at once now. */
+  slots(lane: string): number;
+  /** What a claim leaves out so as to leave out the work of lanes `leftOut` (full, or down). */
+  claimFilter(leftOut: ReadonlySet<string>): ClaimFilter;
+  /** Rows taken in, with their events, as the work to attempt; rows not to be tried it cancels or gives back itself. */
+  workOf(taken: readonly HandedMatch[]): Promise<W[]>;
+  /** The attempt's span, a child of its event's receive span: none without tracing, or when no call is made. */
+  openSpan(work: W): TraceSpan | undefined;
+  /** One attempt; `traceparent`: its span's, for the other side to continue. Never rejects. */
+  attempt(work: W, traceparent: string | undefined): Promise<R>;
+  endSpan(span: TraceSpan, result: R): void;
+  /** As an attempt ends, before its slot is freed and its rows settled: what the runner does then, and how they are settled. */
+  ended(attempt: EndedAttempt<W, R>): Settling;
+  /** Once the rows are settled (`settled`), or handed on (undefined). */
+  settled(attempt: EndedAttempt<W, R>, settled: Settled | undefined): void;
+
+  /** Takes in nothing this round (the policy runner while delivery overflows). */
+  paused?(): boolean;
+  /** Lanes whose work claims leave out though they have room (origins that are down). */
+  downLanes?(): Iterable<string>;
+  /** This round's rule for the handed rows to leave in the handoff rather than take. */
+  stays?(now: number): (item: HandedMatch) => boolean;
+  /** Rows claimed besides the batch (the delivery runner's probes of down origins). */
+  probes?(now: number): Promise<MatchesTable[]>;
+  /** At each look for leases running short (at most every 250 ms), before it. */
+  tidy?(now: number): void;
+  /** How many of a lane's `free` slots may be used now (an origin that stopped answering is only probed). */
+  allowance?(lane: string, free: number, now: number): number;
+  pacing?: Pacing<W>;
+}
+
 /** Rows a claim leaves out by uuid at most: both databases take thousands of parameters a statement. */
 const MAX_LEFT_OUT = 1_000;
 
-export class RunnerCore {
+const NOTHING: Batch = { handed: [], claimed: [] };
+
+export class RunnerCore<W extends Work, R extends AttemptResult> {
   readonly leaseRoom: LeaseRoom;
   private readonly loop: RunnerLoop;
+  private readonly waiting: Lanes<W>;
 
-  /** `timeoutMs`: how long one exchange takes at most; `intake`: the runner's round. */
+  /** `timeoutMs`: how long one exchange takes at most. */
   constructor(
     private readonly stage: Stage,
     private readonly options: RunnerOptions,
     timeoutMs: number,
-    private readonly intake: () => Promise<number>,
+    private readonly strategy: AttemptStrategy<W, R>,
   ) {
     this.leaseRoom = new LeaseRoom(timeoutMs);
-    this.loop = new RunnerLoop(intake, options.settler, options);
+    this.waiting = new Lanes<W>((lane) => strategy.slots(lane));
+    this.loop = new RunnerLoop(() => this.intake(), options.settler, options);
     // Claims were held back for the outcomes kept (settler.ts): they may be made again.
     options.settler.whenHeldWritten(() => this.wake());
   }
 
-  /** Taking nothing more: no new attempt may start. */
-  get stopping(): boolean {
-    return this.loop.stopping;
+  /** What every runner offers. */
+  runner(): Runner {
+    return {
+      intake: () => this.intake(),
+      idle: () => this.loop.idle(),
+      start: () => this.loop.start(),
+      wake: () => this.loop.wake(),
+      stop: () => this.loop.stop(),
+    };
   }
 
-  /** Tracks an attempt (or any work on rows) until it ends: stop and idle wait for it. */
-  track(work: Promise<void>): void {
+  /** One round: gives back what waited too long, takes rows in, starts what may start; resolves with the rows taken in. */
+  private async intake(): Promise<number> {
+    const now = this.options.clock();
+    this.giveBackExpiring(now);
+    if (this.strategy.paused?.() === true) return 0;
+    return this.takeIn(now, Math.min(this.options.batchSize, this.options.capacity - this.waiting.size));
+  }
+
+  /**
+   * Takes in at most `room` rows (none when there is no room; the strategy's probes all the
+   * same), puts their work in its lanes, then starts what may start. Rows taken but not placed
+   * go back to the queue rather than wait out their leases (a database that does not answer
+   * gets them with the settler's retries). A claim that failed is thrown once the rows handed
+   * over are placed. No claim is made while outcomes are held (`mayClaim`).
+   */
+  private async takeIn(now: number, room: number): Promise<number> {
+    const claims = this.mayClaim ? this.claimSource(now) : undefined;
+    const batch = room > 0 ? await nextBatch(this.options, now, room, claims, this.strategy.stays?.(now)) : NOTHING;
+    const taken = [...batch.handed.map((w) => w.row), ...batch.claimed];
+    try {
+      const probes = (await this.strategy.probes?.(now)) ?? [];
+      taken.push(...probes);
+      const claimed = await this.withEvents([...batch.claimed, ...probes]);
+      this.place(await this.strategy.workOf([...batch.handed, ...claimed]));
+    } catch (error) {
+      this.giveBack(taken);
+      throw error;
+    }
+    this.dispatch();
+    if (batch.claimFailed !== undefined) throw batch.claimFailed;
+    return taken.length;
+  }
+
+  private claimSource(now: number): ClaimSource {
+    return {
+      leftOut: () => new Set([...this.waiting.fullKeys(), ...(this.strategy.downLanes?.() ?? [])]),
+      claim: (limit, leftOut) => this.claim(now, limit, this.strategy.claimFilter(leftOut)),
+    };
+  }
+
+  /**
+   * Claimed rows with their events. The one rule for a purged event, at either stage: a row
+   * whose event is gone is dropped, and nothing is written of it. Its event was purged since
+   * the claim (eventpurge --force takes events whose rows wait or are in flight), and the row
+   * went with it (ON DELETE CASCADE): there is nothing left to settle. Cancelling it instead
+   * (the delivery runner did) is a settlement that changes nothing and, while the database
+   * refuses writes, is held like any outcome, keeping this instance from claiming. Work whose
+   * event is already in memory (handed over, waiting in a lane, in flight) is attempted all the
+   * same: what comes of it changes nothing either, the settlement leaving out rows that are gone.
+   */
+  private async withEvents(claimed: readonly MatchesTable[]): Promise<HandedMatch[]> {
+    if (claimed.length === 0) return [];
+    const events = await this.options.queue.events(claimed.map((row) => row.event_uuid));
+    return claimed.flatMap((row) => {
+      const event = events.get(row.event_uuid);
+      return event === undefined ? [] : [{ row, event }];
+    });
+  }
+
+  /** Puts work in its lane; what finds its lane full (or its pacing's share) goes back to the queue, which keeps it until there is room. */
+  private place(work: readonly W[]): void {
+    const full: W[] = [];
+    for (const w of work) {
+      if (this.waiting.isFull(w.lane) || this.strategy.pacing?.full(w) === true) {
+        full.push(w);
+        continue;
+      }
+      this.strategy.pacing?.waits(w, 1);
+      this.waiting.add(w.lane, w);
+    }
+    this.giveBack(rowsOf(full));
+  }
+
+  /** Starts what may start: in every lane, or in `only` (the one whose slot just came free). */
+  dispatch(only?: string): void {
+    if (this.loop.stopping) return;
+    const now = this.options.clock();
+    const { strategy } = this;
+    const started = this.waiting.start(
+      (lane, free) => strategy.allowance?.(lane, free, now) ?? free,
+      only,
+      (work) => strategy.pacing?.ready(work) ?? true,
+    );
+    for (const { item: work } of started) {
+      strategy.pacing?.waits(work, -1);
+      if (work.rows.some((row) => this.leaseRoom.tooShort(row, now))) {
+        this.waiting.finished(work.lane);
+        this.giveBack(work.rows);
+        continue;
+      }
+      this.track(this.attempt(work));
+    }
+  }
+
+  private async attempt(work: W): Promise<void> {
+    const span = this.strategy.openSpan(work);
+    const result = await this.strategy.attempt(work, span?.traceparent);
+    if (span !== undefined) this.strategy.endSpan(span, result);
+    if (result.outcome.kind === 'untried') {
+      // No connection came free in time for the exchange to end within the lease: back to the
+      // queue in its place.
+      this.waiting.finished(work.lane);
+      this.giveBack(work.rows);
+      return;
+    }
+    const at = this.options.clock();
+    const after = afterAttempt(this.stage, work.rows, result.outcome, { at, durationMs: result.durationMs }, this.options.schedule);
+    const ended = { work, result, after, at };
+    const settling = this.strategy.ended(ended);
+    this.waiting.finished(work.lane);
+    const written = settling.handedOn === true ? undefined : this.settle(work.rows, after, settling.subscription);
+    // The slot is free: the lane's next work starts now, and the runner may take in more.
+    this.dispatch(work.lane);
+    this.wake();
+    try {
+      const settled = await written;
+      // Operational events written with it wait in the queue, due now.
+      if (settled !== undefined && settled.notified > 0) this.wake();
+      this.strategy.settled(ended, settled);
+    } catch (error) {
+      // Not recorded, and not for want of the database (its outcome would be held until then):
+      // the rows stay leased, and are tried again once their leases expire.
+      this.options.onError(error);
+    }
+  }
+
+  /**
+   * At most every 250 ms: the work waiting whose leases no longer have room for an exchange
+   * goes back to the queue, keeping its place.
+   */
+  private giveBackExpiring(now: number): void {
+    if (!this.leaseRoom.checkDue(now)) return;
+    this.strategy.tidy?.(now);
+    this.giveBack(rowsOf(this.takeOutWaiting((work) => work.rows.some((row) => this.leaseRoom.tooShort(row, now)))));
+  }
+
+  /** The lanes, as the strategy may look at them. */
+  get lanes(): Pick<Lanes<W>, 'has' | 'room'> {
+    return this.waiting;
+  }
+
+  /** Takes the waiting work `which` picks out of its lanes, and returns it. */
+  takeOutWaiting(which: (work: W) => boolean): W[] {
+    const taken = this.waiting.removeWaiting(which);
+    for (const work of taken) this.strategy.pacing?.waits(work, -1);
+    return taken;
+  }
+
+  /** Tracks work on rows until it ends: stop and idle wait for it. */
+  private track(work: Promise<void>): void {
     this.loop.inFlight.add(work);
   }
 
   wake(): void {
     this.loop.wake();
-  }
-
-  /** The lease of a claim made `now`. */
-  lease(now: number): Lease {
-    return { holder: this.options.holder, now, durationUs: this.options.leaseUs };
   }
 
   /**
@@ -78,50 +316,9 @@ export class RunnerCore {
     );
   }
 
-  /**
-   * Takes in at most `room` rows (none when there is no room), has `place` put them where they
-   * wait, then `dispatch` start what may start. `place` may take more rows of its own, and
-   * says so with `alsoTaken`. Rows taken but not placed go back to the queue rather than wait
-   * out their leases (a database that does not answer gets them with the settler's retries). A
-   * claim that failed is thrown once the rows handed over are placed. Handed rows `stays` picks
-   * are left in the handoff. No claim is made while outcomes are held (`mayClaim`). Resolves
-   * with the rows taken in.
-   */
-  async takeIn(
-    now: number,
-    room: number,
-    claims: ClaimSource,
-    place: (batch: Batch, alsoTaken: (rows: readonly MatchesTable[]) => void) => Promise<void>,
-    dispatch: () => void,
-    stays?: (item: HandedMatch) => boolean,
-  ): Promise<number> {
-    const batch: Batch =
-      room > 0 ? await nextBatch(this.options, now, room, this.mayClaim ? claims : undefined, stays) : { handed: [], claimed: [] };
-    const taken = [...batch.handed.map((w) => w.row), ...batch.claimed];
-    try {
-      await place(batch, (rows) => taken.push(...rows));
-    } catch (error) {
-      this.giveBack(taken);
-      throw error;
-    }
-    dispatch();
-    if (batch.claimFailed !== undefined) throw batch.claimFailed;
-    return taken.length;
-  }
-
-  /**
-   * At most every 250 ms: `takeOut` takes the rows waiting in memory that `tooShort` picks
-   * (their leases no longer have room for an exchange) out of where they wait, and they go back
-   * to the queue, keeping their place.
-   */
-  giveBackExpiring(now: number, takeOut: (tooShort: (row: MatchesTable) => boolean) => readonly MatchesTable[]): void {
-    if (!this.leaseRoom.checkDue(now)) return;
-    this.giveBack(takeOut((row) => this.leaseRoom.tooShort(row, now)));
-  }
-
-  /** Whether rows about to start still have time for an exchange and its settlement. */
-  mayStart(rows: readonly MatchesTable[], now: number): boolean {
-    return !rows.some((row) => this.leaseRoom.tooShort(row, now));
+  /** The lease of a claim made `now`. */
+  private lease(now: number): Lease {
+    return { holder: this.options.holder, now, durationUs: this.options.leaseUs };
   }
 
   /** Rows taken out of where they wait (or never put there) go back to the queue, untried, with the next settlement. */
@@ -130,7 +327,7 @@ export class RunnerCore {
     this.track(this.settle(rows, UNTRIED).then(() => undefined, this.options.onError));
   }
 
-  /** Rows not to be tried (their subscription or event is gone); `onCancelled` hears of each one settled so. */
+  /** Rows not to be tried (their subscription is gone); `onCancelled` hears of each one settled so. */
   cancel(rows: readonly MatchesTable[], onCancelled: (row: MatchesTable) => void = () => undefined): void {
     if (rows.length === 0) return;
     this.track(
@@ -144,17 +341,10 @@ export class RunnerCore {
   settle(rows: readonly MatchesTable[], after: AfterAttempt, subscription?: AttemptedFor): Promise<Settled> {
     return this.options.settler.settle(settlementOf(this.stage, rows, after, subscription), leaseEnds(rows));
   }
+}
 
-  /** What every runner offers. */
-  runner(): Runner {
-    return {
-      intake: this.intake,
-      idle: () => this.loop.idle(),
-      start: () => this.loop.start(),
-      wake: () => this.loop.wake(),
-      stop: () => this.loop.stop(),
-    };
-  }
+function rowsOf(work: readonly Work[]): MatchesTable[] {
+  return work.flatMap((w) => w.rows);
 }
 
 /** When the first of the rows' leases runs out (µs); a row without one is free to claim already. */

@@ -3,7 +3,7 @@
  * `round` takes in what is due and waits until everything it started is answered and recorded.
  */
 import type { DatabaseHandle } from '../../src/db/connect.js';
-import { matchQueue } from '../../src/db/match-queue.js';
+import { type MatchQueue, matchQueue } from '../../src/db/match-queue.js';
 import { brokerDestination } from '../../src/delivery/broker-destination.js';
 import { destinationByKind } from '../../src/delivery/destination-by-kind.js';
 import type { BrokerClient } from '../../src/delivery/broker-publisher.js';
@@ -22,12 +22,13 @@ interface Common {
   holder?: string;
   /** How long its claims' leases run (µs): TEST_LEASE_US without. */
   leaseUs?: number;
-  /** The runner's settler (over matchQueue(handle), with `holder`, `leaseUs` and `clock`); one of its own without. */
+  /** The runner's settler (over `queue`, with `holder`, `leaseUs` and `clock`); one of its own without. */
   settler?: Settler;
+  /** What the runner claims from and reads (and its own settler writes to): matchQueue(handle) without. */
+  queue?: MatchQueue;
 }
 
-function common({ handle, clock = systemClock(), holder = 'me', leaseUs = TEST_LEASE_US, settler }: Common) {
-  const queue = matchQueue(handle);
+function common({ handle, clock = systemClock(), holder = 'me', leaseUs = TEST_LEASE_US, settler, queue = matchQueue(handle) }: Common) {
   return {
     queue,
     settler: settler ?? new Settler(queue, holder, leaseUs, clock, () => undefined),
