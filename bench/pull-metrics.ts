@@ -15,6 +15,7 @@ export interface PullMetrics {
 const WAITERS = 'notifications_pull_waiters';
 export const OPERATIONS_METRIC = 'notifications_pull_database_operations_total';
 const OPERATIONS = OPERATIONS_METRIC;
+const DECLARED = /^# TYPE notifications_pull_database_operations(_total)? /;
 
 export async function pullMetrics(serverUrl: string): Promise<PullMetrics> {
   const response = await fetch(`${serverUrl}/metrics`);
@@ -24,6 +25,8 @@ export async function pullMetrics(serverUrl: string): Promise<PullMetrics> {
   let operations: Record<string, number> | undefined;
   for (const line of text.split('\n')) {
     if (line.startsWith(`${WAITERS} `)) waiters = Number(line.slice(WAITERS.length + 1));
+    // A counter with labels has no sample before its first operation: its TYPE line says it is there.
+    else if (DECLARED.test(line)) operations ??= {};
     else if (line.startsWith(OPERATIONS) && (line[OPERATIONS.length] === '{' || line[OPERATIONS.length] === ' ')) {
       const value = Number(line.slice(line.lastIndexOf(' ') + 1));
       const operation = /operation="([^"]*)"/.exec(line)?.[1] ?? '';
