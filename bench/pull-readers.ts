@@ -250,8 +250,9 @@ export class LongPollReader extends PullReader {
         for (const event of page.events) this.arrived(event.cursor, at);
         this.last = page.next;
         this.request = undefined;
-        // The next poll at once, sending back `next` (which acknowledges what came).
-        this.start();
+        // The next poll at once, sending back `next` (which acknowledges what came); after this turn's
+        // other answers, so that opening a connection does not hold back the times they are given.
+        setImmediate(() => this.start());
       });
       response.on('close', cut);
     });
