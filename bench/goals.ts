@@ -190,7 +190,10 @@ export function goals(results: Results, postgres: boolean): Row[] {
           ? ` (PostgreSQL chunks/s ${fixed(num(row['PG chunks/s with readers']), 1)} with readers, ${fixed(num(row['PG chunks/s without']), 1)} without)`
           : '';
       if (Number.isNaN(perSecond)) return `${NOT_MEASURED}: the server has no ${OPERATIONS_METRIC}${chunks}`;
-      return { measured: `${fixed(perSecond, 1)} (${whole(num(row.readers))} readers)${chunks}`, met: perSecond === 0 };
+      return {
+        measured: `${perSecond === 0 ? 0 : fixed(perSecond, 1)} (${whole(num(row.readers))} readers)${chunks}`,
+        met: perSecond === 0,
+      };
     });
     goal(`pull fan-out, ${name}: an event to ${whole(WAKE_READERS)} waiting readers, p99`, '< 1 s, every reader', () => {
       const row = fanout('wake', database);
