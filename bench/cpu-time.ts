@@ -60,7 +60,7 @@ function cpuTimes(pid: number): CpuTimes {
     main: mainThreadMs(pid),
     sqlite: namedThreadMs(pid, SQLITE_THREAD_NAME),
     outbound: namedThreadMs(pid, OUTBOUND_THREAD_NAME),
-    process: ticksOf(`/proc/${pid}/stat`) * MS_PER_TICK,
+    process: processMs(pid),
     postgres: postgresTicks() * MS_PER_TICK,
     machine: machineBusyTicks() * MS_PER_TICK,
   };
@@ -95,6 +95,11 @@ function ticksOf(statPath: string): number {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   // utime and stime are fields 14 and 15 of the whole line, 12 and 13 after the name.
   return Number(fields[11]) + Number(fields[12]);
+}
+
+/** CPU (ms, user and system) of all of `pid`'s threads so far; 0 once it has gone. */
+export function processMs(pid: number): number {
+  return ticksOf(`/proc/${pid}/stat`) * MS_PER_TICK;
 }
 
 /** CPU (ms, user and system) of `pid`'s main thread so far. */

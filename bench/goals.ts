@@ -1,5 +1,5 @@
 /**
- * The goals (issue 15's, and the import's), each with the figure this run measured for it. Ratios are to the ceiling,
+ * The goals (issue 15's, the import's, and pull fan-out's of PRODUCT.md), each with the figure this run measured for it. Ratios are to the ceiling,
  * or PostgreSQL's to SQLite's, measured in the same run, so they compare across runs and
  * machines. A goal whose section did not run (or, for PostgreSQL, without
  * NOTIFICATIONS_BENCH_DATABASE_URL) is "not measured".
@@ -9,6 +9,8 @@
  * the load generator, the stubs and PostgreSQL have theirs, since one event loop does not get
  * faster with more cores.
  */
+import { BURST_EVENTS, BURST_RECONNECTS, FANOUT_SUBSCRIPTIONS, IDLE_READERS, WAKE_READERS } from './fanout.js';
+import { OPERATIONS_METRIC } from './pull-metrics.js';
 import { BURST_TARGET_DELAY_MS, EXCHANGES_PER_EVENT } from './receive.js';
 import type { Row } from './table.js';
 
@@ -169,6 +171,65 @@ export function goals(results: Results, postgres: boolean): Row[] {
       met: rows.every((row) => num(row['peak resident MB']) <= 300),
     };
   });
+  /** A phase's row, or why there is none (the section not run, no PostgreSQL, or a row that only says why it did not run). */
+  const fanout = (phase: string, database: string): Row | string => {
+    const row = results.fanout?.find((r) => r.phase === phase && r.database === database);
+    if (!row) return missing('fanout', database);
+    return row.met === undefined ? String(row.readers) : row;
+  };
+  for (const [database, name] of [
+    ['sqlite', 'SQLite'],
+    ['postgres', 'PostgreSQL'],
+  ] as const) {
+    goal(`pull fan-out, ${name}: reader database operations/s, ${whole(IDLE_READERS)} idle streams and long polls held`, '0', () => {
+      const row = fanout('idle', database);
+      if (typeof row === 'string') return row;
+      const perSecond = num(row['reader ops/s']);
+      const chunks =
+        typeof row['PG chunks/s with readers'] === 'number'
+          ? ` (PostgreSQL chunks/s ${fixed(num(row['PG chunks/s with readers']), 1)} with readers, ${fixed(num(row['PG chunks/s without']), 1)} without)`
+          : '';
+      if (Number.isNaN(perSecond)) return `${NOT_MEASURED}: the server has no ${OPERATIONS_METRIC}${chunks}`;
+      return {
+        measured: `${perSecond === 0 ? 0 : fixed(perSecond, 1)} (${whole(num(row.readers))} readers)${chunks}`,
+        met: perSecond === 0,
+      };
+    });
+    goal(`pull fan-out, ${name}: an event to ${whole(WAKE_READERS)} waiting readers, p99`, '< 1 s, every reader', () => {
+      const row = fanout('wake', database);
+      if (typeof row === 'string') return row;
+      const p99 = num(row['p99 ms']);
+      return { measured: `${whole(p99)} ms (p50 ${whole(num(row['p50 ms']))} ms; reached ${row.reached})`, met: row.met === 'yes' };
+    });
+    goal(
+      `pull fan-out, ${name}: database reads per wake of ${whole(WAKE_READERS)} readers of ${FANOUT_SUBSCRIPTIONS} subscriptions`,
+      `≤ ${FANOUT_SUBSCRIPTIONS}`,
+      () => {
+        const row = fanout('wake', database);
+        if (typeof row === 'string') return row;
+        const reads = num(row['reads/wake']);
+        if (Number.isNaN(reads)) return `${NOT_MEASURED}: the server has no ${OPERATIONS_METRIC}`;
+        return {
+          measured: `${fixed(reads, 1)} (all reader operations: ${row['ops/wake by operation']})`,
+          met: reads <= FANOUT_SUBSCRIPTIONS,
+        };
+      },
+    );
+    goal(
+      `pull fan-out, ${name}: a burst of ${BURST_EVENTS} events, ${whole(WAKE_READERS)} readers, ${BURST_RECONNECTS} reconnecting`,
+      '0 streams ended, 0 503',
+      () => {
+        const row = fanout('burst', database);
+        if (typeof row === 'string') return row;
+        return {
+          measured:
+            `streams ended (readers) ${row['streams ended by server (readers)']}, reader answers 503 (readers) ${row['reader 503s (readers)']}, ` +
+            `events refused (answers not 200) ${row['events refused (answers not 200)']}; every reader got all: ${row['every reader got all']}`,
+          met: row.met === 'yes',
+        };
+      },
+    );
+  }
   const deliveryRuns = ['receive', 'burst', 'latency', 'sustained'].flatMap((section) =>
     (results[section] ?? []).map((row) => ({ run: `${section} ${row.database}`, row })),
   );

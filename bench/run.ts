@@ -1,6 +1,7 @@
 /**
  * `npm run bench [-- section…]`: prints the benchmark tables and writes bench/results.json.
- * Sections: jsonpath, matching, memory, outbound, creates, receive, burst, latency, sustained, isolation, tracing, brokers, disk, import
+ * Sections: jsonpath, matching, memory, outbound, creates, receive, burst, latency, sustained, isolation, tracing, brokers, disk, import,
+ * fanout
  * (all by default). The services run on SQLite, and on PostgreSQL too when NOTIFICATIONS_BENCH_DATABASE_URL
  * names a database. Run with --expose-gc (the npm script does) so heap figures are settled.
  * Last, the goals of issue 15 with the figures of this run (bench/goals.ts).
@@ -12,6 +13,7 @@ import { facilityEvent } from '../test/support/fixtures.js';
 import { benchBrokers } from './brokers.js';
 import { benchCreates } from './creates.js';
 import { benchDisk, DISK_EVENTS, DISK_MATCHES_PER_EVENT, DISK_RETRIED_EVENTS, FAILURES_BEFORE_DELIVERY } from './disk-usage.js';
+import { benchFanout, FANOUT_TABLES } from './fanout.js';
 import { benchImport, IMPORT_EVENTS, originalForBench } from './import.js';
 import { benchIsolation } from './isolation.js';
 import { goals } from './goals.js';
@@ -37,6 +39,7 @@ const SECTIONS = [
   'brokers',
   'disk',
   'import',
+  'fanout',
 ];
 
 async function main(): Promise<void> {
@@ -130,6 +133,15 @@ async function main(): Promise<void> {
     `import-pacifica: an original's PostgreSQL database (${IMPORT_EVENTS.toLocaleString('en-US')} events of 2 KB, 1.6 matches each, 200 subscriptions) into a fresh database; then a second run, which finds everything present`,
     benchImportSection,
   );
+  if (want('fanout')) {
+    // One table a phase (their columns differ); results.fanout keeps every row, with its phase.
+    results.fanout = await forEachBenchDatabase(benchFanout);
+    for (const [phase, title] of FANOUT_TABLES)
+      printTable(
+        title,
+        results.fanout.filter((row) => row.phase === phase).map(({ phase: _phase, ...row }) => row),
+      );
+  }
   results.goals = goals(results, Boolean(process.env.NOTIFICATIONS_BENCH_DATABASE_URL));
   printTable('Goals, with the figures of this run', results.goals);
   writeFileSync(
