@@ -263,7 +263,12 @@ async function serve(config: Config): Promise<number> {
     policy.wake();
     deliveries.wake();
   });
-  const pullReads = sharedReads(pullReader({ database, clock, databaseTimeoutMs: config.databaseTimeoutMs, metrics }), waiters);
+  // Every readable row is announced on SQLite; on PostgreSQL while the listener hears other instances.
+  const pullReads = sharedReads(
+    pullReader({ database, clock, databaseTimeoutMs: config.databaseTimeoutMs, metrics }),
+    waiters,
+    () => sync?.listening ?? true,
+  );
   const subscriptionChanged = followSubscriptionWrites(matcher, deliveries, pullReads);
   // Instances sharing the database hear of each other's writes; their own creates they apply at once.
   const expectedNotifications = database.capabilities.sharedByInstances ? new ExpectedNotifications() : undefined;

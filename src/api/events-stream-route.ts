@@ -113,7 +113,8 @@ async function writeEvents(stream: Stream, after: number): Promise<void> {
   /**
    * One turn: a keep-alive comment when the last wait timed out, then, unless that was all
    * (nothing woke the wait, so nothing became readable), a read, whose events are written and
-   * acknowledged. 'again': events came, read on; 'wait': wait for the next wake.
+   * acknowledged. 'again': a full batch came, read on; 'wait': wait for the next wake (at once
+   * when one came meanwhile).
    */
   const turn = async (ended: WaitEnd | undefined): Promise<'again' | 'wait' | 'stop'> => {
     if (ended === 'timeout' && !(await send(comment('keep-alive')))) return 'stop';
@@ -123,7 +124,8 @@ async function writeEvents(stream: Stream, after: number): Promise<void> {
     if (!(await send(events.map((e) => jsonEvent(e.cursor, STREAM_EVENT_TYPE, e.event)).join('')))) return 'stop';
     after = parseCursor(events[events.length - 1]!.cursor)!;
     await reader.acknowledge(subscription, after);
-    return 'again';
+    // A batch not full was all there was when read: what came since has woken the wait.
+    return events.length === READ_BATCH ? 'again' : 'wait';
   };
   try {
     // The headers go out with it: the client knows at once that the stream is open.

@@ -9,6 +9,11 @@
  * - A read joins one in flight for the same subscription, cursor, limit and extensions, unless
  *   the subscription was woken since that read began: a read begun before a wake may have missed
  *   the rows the wake announced, and a reader woken by them must see them.
+ * - Where every readable row is announced by a wake (`announced`: SQLite always, PostgreSQL
+ *   while its listener listens), a read that found the end of a subscription's rows, with no
+ *   wake since it began, answers later reads after that end at once, with nothing: a long poll
+ *   asking again after its answer costs no read until the next wake. On PostgreSQL a row
+ *   another instance made readable is seen from its announcement on (milliseconds).
  * - Acknowledging up to a cursor this instance has already acknowledged (committed) is skipped,
  *   and one in flight up to it or beyond is waited for. That is safe because cursors are given in
  *   commit order (db/pull.ts): once every pending row up to C is acknowledged, no row up to C
@@ -16,11 +21,11 @@
  */
 import type { SubscriptionChange } from '../db/subscriptions.js';
 import type { SubscriptionRow } from '../db/tables.js';
-import type { PulledEvent, PullReader } from './reader.js';
+import { parseCursor, type PulledEvent, type PullReader } from './reader.js';
 import type { PullWaiters } from './waiters.js';
 
-/** Subscriptions whose acknowledged cursor is remembered (the oldest forgotten first: forgetting costs one write). */
-const REMEMBERED_ACKNOWLEDGEMENTS = 10_000;
+/** Subscriptions whose acknowledged cursor, or the end of whose rows, is remembered (the oldest forgotten first: forgetting costs a statement). */
+const REMEMBERED = 10_000;
 
 interface Acknowledged {
   /** Committed up to here. */
@@ -35,11 +40,28 @@ export interface SharedReads extends PullReader {
   subscriptionChanged(change: SubscriptionChange): void;
 }
 
-export function sharedReads(reader: PullReader, waiters: PullWaiters): SharedReads {
+/**
+ * `announced`: whether every row made readable is announced by a wake now (the ends of
+ * subscriptions' rows are remembered only then).
+ */
+export function sharedReads(reader: PullReader, waiters: PullWaiters, announced: () => boolean = () => true): SharedReads {
   const lookups = new Map<string, Map<string, Promise<SubscriptionRow>>>();
   const reads = new Map<string, Map<string, Promise<PulledEvent[]>>>();
   const acknowledged = new Map<string, Acknowledged>();
-  waiters.onWake((subscription) => (subscription === undefined ? reads.clear() : reads.delete(subscription)));
+  /** Per subscription, the cursor after which no row was readable at a read no wake has followed. */
+  const ends = new Map<string, number>();
+  /** Counts wakes: a read that saw it move may have missed rows. */
+  let wakes = 0;
+  waiters.onWake((subscription) => {
+    wakes++;
+    if (subscription === undefined) {
+      reads.clear();
+      ends.clear();
+    } else {
+      reads.delete(subscription);
+      ends.delete(subscription);
+    }
+  });
 
   const subscription = (owner: string, uuid: string): Promise<SubscriptionRow> => {
     let ofUuid = lookups.get(uuid);
@@ -54,19 +76,21 @@ export function sharedReads(reader: PullReader, waiters: PullWaiters): SharedRea
     let ofSubscription = reads.get(subscription.uuid);
     const joined = ofSubscription?.get(key);
     if (joined) return joined;
+    const end = ends.get(subscription.uuid);
+    if (end !== undefined && after >= end && announced()) return Promise.resolve([]);
     if (!ofSubscription) reads.set(subscription.uuid, (ofSubscription = new Map()));
-    return inFlight(reads, subscription.uuid, ofSubscription, key, reader.read(subscription, after, limit));
-  };
-
-  const remember = (subscription: string): Acknowledged => {
-    const state: Acknowledged = { upTo: -1, wanted: -1, running: undefined };
-    acknowledged.set(subscription, state);
-    if (acknowledged.size > REMEMBERED_ACKNOWLEDGEMENTS) acknowledged.delete(acknowledged.keys().next().value!);
-    return state;
+    const wakesBefore = wakes;
+    const reading = reader.read(subscription, after, limit).then((events) => {
+      if (events.length < limit && wakes === wakesBefore && announced())
+        remember(ends, subscription.uuid, events.length === 0 ? after : parseCursor(events[events.length - 1]!.cursor)!);
+      return events;
+    });
+    return inFlight(reads, subscription.uuid, ofSubscription, key, reading);
   };
 
   const acknowledge = async (subscription: SubscriptionRow, cursor: number): Promise<void> => {
-    const state = acknowledged.get(subscription.uuid) ?? remember(subscription.uuid);
+    const state =
+      acknowledged.get(subscription.uuid) ?? remember(acknowledged, subscription.uuid, { upTo: -1, wanted: -1, running: undefined });
     state.wanted = Math.max(state.wanted, cursor);
     while (cursor > state.upTo) {
       if (state.running) {
@@ -100,6 +124,14 @@ export function sharedReads(reader: PullReader, waiters: PullWaiters): SharedRea
     acknowledge,
     subscriptionChanged: (change) => lookups.delete(change.kind === 'delete' ? change.uuid : change.row.uuid),
   };
+}
+
+/** Sets `key` to `value` in `map`, forgetting the oldest key beyond REMEMBERED; returns `value`. */
+function remember<T>(map: Map<string, T>, key: string, value: T): T {
+  map.delete(key);
+  map.set(key, value);
+  if (map.size > REMEMBERED) map.delete(map.keys().next().value!);
+  return value;
 }
 
 /** `work`, joinable at `groups[group][key]` until it settles (or the group is dropped). */

@@ -83,6 +83,23 @@ for (const backend of testBackends()) {
           states.map((row) => row.state),
           ['delivered'],
         );
+        // The read found the end of the rows, and no wake came since: neither the streams nor the
+        // next poll read after it.
+        const readsAfter = (from: number) => pulls.calls().filter((call) => call.operation === 'read' && call.cursor === from).length;
+        assert.deepEqual(((await next.json()) as { events: unknown[] }).events, []);
+        assert.equal(readsAfter(cursor), 0, 'no read after the known end');
+        // A wake forgets the end: the next row is read, by a poll and by every stream.
+        const later = await readableRow(test.handle, uuid);
+        waiters.wake(uuid);
+        const poll = (await (await fetch(`${pulls.url}/eventmatch/${uuid}/events?after=${cursor}`, { headers: ALICE })).json()) as {
+          events: Array<{ cursor: string }>;
+        };
+        assert.deepEqual(
+          poll.events.map((e) => e.cursor),
+          [String(later)],
+        );
+        for (const stream of streams) assert.equal((await stream.nextEvent()).id, String(later));
+        assert.ok(readsAfter(cursor) >= 1 && readsAfter(cursor) <= 2, `${readsAfter(cursor)} reads after the first row`);
       } finally {
         for (const stream of streams) stream.close();
       }
@@ -109,6 +126,39 @@ for (const backend of testBackends()) {
       const second = reader.read(subscription, 0, 10);
       assert.notEqual(second, first, 'woken between: a read of its own, which looks for the rows the wake announced');
       await Promise.all([first, second]);
+    });
+
+    it('remembers where the rows end only while every readable row is announced by a wake', async () => {
+      const base = pullReader({ database: test.handle, clock: systemClock(), databaseTimeoutMs: 5_000 });
+      let reads = 0;
+      let announced = false;
+      const reader = sharedReads(
+        {
+          ...base,
+          read: (subscription, after, limit) => {
+            reads++;
+            return base.read(subscription, after, limit);
+          },
+        },
+        waiters,
+        () => announced,
+      );
+      const uuid = await pulls.subscribe('alice');
+      const subscription = await reader.subscription('alice', uuid);
+      await reader.read(subscription, 0, 10);
+      await reader.read(subscription, 0, 10);
+      assert.equal(reads, 2, 'not announced (a PostgreSQL listener down): every read asks');
+      announced = true;
+      await reader.read(subscription, 0, 10);
+      assert.deepEqual(await reader.read(subscription, 0, 10), []);
+      assert.equal(reads, 3, 'announced: the end found is remembered until a wake');
+      const cursor = await readableRow(test.handle, uuid);
+      waiters.wake(uuid);
+      assert.deepEqual(
+        (await reader.read(subscription, 0, 10)).map((event) => event.cursor),
+        [String(cursor)],
+      );
+      assert.equal(reads, 4);
     });
 
     it(`readers of many subscriptions woken at once keep within their share (${READER_SHARE} statements at a time)`, async () => {
