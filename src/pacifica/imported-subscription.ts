@@ -12,6 +12,7 @@ import type { SubscriptionRow } from '../db/tables.js';
 import { ServiceError } from '../errors.js';
 import { compileJsonPath, JsonPathSyntaxError } from '../jsonpath/index.js';
 import { checkedField } from '../subscriptions/field-check.js';
+import { COLUMN_INITIAL } from '../subscriptions/fields.js';
 import { validateAuth, validateExtensions, validateTargetUrl } from '../subscriptions/input.js';
 import { RECORD_VERSION } from '../subscriptions/record.js';
 import { openAuth, sealSecret } from '../subscriptions/secret-box.js';
@@ -101,7 +102,8 @@ export async function importedSubscription(
     deleted: times.deleted!,
     disabled: times.disabled!,
     error: original.error,
-    rate_limit: null,
+    // The original had none of the fields stored as sent (a rate limit…): each comes over as a create without it.
+    ...COLUMN_INITIAL,
     allowed_rate: null,
     // The original had no notices of its own: a pipeline it served gets its data events only.
     notices: 0,

@@ -47,6 +47,14 @@ interface ClientField<W extends TSchema, R extends TSchema> {
   record: R;
 }
 
+/**
+ * A client field stored as sent, in the column of its name, which the record shows as it is:
+ * create, PUT and the record take it without code of its own. `initial` is a create's without it.
+ */
+interface ColumnField<W extends TSchema, R extends TSchema> extends ClientField<W, R> {
+  column: { initial: Static<R> };
+}
+
 /** A field the service sets: sent back by clients that PUT a record they read, and ignored. */
 interface ServiceField<R extends TSchema> {
   ignored: string;
@@ -57,6 +65,10 @@ function client<W extends TSchema>(write: W): ClientField<W, W>;
 function client<W extends TSchema, R extends TSchema>(write: W, record: R): ClientField<W, R>;
 function client(write: TSchema, record: TSchema = write): ClientField<TSchema, TSchema> {
   return { write, record };
+}
+
+function column<W extends TSchema, R extends TSchema>(write: W, record: R, initial: Static<R>): ColumnField<W, R> {
+  return { write, record, column: { initial } };
 }
 
 function service<R extends TSchema>(description: string, record: R): ServiceField<R> {
@@ -163,9 +175,10 @@ export const SUBSCRIPTION_FIELDS = {
   ),
   version: service('record version', Type.String({ description: '"v0.1"' })),
   error: service('why the service disabled it', nullable(Type.String({ description: 'why the service disabled the subscription' }))),
-  rate_limit: client(
+  rate_limit: column(
     nullable(Type.Integer({ minimum: RATE_LIMIT_MIN, maximum: RATE_LIMIT_MAX, description: RATE_LIMIT_DESCRIPTION })),
     nullable(Type.Integer({ description: RATE_LIMIT_DESCRIPTION })),
+    null,
   ),
   delivery: client(delivery),
   notices: client(
@@ -183,6 +196,9 @@ export type FieldName = keyof Fields;
 /** The fields a client writes (the others it may send back, and they are ignored). */
 export type WritableField = { [K in FieldName]: Fields[K] extends ClientField<TSchema, TSchema> ? K : never }[FieldName];
 
+/** The fields stored as sent, each in its own column (column() above). */
+export type ColumnFieldName = { [K in FieldName]: Fields[K] extends { column: object } ? K : never }[FieldName];
+
 /** A subscription as the API shows it to its owner (record.ts makes it from a row). */
 export type SubscriptionRecord = { [K in FieldName]: Static<Fields[K]['record']> };
 
@@ -191,3 +207,9 @@ export type SubscriptionWrite = { [K in WritableField]?: Static<Fields[K]['write
 
 export const RECORD_FIELDS = Object.keys(SUBSCRIPTION_FIELDS) as readonly FieldName[];
 export const WRITABLE_FIELDS = RECORD_FIELDS.filter((name): name is WritableField => 'write' in SUBSCRIPTION_FIELDS[name]);
+export const COLUMN_FIELDS = RECORD_FIELDS.filter((name): name is ColumnFieldName => 'column' in SUBSCRIPTION_FIELDS[name]);
+
+/** Each column field's value when a create does not send it: what a new row stores. */
+export const COLUMN_INITIAL = Object.fromEntries(COLUMN_FIELDS.map((name) => [name, SUBSCRIPTION_FIELDS[name].column.initial])) as {
+  [K in ColumnFieldName]: SubscriptionRecord[K];
+};

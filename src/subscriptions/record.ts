@@ -5,7 +5,7 @@
 import type { Keyring } from '../config/keyring.js';
 import type { SubscriptionRow } from '../db/tables.js';
 import { formatTimestamp } from '../time/clock.js';
-import type { Extensions, SubscriptionRecord } from './fields.js';
+import { COLUMN_FIELDS, type ColumnFieldName, type Extensions, type SubscriptionRecord } from './fields.js';
 import { openAuth } from './secret-box.js';
 
 /** The `version` label of records this code writes. */
@@ -28,8 +28,18 @@ export function toRecord(row: SubscriptionRow, secretKey: Keyring | null): Subsc
     disabled: row.disabled === null ? null : formatTimestamp(row.disabled),
     version: row.version,
     error: row.error,
-    rate_limit: row.rate_limit,
+    ...columnValues(row),
     delivery: row.delivery,
     notices: row.notices !== 0,
   };
+}
+
+type ColumnValues = Pick<SubscriptionRecord, ColumnFieldName>;
+
+/** The fields stored as sent (fields.ts, column()), as their columns hold them. */
+function columnValues(row: SubscriptionRow): ColumnValues {
+  // Typed as the row's, assigned as the record's: a column field without a column of its name in
+  // SubscriptionRow, or with one of another type, does not compile.
+  const values: ColumnValues = Object.fromEntries(COLUMN_FIELDS.map((name) => [name, row[name]])) as Pick<SubscriptionRow, ColumnFieldName>;
+  return values;
 }
