@@ -1,12 +1,12 @@
 /**
  * A field's value checked against its request schema (fields.ts) where no route has checked it:
  * what the importer reads from the original service's database. The first error is told in the
- * words a request's would be (api/validation-messages.ts), e.g. `body.auth.basic.username: at
+ * words a request's would be (request-body/validation-messages.ts), e.g. `body.auth.basic.username: at
  * most 1024 characters (found 2000)`.
  */
 import type { FastifySchemaValidationError, SchemaErrorDataVar } from 'fastify/types/schema.js';
 import { Value } from 'typebox/value';
-import { validationError } from '../api/validation-messages.js';
+import { validationError } from '../request-body/validation-messages.js';
 import { type SubscriptionWrite, SUBSCRIPTION_FIELDS, type WritableField } from './fields.js';
 
 /** `value`, typed as its schema describes it; a 400 ServiceError naming `body.<field>` otherwise. */
