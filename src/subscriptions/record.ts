@@ -5,7 +5,7 @@
 import type { Keyring } from '../config/keyring.js';
 import type { SubscriptionRow } from '../db/tables.js';
 import { formatTimestamp } from '../time/clock.js';
-import { COLUMN_FIELDS, type ColumnFieldName, type Extensions, type SubscriptionRecord } from './fields.js';
+import { COLUMN_FIELDS, type ColumnFieldName, type Extensions, RECORD_FIELDS, type SubscriptionRecord } from './fields.js';
 import { openAuth } from './secret-box.js';
 
 /** The `version` label of records this code writes. */
@@ -14,7 +14,8 @@ export const RECORD_VERSION = 'v0.1';
 export { RECORD_FIELDS, type SubscriptionRecord } from './fields.js';
 
 export function toRecord(row: SubscriptionRow, secretKey: Keyring | null): SubscriptionRecord {
-  return {
+  const values: SubscriptionRecord = {
+    ...columnValues(row),
     user: row.owner,
     uuid: row.uuid,
     name: row.name,
@@ -28,10 +29,11 @@ export function toRecord(row: SubscriptionRow, secretKey: Keyring | null): Subsc
     disabled: row.disabled === null ? null : formatTimestamp(row.disabled),
     version: row.version,
     error: row.error,
-    ...columnValues(row),
     delivery: row.delivery,
     notices: row.notices !== 0,
   };
+  // In the declaration's order, the answers' (whose schema orders them over HTTP), wherever a field is made above.
+  return Object.fromEntries(RECORD_FIELDS.map((name) => [name, values[name]])) as SubscriptionRecord;
 }
 
 type ColumnValues = Pick<SubscriptionRecord, ColumnFieldName>;
