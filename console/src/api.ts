@@ -4,51 +4,19 @@
  * The identity is whatever the front proxy adds to these requests, as to any other.
  */
 
-export interface Auth {
-  type?: 'basic' | 'header';
-  basic?: { username: string; password: string };
-  header?: { type: string; credentials: string };
-}
+// The subscription's fields are declared once, in src/subscriptions/fields.ts; `npm run build`
+// writes its declaration (console/tsconfig.fields.json) before it compiles the console.
+import type { SubscriptionRecord, SubscriptionWrite } from '../../dist/types/subscriptions/fields.js';
 
-export type ExtensionValue = string | number | boolean;
+export type { DeliveryKind, ExtensionValue } from '../../dist/types/subscriptions/fields.js';
 
-/** push: events are POSTed to `target_url`; pull: the owner reads them at `/events`. Fixed once created. */
-export type DeliveryKind = 'push' | 'pull';
+export type Subscription = SubscriptionRecord;
 
-export interface Subscription {
-  uuid: string;
-  user: string;
-  name: string;
-  jsonpath: string;
-  /** null for a pull subscription. */
-  target_url: string | null;
-  auth: Auth;
-  extensions: Record<string, ExtensionValue>;
-  created: string;
-  updated: string;
-  deleted: string | null;
-  disabled: string | null;
-  error: string | null;
-  rate_limit: number | null;
-  delivery: DeliveryKind;
-  /** Whether the service's notices about the owner's other subscriptions (disabled, enabled, failing) reach it too. */
-  notices: boolean;
-}
+/** What a create or change sends: a change never sends `delivery` (the service refuses to change it). */
+export type SubscriptionInput = Omit<SubscriptionWrite, 'disabled'>;
 
-/**
- * What a create or change sends. A pull subscription sends no target, credentials or rate limit;
- * a change never sends `delivery` (the service refuses to change it).
- */
-export interface SubscriptionInput {
-  name: string;
-  jsonpath: string;
-  extensions: Record<string, ExtensionValue>;
-  delivery?: DeliveryKind;
-  target_url?: string;
-  auth?: Auth;
-  rate_limit?: number | null;
-  notices: boolean;
-}
+/** Credentials as a create or change sends them: {} (none), basic or header. */
+export type Auth = NonNullable<SubscriptionWrite['auth']>;
 
 export interface Attempt {
   at: string;

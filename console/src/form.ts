@@ -74,16 +74,18 @@ let rowKeys = 0;
 
 function draftOf(record: Subscription | undefined, jsonpath = ''): Draft {
   const auth = record?.auth ?? {};
+  const basic = 'basic' in auth ? auth.basic : undefined;
+  const header = 'header' in auth ? auth.header : undefined;
   return {
     name: record?.name ?? '',
     jsonpath: record?.jsonpath ?? jsonpath,
     delivery: record?.delivery ?? 'push',
     target_url: record?.target_url ?? '',
-    authType: auth.type ?? 'none',
-    username: auth.basic?.username ?? '',
-    password: auth.basic?.password ?? '',
-    scheme: auth.header?.type ?? 'Bearer',
-    credentials: auth.header?.credentials ?? '',
+    authType: 'type' in auth ? auth.type : 'none',
+    username: basic?.username ?? '',
+    password: basic?.password ?? '',
+    scheme: header?.type ?? 'Bearer',
+    credentials: header?.credentials ?? '',
     extensions: Object.entries(record?.extensions ?? {}).map(([name, value]) => ({
       key: rowKeys++,
       name,

@@ -9,7 +9,7 @@ import type { FastifyBaseLogger, FastifyError, FastifyReply, FastifyRequest } fr
 import { isStorageFull } from '../db/storage-full.js';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
 import { databaseUnavailable, errorBody, ServiceError, serviceError, storageFull, unsupportedJsonBody } from '../errors.js';
-import { validationError } from './validation-messages.js';
+import { validationError } from '../request-body/validation-messages.js';
 
 export type ErrorHandler = (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => void;
 

@@ -1,24 +1,15 @@
 /**
  * JSON schemas of `/eventmatch`: they validate requests (types, required and unknown fields)
- * and describe the API in /openapi.json. What a schema cannot say well (URL, JSONPath, auth
- * shapes, extension names) is checked in subscriptions/input.ts, with messages naming the field.
- * Lengths (maxLength) are in characters, code points as input.ts counts them.
+ * and describe the API in /openapi.json. A subscription's fields are declared in
+ * subscriptions/fields.ts; what a schema cannot say well (URL, JSONPath, auth shapes, extension
+ * names) is checked in subscriptions/input.ts, with messages naming the field. Lengths
+ * (maxLength) are in characters: code points, as Ajv and characters.ts count them.
  */
 
-import { authDescription, targetUrlDescription } from '../destinations/kinds-doc.js';
 import type { ErrorCode } from '../errors.js';
-import {
-  AUTH_STRING_MAX_CHARACTERS,
-  EXTENSION_VALUE_MAX_CHARACTERS,
-  EXTENSIONS_MAX_ENTRIES,
-  NAME_MAX_CHARACTERS,
-  PAGE_LIMIT_DEFAULT,
-  PAGE_LIMIT_MAX,
-  RATE_LIMIT_MAX,
-  RATE_LIMIT_MIN,
-  TARGET_URL_MAX_CHARACTERS,
-} from '../subscriptions/input.js';
-import { RECORD_FIELDS } from '../subscriptions/record.js';
+import type { TSchema } from 'typebox';
+import { RECORD_FIELDS, SUBSCRIPTION_FIELDS as FIELDS, WRITABLE_FIELDS, type WritableField } from '../subscriptions/fields.js';
+import { PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX } from '../subscriptions/input.js';
 import { GIVEN_KEY_MAX_BYTES, GIVEN_KEY_MIN_BYTES, SECRET_PREFIX } from '../subscriptions/signing-secret.js';
 import { errorResponses } from './error-responses.js';
 
@@ -78,131 +69,22 @@ const SUBSCRIPTION_FIELDS: readonly ErrorCode[] = [
   'JSONPATH_SYNTAX',
 ];
 
-const serviceSet = (description: string) => ({ description: `${description}; set by the service, ignored when sent` });
-
-const authString = { type: 'string', maxLength: AUTH_STRING_MAX_CHARACTERS } as const;
-
-const auth = {
-  type: 'object',
-  description:
-    'Credentials for the target: {} (none), {"type":"basic","basic":{"username","password"}} (HTTP Basic) or ' +
-    '{"type":"header","header":{"type","credentials"}} (sent as "Authorization: <type> <credentials>"). ' +
-    `${authDescription()} Echoed back to the owner as supplied; stored encrypted when NOTIFICATIONS_SECRET_KEY is set.`,
-  additionalProperties: false,
-  properties: {
-    type: { type: 'string', description: '"basic" or "header"' },
-    basic: {
-      type: 'object',
-      additionalProperties: false,
-      properties: { username: authString, password: authString },
-    },
-    header: {
-      type: 'object',
-      additionalProperties: false,
-      properties: {
-        type: { ...authString, description: 'the authentication scheme, e.g. Bearer' },
-        credentials: authString,
-      },
-    },
-  },
-} as const;
-
-const extensions = {
-  type: 'object',
-  description:
-    'CloudEvents extension attributes added to every event delivered for this subscription: names of 1 to 20 lowercase ' +
-    `letters or digits (not a context attribute such as id or type), values strings of at most ${EXTENSION_VALUE_MAX_CHARACTERS} ` +
-    'characters, booleans or 32-bit integers',
-  // The length of a string value is input.ts's: in a schema it needs a type, and values have three.
-  maxProperties: EXTENSIONS_MAX_ENTRIES,
-} as const;
-
-const rateLimit = {
-  type: ['integer', 'null'],
-  minimum: RATE_LIMIT_MIN,
-  maximum: RATE_LIMIT_MAX,
-  description:
-    `deliveries per second to the target at most, ${RATE_LIMIT_MIN} to ${RATE_LIMIT_MAX}; null (the default): no limit. ` +
-    'Deliveries over it wait their turn (none is dropped, none counts as a failure); the limit holds per instance',
-} as const;
-
-const notices = {
-  type: 'boolean',
-  description:
-    "true: the service's own events about the owner's other subscriptions (source /svc-notifications, types " +
-    'svc.notifications.subscription.disabled, .enabled and .failing) match this subscription too, when its jsonpath selects ' +
-    'them; false (the default): they never reach it, whatever its jsonpath (a $ or $.data subscription receives data events only)',
-} as const;
-
-const writable = {
-  name: { type: 'string', maxLength: NAME_MAX_CHARACTERS, description: 'human-readable name; not blank' },
-  jsonpath: {
-    type: 'string',
-    description:
-      'JSONPath (RFC 9535 or Pacifica jsonpath2) selecting the events to route; compiled when written, its dialect stored with it. ' +
-      'On a PUT, the stored text sent back keeps the stored expression and dialect (it is not read again under NOTIFICATIONS_JSONPATH_DIALECT)',
-  },
-  delivery: {
-    type: 'string',
-    enum: ['push', 'pull'],
-    description:
-      'push (the default): events are POSTed to target_url; pull: no target, the owner reads them from ' +
-      'GET /eventmatch/{uuid}/events (auth must be {}, rate_limit absent or null). Fixed once created',
-  },
-  target_url: {
-    type: ['string', 'null'],
-    maxLength: TARGET_URL_MAX_CHARACTERS,
-    description:
-      `${targetUrlDescription()} (required for push; absent or null for pull); no credentials in it. Refused when NOTIFICATIONS_TARGET_DENY or ` +
-      'NOTIFICATIONS_TARGET_ALLOW refuses its address, or every address its host name resolves to. With ' +
-      'NOTIFICATIONS_TARGET_VALIDATION=handshake, a new target_url is first sent OPTIONS with WebHook-Request-Origin and ' +
-      'WebHook-Request-Rate (the CloudEvents webhook handshake) and is stored only if the target answers 2xx with ' +
-      'WebHook-Allowed-Origin (ours or *); its WebHook-Allowed-Rate (a minute) then caps deliveries with rate_limit',
-  },
-  auth,
-  extensions,
-  disabled: {
-    description:
-      'null re-enables the subscription and clears error; any other value disables it now. Re-enabling without a new jsonpath ' +
-      'compiles the stored expression in its stored dialect: 400 JSONPATH_SYNTAX naming body.jsonpath when it does not compile',
-  },
-  rate_limit: rateLimit,
-  notices,
-} as const;
-
-const ignored = {
-  uuid: serviceSet('identifier'),
-  user: serviceSet('owner'),
-  created: serviceSet('creation time'),
-  updated: serviceSet('last change'),
-  deleted: serviceSet('deletion time'),
-  version: serviceSet('record version'),
-  error: serviceSet('why the service disabled it'),
-} as const;
+/**
+ * The body of a create or PUT: the fields a client writes, then those the service sets, with a
+ * schema that takes anything (a record PUT back as read passes).
+ */
+const writeProperties = Object.fromEntries(
+  [...WRITABLE_FIELDS, ...RECORD_FIELDS.filter((name) => !WRITABLE_FIELDS.includes(name as WritableField))].map((name) => {
+    const field: { write?: TSchema; ignored?: string } = FIELDS[name];
+    return [name, field.write ?? { description: field.ignored }];
+  }),
+);
 
 export const timestamp = { type: 'string', description: 'UTC, YYYY-MM-DDTHH:MM:SS.ffffff' } as const;
-const nullableTimestamp = { type: ['string', 'null'], description: 'null, or UTC YYYY-MM-DDTHH:MM:SS.ffffff' } as const;
 
 const subscriptionRecord = {
   type: 'object',
-  properties: {
-    user: { type: 'string' },
-    uuid: { type: 'string', format: 'uuid' },
-    name: { type: 'string' },
-    jsonpath: { type: 'string' },
-    target_url: { type: ['string', 'null'], description: 'null for a pull subscription' },
-    auth: { type: 'object', additionalProperties: true, description: auth.description },
-    extensions: { type: 'object', additionalProperties: true, description: extensions.description },
-    created: timestamp,
-    updated: timestamp,
-    deleted: nullableTimestamp,
-    disabled: nullableTimestamp,
-    version: { type: 'string', description: '"v0.1"' },
-    error: { type: ['string', 'null'], description: 'why the service disabled the subscription' },
-    rate_limit: { type: ['integer', 'null'], description: rateLimit.description },
-    delivery: { type: 'string', enum: ['push', 'pull'], description: writable.delivery.description },
-    notices,
-  },
+  properties: Object.fromEntries(RECORD_FIELDS.map((name) => [name, FIELDS[name].record])),
   required: [...RECORD_FIELDS],
 } as const;
 
@@ -259,7 +141,7 @@ export function eventmatchSchemas(userHeader: string) {
       body: {
         type: 'object',
         additionalProperties: false,
-        properties: { ...writable, ...ignored },
+        properties: writeProperties,
         // target_url is required for push only: input.ts says so, naming the field.
         required: ['name', 'jsonpath'],
       },
@@ -294,7 +176,7 @@ export function eventmatchSchemas(userHeader: string) {
       summary: 'Change some fields of a subscription',
       headers,
       params: uuidParams,
-      body: { type: 'object', additionalProperties: false, properties: { ...writable, ...ignored } },
+      body: { type: 'object', additionalProperties: false, properties: writeProperties },
       response: {
         200: subscriptionRecord,
         ...eventmatchErrors(...EVERY_ROUTE, ...RECORDS, ...JSON_BODY, ...SUBSCRIPTION_FIELDS, 'SUBSCRIPTION_NOT_FOUND'),

@@ -11,20 +11,23 @@ import type { Database, SubscriptionRow } from './tables.js';
 /** A committed write, as those who keep copies of subscriptions (the matcher) hear of it. */
 export type SubscriptionChange = { kind: 'upsert'; row: SubscriptionRow } | { kind: 'delete'; uuid: string };
 
+/**
+ * What an update may set: every column but those fixed once created and those only their own
+ * writes set (the signing secrets, `deleted`, `updated`), so that a new column needs no entry here.
+ */
 export type SubscriptionChanges = Partial<
-  Pick<
+  Omit<
     SubscriptionRow,
-    | 'name'
-    | 'jsonpath'
-    | 'dialect'
-    | 'target_url'
-    | 'auth'
-    | 'extensions'
-    | 'disabled'
-    | 'error'
-    | 'rate_limit'
-    | 'allowed_rate'
-    | 'notices'
+    | 'uuid'
+    | 'owner'
+    | 'delivery'
+    | 'version'
+    | 'created'
+    | 'updated'
+    | 'deleted'
+    | 'signing_secret'
+    | 'previous_signing_secret'
+    | 'secret_rotated'
   >
 >;
 

@@ -11,6 +11,8 @@ import type { Keyring } from '../config/keyring.js';
 import type { SubscriptionRow } from '../db/tables.js';
 import { ServiceError } from '../errors.js';
 import { compileJsonPath, JsonPathSyntaxError } from '../jsonpath/index.js';
+import { checkedField } from '../subscriptions/field-check.js';
+import { COLUMN_INITIAL } from '../subscriptions/fields.js';
 import { validateAuth, validateExtensions, validateTargetUrl } from '../subscriptions/input.js';
 import { RECORD_VERSION } from '../subscriptions/record.js';
 import { openAuth, sealSecret } from '../subscriptions/secret-box.js';
@@ -65,12 +67,13 @@ export async function importedSubscription(
   const credentialsMoved = credentials !== undefined && Object.keys(auth).length === 0;
   if (credentialsMoved) auth = { type: 'basic', basic: credentials.basic };
   const targetUrl = credentialsMoved ? credentials.targetUrl : original.target_url;
-  const checkedAuth = checked(() => validateAuth(auth), disabledBecause) ?? {};
-  const extensions =
-    checked(() => validateExtensions(jsonObject(original.extensions, 'extensions', disabledBecause) ?? {}), disabledBecause) ?? {};
+  // Read as a request's would be: its schema first (fields.ts), then what input.ts checks beyond it.
+  const checkedAuth = checked(() => validateAuth(checkedField('auth', auth)!), disabledBecause) ?? {};
+  const sentExtensions = jsonObject(original.extensions, 'extensions', disabledBecause) ?? {};
+  const extensions = checked(() => validateExtensions(checkedField('extensions', sentExtensions)!), disabledBecause) ?? {};
   if (live) {
     // A deleted subscription never delivers or matches again: its target and expression are kept unjudged.
-    const url = checked(() => validateTargetUrl(targetUrl), disabledBecause);
+    const url = checked(() => validateTargetUrl(checkedField('target_url', targetUrl) ?? ''), disabledBecause);
     if (url !== undefined) {
       const refusal = await context.hostRefusal(new URL(url).hostname);
       if (refusal !== null) disabledBecause.push(`target_url: ${refusal}`);
@@ -99,7 +102,8 @@ export async function importedSubscription(
     deleted: times.deleted!,
     disabled: times.disabled!,
     error: original.error,
-    rate_limit: null,
+    // The original had none of the fields stored as sent (a rate limit…): each comes over as a create without it.
+    ...COLUMN_INITIAL,
     allowed_rate: null,
     // The original had no notices of its own: a pipeline it served gets its data events only.
     notices: 0,

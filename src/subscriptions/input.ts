@@ -10,65 +10,56 @@ import { targetUrlProblem } from '../destinations/target-url.js';
 import { jsonPathSyntax, serviceError } from '../errors.js';
 import { type JsonValue, MAX_DOCUMENT_DEPTH, nestedDeeperThan } from '../json.js';
 import { type CompiledJsonPath, compileJsonPath, type Dialect, type DialectMode, JsonPathSyntaxError } from '../jsonpath/index.js';
-import type { DeliveryKind } from '../db/tables.js';
+import {
+  type Auth,
+  type DeliveryKind,
+  EXTENSION_VALUE_MAX_CHARACTERS,
+  type Extensions,
+  type ExtensionValue,
+  type SentAuth,
+  type SubscriptionWrite,
+  WRITABLE_FIELDS,
+} from './fields.js';
 
-export type Auth =
-  | Record<string, never>
-  | { type: 'basic'; basic: { username: string; password: string } }
-  | { type: 'header'; header: { type: string; credentials: string } };
+export {
+  type Auth,
+  AUTH_STRING_MAX_CHARACTERS,
+  EXTENSION_VALUE_MAX_CHARACTERS,
+  type Extensions,
+  EXTENSIONS_MAX_ENTRIES,
+  type ExtensionValue,
+  NAME_MAX_CHARACTERS,
+  RATE_LIMIT_MAX,
+  RATE_LIMIT_MIN,
+  TARGET_URL_MAX_CHARACTERS,
+} from './fields.js';
 
-export type ExtensionValue = string | number | boolean;
-export type Extensions = Record<string, ExtensionValue>;
-
-/** A create or update, validated. Absent members are left as they are (update) or defaulted (create). */
-export interface SubscriptionChangeInput {
-  name?: string;
+/**
+ * A create or update, validated: the fields as sent (the route's schema has checked their types,
+ * bounds and names), `jsonpath` compiled and `disabled` read. Absent members are left as they
+ * are (update) or defaulted (create).
+ */
+export type SubscriptionChangeInput = Omit<SubscriptionWrite, 'jsonpath' | 'disabled' | 'auth' | 'extensions'> & {
   compiled?: CompiledJsonPath;
-  /** `push` or `pull`; fixed once created. */
-  delivery?: DeliveryKind;
-  /** null: none (a pull subscription). */
-  target_url?: string | null;
   auth?: Auth;
   extensions?: Extensions;
   /** true: disable now; false: enable and clear the error. */
   disable?: boolean;
-  /** Deliveries per second at most; null: no limit. */
-  rate_limit?: number | null;
-  /** Whether the service's notices about the owner's other subscriptions match it too. */
-  notices?: boolean;
-}
+};
 
-export interface SubscriptionCreateInput extends SubscriptionChangeInput {
+export type SubscriptionCreateInput = SubscriptionChangeInput & {
   name: string;
   compiled: CompiledJsonPath;
   delivery: DeliveryKind;
-}
+};
 
 export type Body = Readonly<Record<string, unknown>>;
 
 /**
- * Bounds of what a subscription stores, in characters (code points, see characters.ts): without
- * them only the body limit held a record, and a list of 100 records could be 92 MB.
+ * `body` has passed the create schema (eventmatch-schemas.ts), which requires name and jsonpath;
+ * a push subscription's target_url is required here, naming the field.
  */
-export const NAME_MAX_CHARACTERS = 200;
-export const TARGET_URL_MAX_CHARACTERS = 2_048;
-/** Each of username, password, header type and credentials. */
-export const AUTH_STRING_MAX_CHARACTERS = 1_024;
-export const EXTENSIONS_MAX_ENTRIES = 16;
-/** A string value; numbers and booleans are short by nature. */
-export const EXTENSION_VALUE_MAX_CHARACTERS = 256;
-/** `rate_limit`: deliveries per second, a whole number in this range (or null: no limit). */
-export const RATE_LIMIT_MIN = 1;
-export const RATE_LIMIT_MAX = 10_000;
-
-const WRITABLE = ['name', 'jsonpath', 'delivery', 'target_url', 'auth', 'extensions', 'disabled', 'rate_limit', 'notices'] as const;
-/** Sent back by clients that PUT a record they read; ignored. */
-const SERVICE_SET_FIELDS = ['uuid', 'user', 'created', 'updated', 'deleted', 'version', 'error'] as const;
-
 export function validateCreate(body: Body, mode: DialectMode): SubscriptionCreateInput {
-  for (const field of ['name', 'jsonpath'] as const) {
-    if (body[field] === undefined) throw serviceError('FIELD_REQUIRED', `body.${field}`);
-  }
   const input = validateUpdate(body, mode);
   const delivery = input.delivery ?? 'push';
   checkDeliveryFields(delivery, input);
@@ -95,49 +86,27 @@ export function checkDeliveryFields(delivery: DeliveryKind, input: SubscriptionC
     throw serviceError('FIELD_INVALID', 'body.rate_limit', 'must be absent or null for a pull subscription: its reader sets the pace');
 }
 
+/**
+ * `body` has passed the create or PUT schema: it holds only declared fields, of their types and
+ * within their bounds (the fields the service sets are ignored). Here, what a schema cannot say.
+ */
 export function validateUpdate(body: Body, mode: DialectMode): SubscriptionChangeInput {
-  for (const field of Object.keys(body)) {
-    if (!(WRITABLE as readonly string[]).includes(field) && !(SERVICE_SET_FIELDS as readonly string[]).includes(field)) {
-      throw serviceError('FIELD_UNKNOWN', 'body', field);
-    }
-  }
+  const sent = body as SubscriptionWrite;
   const input: SubscriptionChangeInput = {};
-  if (body.name !== undefined) input.name = validateName(body.name);
-  if (body.jsonpath !== undefined) input.compiled = compileExpression(body.jsonpath, 'body.jsonpath', mode);
-  if (body.delivery !== undefined) input.delivery = validateDelivery(body.delivery);
-  if (body.target_url !== undefined) input.target_url = body.target_url === null ? null : validateTargetUrl(body.target_url);
-  if (body.auth !== undefined) input.auth = validateAuth(body.auth);
-  if (body.extensions !== undefined) input.extensions = validateExtensions(body.extensions);
+  // Those a schema says all of (rate_limit, notices, delivery…) are taken as sent; the others are replaced below.
+  for (const field of WRITABLE_FIELDS) {
+    if (field !== 'jsonpath' && field !== 'disabled' && sent[field] !== undefined) Object.assign(input, { [field]: sent[field] });
+  }
+  if (sent.name !== undefined) input.name = validateName(sent.name);
+  if (sent.jsonpath !== undefined) input.compiled = compileExpression(sent.jsonpath, 'body.jsonpath', mode);
+  if (typeof sent.target_url === 'string') input.target_url = validateTargetUrl(sent.target_url);
+  if (sent.auth !== undefined) input.auth = validateAuth(sent.auth);
+  if (sent.extensions !== undefined) input.extensions = validateExtensions(sent.extensions);
   if ('disabled' in body) input.disable = body.disabled !== null;
-  if (body.rate_limit !== undefined) input.rate_limit = validateRateLimit(body.rate_limit);
-  if (body.notices !== undefined) input.notices = validateNotices(body.notices);
   return input;
 }
 
-function validateNotices(value: unknown): boolean {
-  if (typeof value !== 'boolean') throw serviceError('FIELD_TYPE', 'body.notices', 'a boolean');
-  return value;
-}
-
-function validateDelivery(value: unknown): DeliveryKind {
-  if (value !== 'push' && value !== 'pull') throw serviceError('FIELD_INVALID', 'body.delivery', 'must be "push" or "pull"');
-  return value;
-}
-
-function validateRateLimit(value: unknown): number | null {
-  if (value === null) return null;
-  if (typeof value !== 'number') throw serviceError('FIELD_TYPE', 'body.rate_limit', 'an integer or null');
-  if (!Number.isInteger(value) || value < RATE_LIMIT_MIN || value > RATE_LIMIT_MAX)
-    throw serviceError(
-      'FIELD_INVALID',
-      'body.rate_limit',
-      `must be a whole number of deliveries per second from ${RATE_LIMIT_MIN} to ${RATE_LIMIT_MAX}, or null for no limit`,
-    );
-  return value;
-}
-
-function validateName(value: unknown): string {
-  const name = requireAtMost(requireString(value, 'body.name'), NAME_MAX_CHARACTERS, 'body.name');
+function validateName(name: string): string {
   if (name.trim() === '') throw serviceError('FIELD_INVALID', 'body.name', 'must not be empty');
   // PostgreSQL cannot store NUL, and would store an unpaired surrogate as U+FFFD.
   if (DISALLOWED_IN_STRING.test(name))
@@ -183,8 +152,7 @@ export function checkStoredExpression(jsonpath: string, dialect: Dialect): void 
  * what could make it read differently from how it parses (spaces, control characters) is refused.
  * The rest depends on its kind (destinations/: an HTTP URL, or a broker's read by its protocol's rules).
  */
-export function validateTargetUrl(value: unknown): string {
-  const text = requireAtMost(requireString(value, 'body.target_url'), TARGET_URL_MAX_CHARACTERS, 'body.target_url');
+export function validateTargetUrl(text: string): string {
   // eslint-disable-next-line no-control-regex -- control characters are what it refuses
   if (/[\s\x00-\x1f\x7f]/.test(text)) throw serviceError('TARGET_URL_INVALID', 'must not contain spaces or control characters');
   const problem = targetUrlProblem(text);
@@ -209,23 +177,20 @@ const HEADER_VALUE = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/;
 // eslint-disable-next-line no-control-regex -- control characters are what it finds
 const CONTROL = /[\x00-\x1f\x7f]/;
 
-export function validateAuth(value: unknown): Auth {
-  const auth = requireObject(value, 'body.auth');
+/** `auth` as its schema lets it through: which members go with which type, and that they are there, is checked here. */
+export function validateAuth(auth: SentAuth): Auth {
   const members = Object.keys(auth);
   if (members.length === 0) return {};
   const type = auth.type;
   if (type === undefined) throw serviceError('FIELD_REQUIRED', 'body.auth.type', '("basic" or "header"), or send {} for no credentials');
   if (type !== 'basic' && type !== 'header') throw serviceError('FIELD_INVALID', 'body.auth.type', 'must be "basic" or "header"');
   for (const member of members) {
-    if (member !== 'type' && member !== type) {
-      throw member === 'basic' || member === 'header'
-        ? serviceError('FIELD_INVALID', `body.auth.${member}`, `not allowed when type is "${type}"`)
-        : serviceError('FIELD_UNKNOWN', 'body.auth', member);
-    }
+    if (member !== 'type' && member !== type)
+      throw serviceError('FIELD_INVALID', `body.auth.${member}`, `not allowed when type is "${type}"`);
   }
   if (auth[type] === undefined) throw serviceError('FIELD_REQUIRED', `body.auth.${type}`, `when type is "${type}"`);
   if (type === 'basic') {
-    const basic = requireMembers(auth.basic, 'body.auth.basic', ['username', 'password']);
+    const basic = requireMembers(auth.basic!, 'body.auth.basic', ['username', 'password']);
     // RFC 7617: the user-id cannot hold a colon, and neither part a control character.
     if (basic.username.includes(':')) throw serviceError('FIELD_INVALID', 'body.auth.basic.username', 'must not contain ":"');
     for (const part of ['username', 'password'] as const) {
@@ -233,7 +198,7 @@ export function validateAuth(value: unknown): Auth {
     }
     return { type, basic: { username: basic.username, password: basic.password } };
   }
-  const header = requireMembers(auth.header, 'body.auth.header', ['type', 'credentials']);
+  const header = requireMembers(auth.header!, 'body.auth.header', ['type', 'credentials']);
   if (!TOKEN.test(header.type))
     throw serviceError(
       'FIELD_INVALID',
@@ -250,16 +215,9 @@ export function validateAuth(value: unknown): Auth {
   return { type, header: { type: header.type, credentials: header.credentials } };
 }
 
-/** The members of `body.auth.basic` or `body.auth.header`: each a string of at most AUTH_STRING_MAX_CHARACTERS. */
-function requireMembers<K extends string>(value: unknown, field: string, names: readonly K[]): Record<K, string> {
-  const object = requireObject(value, field);
-  for (const member of Object.keys(object)) {
-    if (!(names as readonly string[]).includes(member)) throw serviceError('FIELD_UNKNOWN', field, member);
-  }
-  for (const name of names) {
-    if (object[name] === undefined) throw serviceError('FIELD_REQUIRED', `${field}.${name}`);
-    requireAtMost(requireString(object[name], `${field}.${name}`), AUTH_STRING_MAX_CHARACTERS, `${field}.${name}`);
-  }
+/** The members of `body.auth.basic` or `body.auth.header`, each there (the schema has said what else they may be). */
+function requireMembers<K extends string>(object: Partial<Record<K, string>>, field: string, names: readonly K[]): Record<K, string> {
+  for (const name of names) if (object[name] === undefined) throw serviceError('FIELD_REQUIRED', `${field}.${name}`);
   return object as Record<K, string>;
 }
 
@@ -292,11 +250,8 @@ const INT32_MAX = 2 ** 31 - 1;
 const DISALLOWED_IN_STRING = /[\p{Cc}\p{Cs}\p{Noncharacter_Code_Point}]/u;
 const UNPAIRED_SURROGATE = /\p{Cs}/u;
 
-export function validateExtensions(value: unknown): Extensions {
-  const object = requireObject(value, 'body.extensions');
-  const entries = Object.keys(object).length;
-  if (entries > EXTENSIONS_MAX_ENTRIES)
-    throw serviceError('FIELD_INVALID', 'body.extensions', `at most ${EXTENSIONS_MAX_ENTRIES} entries (found ${entries})`);
+/** `object` as its schema lets it through (at most EXTENSIONS_MAX_ENTRIES): names and values are checked here. */
+export function validateExtensions(object: Readonly<Record<string, unknown>>): Extensions {
   const extensions: Extensions = {};
   for (const [name, attribute] of Object.entries(object)) {
     const field = `body.extensions.${name}`;

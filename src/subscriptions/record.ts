@@ -3,57 +3,19 @@
  * its order, timestamps formatted, and `auth` opened and echoed as supplied.
  */
 import type { Keyring } from '../config/keyring.js';
-import type { DeliveryKind, SubscriptionRow } from '../db/tables.js';
+import type { SubscriptionRow } from '../db/tables.js';
 import { formatTimestamp } from '../time/clock.js';
-import type { Auth, Extensions } from './input.js';
+import { COLUMN_FIELDS, type ColumnFieldName, type Extensions, RECORD_FIELDS, type SubscriptionRecord } from './fields.js';
 import { openAuth } from './secret-box.js';
 
 /** The `version` label of records this code writes. */
 export const RECORD_VERSION = 'v0.1';
 
-export interface SubscriptionRecord {
-  user: string;
-  uuid: string;
-  name: string;
-  jsonpath: string;
-  /** null for a pull subscription. */
-  target_url: string | null;
-  auth: Auth;
-  extensions: Extensions;
-  created: string;
-  updated: string;
-  deleted: string | null;
-  disabled: string | null;
-  version: string;
-  error: string | null;
-  rate_limit: number | null;
-  /** `push` (to target_url) or `pull` (read by cursor). */
-  delivery: DeliveryKind;
-  /** Whether the service's notices about the owner's other subscriptions (operational events) may match it too. */
-  notices: boolean;
-}
-
-export const RECORD_FIELDS: ReadonlyArray<keyof SubscriptionRecord> = [
-  'user',
-  'uuid',
-  'name',
-  'jsonpath',
-  'target_url',
-  'auth',
-  'extensions',
-  'created',
-  'updated',
-  'deleted',
-  'disabled',
-  'version',
-  'error',
-  'rate_limit',
-  'delivery',
-  'notices',
-];
+export { RECORD_FIELDS, type SubscriptionRecord } from './fields.js';
 
 export function toRecord(row: SubscriptionRow, secretKey: Keyring | null): SubscriptionRecord {
-  return {
+  const values: SubscriptionRecord = {
+    ...columnValues(row),
     user: row.owner,
     uuid: row.uuid,
     name: row.name,
@@ -67,8 +29,19 @@ export function toRecord(row: SubscriptionRow, secretKey: Keyring | null): Subsc
     disabled: row.disabled === null ? null : formatTimestamp(row.disabled),
     version: row.version,
     error: row.error,
-    rate_limit: row.rate_limit,
     delivery: row.delivery,
     notices: row.notices !== 0,
   };
+  // In the declaration's order, the answers' (whose schema orders them over HTTP), wherever a field is made above.
+  return Object.fromEntries(RECORD_FIELDS.map((name) => [name, values[name]])) as SubscriptionRecord;
+}
+
+type ColumnValues = Pick<SubscriptionRecord, ColumnFieldName>;
+
+/** The fields stored as sent (fields.ts, column()), as their columns hold them. */
+function columnValues(row: SubscriptionRow): ColumnValues {
+  // Typed as the row's, assigned as the record's: a column field without a column of its name in
+  // SubscriptionRow, or with one of another type, does not compile.
+  const values: ColumnValues = Object.fromEntries(COLUMN_FIELDS.map((name) => [name, row[name]])) as Pick<SubscriptionRow, ColumnFieldName>;
+  return values;
 }

@@ -41,6 +41,7 @@ import {
   validateTryIt,
   validateUpdate,
 } from './input.js';
+import { COLUMN_FIELDS, COLUMN_INITIAL, type ColumnFieldName } from './fields.js';
 import { RECORD_VERSION, type SubscriptionRecord, toRecord } from './record.js';
 import { openAuth, openSecret, sealSecret } from './secret-box.js';
 import { generateSigningSecret, validateGivenSecret } from './signing-secret.js';
@@ -178,7 +179,7 @@ export function subscriptionService(deps: SubscriptionServiceDependencies): Subs
         deleted: null,
         disabled: input.disable ? now : null,
         error: null,
-        rate_limit: input.rate_limit ?? null,
+        ...columnsOf(input),
         allowed_rate: allowed,
         notices: input.notices === true ? 1 : 0,
       };
@@ -345,7 +346,7 @@ function changesFrom(input: SubscriptionChangeInput, now: number, secretKey: Key
   if (typeof input.target_url === 'string') changes.target_url = input.target_url;
   if (input.auth !== undefined) changes.auth = sealSecret(JSON.stringify(input.auth), secretKey);
   if (input.extensions !== undefined) changes.extensions = JSON.stringify(input.extensions);
-  if (input.rate_limit !== undefined) changes.rate_limit = input.rate_limit;
+  for (const name of COLUMN_FIELDS) if (input[name] !== undefined) Object.assign(changes, { [name]: input[name] });
   if (input.notices !== undefined) changes.notices = input.notices ? 1 : 0;
   if (input.disable === true) changes.disabled = now;
   if (input.disable === false) {
@@ -353,6 +354,13 @@ function changesFrom(input: SubscriptionChangeInput, now: number, secretKey: Key
     changes.error = null;
   }
   return changes;
+}
+
+/** A new row's column fields (fields.ts, column()): as sent, or their initial values. */
+function columnsOf(input: SubscriptionChangeInput): Pick<SubscriptionRow, ColumnFieldName> {
+  const columns: Pick<SubscriptionRow, ColumnFieldName> = { ...COLUMN_INITIAL };
+  for (const name of COLUMN_FIELDS) if (input[name] !== undefined) Object.assign(columns, { [name]: input[name] });
+  return columns;
 }
 
 /** `body` without its `jsonpath`: the stored expression and its dialect stay as they are. */

@@ -11,6 +11,23 @@ import { describeOn, testBackends } from '../support/database.js';
 import { runCli } from '../support/processes.js';
 import { subscriptionRow } from '../support/subscription-row.js';
 
+const VERSION_1_COLUMNS = [
+  'uuid',
+  'owner',
+  'name',
+  'jsonpath',
+  'dialect',
+  'target_url',
+  'auth',
+  'extensions',
+  'version',
+  'created',
+  'updated',
+  'deleted',
+  'disabled',
+  'error',
+] as const;
+
 for (const backend of testBackends()) {
   describeOn(backend, `migration 0002-signing-secrets (${backend.name})`, () => {
     it('gives every subscription of a version 1 database a secret of its own', async () => {
@@ -27,20 +44,11 @@ for (const backend of testBackends()) {
         assert.equal(error, undefined);
         const rows = [subscriptionRow(), subscriptionRow({ deleted: 5 }), subscriptionRow({ owner: 'bob' })];
         for (const row of rows) {
-          // Only the columns of version 0001: later migrations add the others.
-          const {
-            signing_secret: _s,
-            previous_signing_secret: _p,
-            secret_rotated: _r,
-            rate_limit: _l,
-            allowed_rate: _a,
-            delivery: _d,
-            notices: _n,
-            ...version1
-          } = row;
+          // Only the columns of version 0001 (frozen, as it is): later migrations add the others.
+          const version1 = Object.fromEntries(VERSION_1_COLUMNS.map((column) => [column, row[column]]));
           await handle.db
             .insertInto('subscriptions')
-            .values(version1 as typeof row)
+            .values(version1 as unknown as typeof row)
             .execute();
         }
 

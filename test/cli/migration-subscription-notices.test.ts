@@ -21,7 +21,6 @@ for (const backend of testBackends()) {
       const handle = openDatabase(database.url);
       try {
         const before = Object.fromEntries(Object.entries(MIGRATIONS).filter(([name]) => name < NOTICES));
-        assert.equal(Object.keys(before).length, Object.keys(MIGRATIONS).length - 1, `${NOTICES} is the last migration`);
         const atVersion9 = new Migrator({
           db: handle.db,
           provider: { getMigrations: async () => before },
@@ -35,11 +34,16 @@ for (const backend of testBackends()) {
           subscriptionRow({ jsonpath: '$.data', disabled: 3 }),
           subscriptionRow({ deleted: 5 }),
         ];
+        // The columns the table has at version 0009: those added since (notices, and any later) are left out.
+        const table = (await handle.db.introspection.getTables()).find(
+          (t) => t.name === 'subscriptions' && (handle.schema === undefined || t.schema === handle.schema),
+        )!;
+        const columns = table.columns.map((column) => column.name as keyof (typeof rows)[number]);
         for (const row of rows) {
-          const { notices: _n, ...version9 } = row;
+          const version9 = Object.fromEntries(columns.map((column) => [column, row[column]]));
           await handle.db
             .insertInto('subscriptions')
-            .values(version9 as typeof row)
+            .values(version9 as unknown as typeof row)
             .execute();
         }
 

@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import { Keyring } from '../../src/config/keyring.js';
 import type { SubscriptionRow } from '../../src/db/tables.js';
 import { RECORD_FIELDS, RECORD_VERSION, toRecord } from '../../src/subscriptions/record.js';
-import { EXPECTED_RECORD_FIELDS } from '../support/record-fields.js';
+import { SPECIFICATION_FIELDS } from '../support/record-fields.js';
 import { sealSecret } from '../../src/subscriptions/secret-box.js';
 import { subscriptionRow } from '../support/subscription-row.js';
 
@@ -23,10 +23,11 @@ const row = (changes: Partial<SubscriptionRow> = {}): SubscriptionRow =>
   });
 
 describe('subscription record', () => {
-  it('has exactly the fields of the spec, in its order', () => {
+  it("has the spec's fields first, in its order, then the service's own, in the declaration's", () => {
     const record = toRecord(row(), null);
     assert.deepEqual(Object.keys(record), RECORD_FIELDS);
-    assert.deepEqual(RECORD_FIELDS, EXPECTED_RECORD_FIELDS);
+    assert.deepEqual(RECORD_FIELDS.slice(0, SPECIFICATION_FIELDS.length), SPECIFICATION_FIELDS);
+    for (const field of ['rate_limit', 'delivery', 'notices']) assert.ok(RECORD_FIELDS.includes(field as never), field);
   });
 
   it('formats timestamps with microseconds and no zone, and keeps nulls', () => {

@@ -1,9 +1,12 @@
 /**
- * The fields of a subscription record, in the order the answers give them: the specification's,
- * then `rate_limit`, `delivery` and `notices`. Written out here, not taken from src/, so the tests that compare against it
- * fail when the service's list changes.
+ * The fields of a subscription record, in the order the answers give them: those the service
+ * declares (src/subscriptions/fields.ts). The specification's own come first, in its order:
+ * written out here, not taken from src/, so that a declaration that moves or drops one fails
+ * (test/subscriptions/record.test.ts).
  */
-export const EXPECTED_RECORD_FIELDS: readonly string[] = [
+import { RECORD_FIELDS } from '../../src/subscriptions/fields.js';
+
+export const SPECIFICATION_FIELDS: readonly string[] = [
   'user',
   'uuid',
   'name',
@@ -17,7 +20,6 @@ export const EXPECTED_RECORD_FIELDS: readonly string[] = [
   'disabled',
   'version',
   'error',
-  'rate_limit',
-  'delivery',
-  'notices',
 ];
+
+export const EXPECTED_RECORD_FIELDS: readonly string[] = RECORD_FIELDS;

@@ -1,4 +1,4 @@
-/** Subscription bodies at and over the limits on stored fields (subscriptions/input.ts). */
+/** Subscription bodies at and over the limits on stored fields (subscriptions/fields.ts and input.ts). */
 
 export const basic = (username: string, password: string) => ({ type: 'basic', basic: { username, password } });
 export const header = (type: string, credentials: string) => ({ type: 'header', header: { type, credentials } });

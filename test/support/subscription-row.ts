@@ -1,9 +1,11 @@
 /**
  * A row of the subscriptions table for tests to insert or load: every column with a plain
- * default, so a test names only what it cares about, and a new column is added here once.
+ * default, so a test names only what it cares about, and a new column is added here once (a
+ * field stored as sent takes its initial value from its declaration, subscriptions/fields.ts).
  */
 import { randomUUID } from 'node:crypto';
 import type { SubscriptionRow } from '../../src/db/tables.js';
+import { COLUMN_INITIAL } from '../../src/subscriptions/fields.js';
 
 export function subscriptionRow(overrides: Partial<SubscriptionRow> = {}): SubscriptionRow {
   return {
@@ -25,7 +27,7 @@ export function subscriptionRow(overrides: Partial<SubscriptionRow> = {}): Subsc
     deleted: null,
     disabled: null,
     error: null,
-    rate_limit: null,
+    ...COLUMN_INITIAL,
     allowed_rate: null,
     notices: 0,
     ...overrides,
