@@ -10,7 +10,10 @@ export interface Part {
   stop(): void | Promise<void>;
 }
 
-/** A part whose handle `begin` returns, started: built by `start()`, and stopped through it. */
+/**
+ * A job that starts as it is built (`begin`, such as startRetentionPurge), made a part: built by
+ * `start()`, stopped through the handle `begin` returned.
+ */
 export interface StartedBy<T> extends Part {
   /** The handle, once started. */
   readonly running: T | undefined;
