@@ -50,6 +50,9 @@ import type { Metrics, OtherProcessCommitsOutcome } from '../metrics/metrics.js'
 import { startWorkerLoop } from '../routing/worker-loop.js';
 import type { LiveMatcher } from './live-matcher.js';
 
+/** Other processes' commits to the SQLite file are looked for this often. */
+export const OTHER_PROCESS_COMMITS_POLL_MS = 1_000;
+
 export interface OtherProcessCommitsLog {
   info(details: object, message: string): void;
 }

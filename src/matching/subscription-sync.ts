@@ -15,6 +15,13 @@ import type { ExpectedNotifications } from '../db/expected-notifications.js';
 import type { LiveMatcher } from './live-matcher.js';
 import { subscriptionRefresh } from './subscription-refresh.js';
 
+/** Other instances' subscription writes are polled for this often while notifications do not flow. */
+export const SYNC_POLL_MS = 500;
+/** The poll while notifications flow: it only catches what they missed. */
+export const SYNC_LISTENING_POLL_MS = 5_000;
+/** Ten seconds of clock skew between instances is tolerated. */
+export const SYNC_CLOCK_SKEW_US = 10_000_000;
+
 export interface SubscriptionSyncLog {
   info(details: object, message: string): void;
   warn(details: object, message: string): void;

@@ -16,6 +16,13 @@
  * - while claims keep finding nothing with lanes left out, each waits twice as long as the one
  *   before, up to `busyMs`.
  */
+import { RUNNER_POLL_MS } from './runner-loop.js';
+
+/** A runner's claim that found nothing is not repeated sooner. */
+export const QUIET_CLAIM_MS = 100;
+/** A runner busy with new work still claims this often, for retries and other instances' rows. */
+export const BUSY_CLAIM_MS = RUNNER_POLL_MS;
+
 const NONE: ReadonlySet<string> = new Set();
 
 export class ClaimPacer {

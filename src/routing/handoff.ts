@@ -24,6 +24,11 @@
 import type { EventRow } from '../db/events.js';
 import type { MatchesTable } from '../db/tables.js';
 
+/** Rows waiting in memory for each runner. */
+export const HANDOFF_ROWS = 1_024;
+/** The share of its lease a handed row must have left: time enough for a policy call or a delivery. */
+export const HANDOFF_LEASE_LEFT = 0.5;
+
 export interface HandedMatch {
   /**
    * As in the database, leased to this instance (locked_until set). Handed on by the policy

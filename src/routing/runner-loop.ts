@@ -7,6 +7,12 @@ import type { MatchesTable } from '../db/tables.js';
 import type { Settler } from './settler.js';
 import { startWorkerLoop, type WorkerLoop } from './worker-loop.js';
 
+/**
+ * How often a runner looks at the queue when nothing wakes it: retries coming due, and on
+ * PostgreSQL other instances' work, are found this often.
+ */
+export const RUNNER_POLL_MS = 1_000;
+
 /** What the policy and delivery runners offer alike. */
 export interface Runner {
   /** One round: gives back rows whose leases run short, takes in rows, starts what may start; resolves with the rows taken in. */

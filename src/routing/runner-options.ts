@@ -12,6 +12,11 @@ import type { RetrySchedule } from './retry-schedule.js';
 import type { RunnerLoopOptions } from './runner-loop.js';
 import type { Settler } from './settler.js';
 
+/** Rows a runner takes in per claim. */
+export const CLAIM_BATCH = 128;
+/** Rows (deliveries) or questions (policy calls) a runner holds in memory at most. */
+export const RUNNER_CAPACITY = 1_024;
+
 export interface RunnerOptions extends RunnerLoopOptions {
   queue: MatchQueue;
   settler: Settler;

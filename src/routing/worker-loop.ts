@@ -7,6 +7,12 @@
 import { Backoff } from '../time/backoff.js';
 import { Pause } from '../time/pause.js';
 
+/**
+ * The longest pause after failing steps (the database is down), for every loop of the server's:
+ * the runners, the subscription sync, following other processes' commits, the retention purge.
+ */
+export const MAX_ERROR_PAUSE_MS = 30_000;
+
 export interface WorkerLoop {
   /** New work may be due: skip the rest of the idle wait. */
   wake(): void;

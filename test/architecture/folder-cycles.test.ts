@@ -51,6 +51,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ['pull'],
   // The entry points' own parts: the HTTP API, the CLI, the web console's files.
   ['api', 'cli', 'console'],
+  // The server's builders: each part of the server wired from the others, and their start and stop.
+  ['server'],
   // The composition root, and the container image's readiness probe.
   ['main.ts', 'readiness-probe.ts'],
 ];
@@ -67,6 +69,7 @@ const DB_MAY_NOT_IMPORT = [
   'routing',
   'subscriptions',
   'metrics',
+  'server',
   'main.ts',
 ];
 
