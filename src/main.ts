@@ -90,7 +90,17 @@ async function serve(config: Config): Promise<number> {
   // Pull readers waiting for their subscriptions' next events (one registry for this instance).
   const waiters = new PullWaiters();
   const base = { config, log, database, clock, metrics, matcher };
-  const runners = buildRunners({ ...base, waiters, tracing, holder });
+  const runners = buildRunners({
+    ...base,
+    waiters,
+    tracing,
+    holder,
+    // While the listener listens, this instance hears its own rows announced as the others do:
+    // woken here too, its readers would read twice for one commit.
+    onReadable: (subscription) => {
+      if (!jobs.listening()) waiters.wake(subscription);
+    },
+  });
   const { outbound, settler, deliveries, policy } = runners;
   const pullReads = sharedReads(pullReader({ database, clock, databaseTimeoutMs: config.databaseTimeoutMs, metrics }), waiters, () =>
     jobs.readableAnnounced(),

@@ -31,6 +31,8 @@ export interface BackgroundJobs {
   parts: Part[];
   /** Whether every row made readable is announced to this instance's pull readers now (pull/shared-reads.ts). */
   readableAnnounced(): boolean;
+  /** PostgreSQL: whether the listener hears every instance's readable rows now, this one's included. */
+  listening(): boolean;
 }
 
 export function backgroundJobs(options: BackgroundOptions): BackgroundJobs {
@@ -101,6 +103,7 @@ export function backgroundJobs(options: BackgroundOptions): BackgroundJobs {
   return {
     parts: [sync, otherProcesses, fallbackPoll, retention].filter((job) => job !== undefined),
     // SQLite: this instance makes every row readable itself; PostgreSQL: while the listener hears the others.
-    readableAnnounced: () => (sync === undefined ? true : (sync.running?.listening ?? false)),
+    readableAnnounced: () => sync === undefined || (sync.running?.listening ?? false),
+    listening: () => sync?.running?.listening ?? false,
   };
 }

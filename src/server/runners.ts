@@ -27,8 +27,10 @@ import { unlessStorageFull } from './database.js';
 import { originOf } from './program.js';
 
 export interface RunnersOptions extends ServerBase {
-  /** Pull readers waiting for their subscriptions' next events: woken as rows become readable. */
+  /** Pull readers waiting for their subscriptions' next events (counted in the metrics). */
   waiters: PullWaiters;
+  /** Rows of `subscription` were made readable by this instance (committed). */
+  onReadable: (subscription: string) => void;
   tracing: Tracing | undefined;
   /** Names this instance's leases. */
   holder: string;
@@ -104,7 +106,7 @@ export function buildRunners(options: RunnersOptions): Runners {
     inbox: toDelivery,
     pacer: new ClaimPacer(QUIET_CLAIM_MS, BUSY_CLAIM_MS),
     onSubscriptionChange: (change) => matcher.apply(change),
-    onReadable: (subscription) => waiters.wake(subscription),
+    onReadable: options.onReadable,
     onError: unlessStorageFull((error) => log.error({ err: error }, 'delivery runner: a step failed; retrying')),
     tracing,
   });
