@@ -16,11 +16,11 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { TARGET_SCHEMES } from '../../src/destinations/kinds.js';
-import { describeOn, type TestDatabase, testBackends } from '../support/database.js';
+import { describeOn, testBackends } from '../support/database.js';
 import { CHROMIUM_SKIP, keepFailure, launchChromium, lookAt, tabTo, watchPage, WIDE } from '../support/browser.js';
 import { eventually, type HttpStub, type StubAnswer, startStub } from '../support/http-stub.js';
-import { type RunningServer, runCli, startServer } from '../support/processes.js';
 import { facilityEventText, facilityEventTextWithId } from '../support/fixtures.js';
+import { serverOn } from '../support/server-on.js';
 
 const USER = 'alice';
 const BUILT = fileURLToPath(new URL('../../console/main.js', import.meta.url));
@@ -46,8 +46,6 @@ after(async () => {
 
 for (const backend of testBackends()) {
   describeOn({ skip: backend.skip || CHROMIUM_SKIP }, `the web console in Chromium (${backend.name})`, () => {
-    let database: TestDatabase;
-    let server: RunningServer;
     let stub: HttpStub;
     let context: BrowserContext;
     let page: Page;
@@ -62,10 +60,13 @@ for (const backend of testBackends()) {
     const name = `Text files (${backend.name})`;
 
     before(async () => {
-      database = await backend.create();
-      assert.equal((await runCli(['--database-url', database.url, 'dbsync'])).code, 0);
       stub = await startStub(target);
-      server = await startServer({ NOTIFICATIONS_DATABASE_URL: database.url, NOTIFICATIONS_RETRY_DELAYS: '200ms' });
+    });
+    // Registered ahead of serverOn's: the browser closes before the server stops; after both, the target.
+    after(() => context?.close());
+    const server = serverOn(backend, { NOTIFICATIONS_RETRY_DELAYS: '200ms' });
+    after(() => stub?.close());
+    before(async () => {
       context = await browser!.newContext({
         viewport: WIDE,
         extraHTTPHeaders: { 'http-remote-user': USER },
@@ -75,13 +76,6 @@ for (const backend of testBackends()) {
       page = await context.newPage();
       watch = watchPage(page);
     });
-    after(async () => {
-      await context?.close();
-      await server?.stop();
-      await stub?.close();
-      await database?.cleanup();
-    });
-
     const api = async <T>(method: string, path: string, body?: string): Promise<T> => {
       const response = await fetch(`${server.url}${path}`, {
         method,
@@ -554,26 +548,19 @@ for (const backend of testBackends()) {
 for (const backend of testBackends()) {
   describeOn({ skip: backend.skip || CHROMIUM_SKIP }, `the web console at the subscription limit, in Chromium (${backend.name})`, () => {
     const LIMIT = 2;
-    let database: TestDatabase;
-    let server: RunningServer;
     let context: BrowserContext;
     let page: Page;
     let watch: { problems: string[] };
     const look = backend.name === 'sqlite' ? lookAt : async () => undefined;
 
+    // Registered ahead of serverOn's: the browser closes before the server stops.
+    after(() => context?.close());
+    const server = serverOn(backend, { NOTIFICATIONS_USER_SUBSCRIPTIONS: String(LIMIT) });
     before(async () => {
-      database = await backend.create();
-      assert.equal((await runCli(['--database-url', database.url, 'dbsync'])).code, 0);
-      server = await startServer({ NOTIFICATIONS_DATABASE_URL: database.url, NOTIFICATIONS_USER_SUBSCRIPTIONS: String(LIMIT) });
       context = await browser!.newContext({ viewport: WIDE, extraHTTPHeaders: { 'http-remote-user': USER } });
       context.setDefaultTimeout(30_000);
       page = await context.newPage();
       watch = watchPage(page);
-    });
-    after(async () => {
-      await context?.close();
-      await server?.stop();
-      await database?.cleanup();
     });
 
     const request = (method: string, path: string, body?: object) =>

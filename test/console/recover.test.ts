@@ -14,10 +14,10 @@ import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { DeliveryRecord } from '../../src/subscriptions/delivery-history.js';
 import { CHROMIUM_SKIP, launchChromium, lookAt, watchPage, WIDE } from '../support/browser.js';
-import { describeOn, type TestDatabase, testBackends } from '../support/database.js';
+import { describeOn, testBackends } from '../support/database.js';
 import { facilityEventTextWithId } from '../support/fixtures.js';
 import { eventually, type HttpStub, reply, startStub } from '../support/http-stub.js';
-import { type RunningServer, runCli, startServer } from '../support/processes.js';
+import { serverOn } from '../support/server-on.js';
 
 const USER = 'alice';
 const BUILT = fileURLToPath(new URL('../../console/main.js', import.meta.url));
@@ -35,8 +35,6 @@ after(async () => {
 
 for (const backend of testBackends()) {
   describeOn({ skip: backend.skip || CHROMIUM_SKIP }, `sending failed deliveries again from the console (${backend.name})`, () => {
-    let database: TestDatabase;
-    let server: RunningServer;
     let target: HttpStub;
     let policy: HttpStub;
     let context: BrowserContext;
@@ -46,27 +44,25 @@ for (const backend of testBackends()) {
     const look = backend.name === 'sqlite' ? lookAt : async () => undefined;
 
     before(async () => {
-      database = await backend.create();
-      assert.equal((await runCli(['--database-url', database.url, 'dbsync'])).code, 0);
       target = await startStub(reply(503, 'down for maintenance'));
       policy = await startStub(reply(200));
-      server = await startServer({
-        NOTIFICATIONS_DATABASE_URL: database.url,
-        NOTIFICATIONS_POLICY_URL: policy.url,
-        // A delivery the target answers 503 waits an hour: it is still waiting when the failure comes.
-        NOTIFICATIONS_RETRY_DELAYS: '1h',
-      });
+    });
+    // Registered ahead of serverOn's: the browser closes before the server stops; after both, the stubs.
+    after(() => context?.close());
+    const server = serverOn(backend, () => ({
+      NOTIFICATIONS_POLICY_URL: policy.url,
+      // A delivery the target answers 503 waits an hour: it is still waiting when the failure comes.
+      NOTIFICATIONS_RETRY_DELAYS: '1h',
+    }));
+    after(async () => {
+      await target?.close();
+      await policy?.close();
+    });
+    before(async () => {
       context = await browser!.newContext({ viewport: WIDE, extraHTTPHeaders: { 'http-remote-user': USER } });
       context.setDefaultTimeout(30_000);
       page = await context.newPage();
       watch = watchPage(page);
-    });
-    after(async () => {
-      await context?.close();
-      await server?.stop();
-      await target?.close();
-      await policy?.close();
-      await database?.cleanup();
     });
 
     const api = async <T>(method: string, path: string, body?: unknown): Promise<T> => {

@@ -8,11 +8,12 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { describeOn, type TestDatabase, testBackends } from '../support/database.js';
-import { type RunningServer, runCli, runCommand, startServer } from '../support/processes.js';
+import { describeOn, testBackends } from '../support/database.js';
+import { runCommand } from '../support/processes.js';
 import { skipUnless } from '../support/project.js';
+import { serverOn } from '../support/server-on.js';
 
 const RULES = fileURLToPath(new URL('../../../deploy/prometheus/alerts.yml', import.meta.url));
 const RULE_TESTS = fileURLToPath(new URL('../../../deploy/prometheus/alerts.test.yml', import.meta.url));
@@ -138,18 +139,7 @@ describeOn({ skip: PROMTOOL_SKIP }, 'the alert rules, by promtool', () => {
 
 for (const backend of testBackends()) {
   describeOn(backend, `the series the alert rules select, in a running server's /metrics (${backend.name})`, () => {
-    let database: TestDatabase;
-    let server: RunningServer;
-
-    before(async () => {
-      database = await backend.create();
-      assert.equal((await runCli(['--database-url', database.url, 'dbsync'])).code, 0);
-      server = await startServer({ NOTIFICATIONS_DATABASE_URL: database.url, NOTIFICATIONS_LOG_LEVEL: 'warn' });
-    });
-    after(async () => {
-      await server.stop();
-      await database.cleanup();
-    });
+    const server = serverOn(backend, { NOTIFICATIONS_LOG_LEVEL: 'warn' });
 
     it('are all there in a fresh instance, with every label value the rules ask for', async () => {
       const response = await fetch(`${server.url}/metrics`);

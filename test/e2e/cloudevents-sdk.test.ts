@@ -8,9 +8,9 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { CloudEvent, HTTP, type Message } from 'cloudevents';
-import { describeOn, type TestDatabase, testBackends } from '../support/database.js';
+import { describeOn, testBackends } from '../support/database.js';
 import { eventually, type HttpStub, startStub, type StubRequest } from '../support/http-stub.js';
-import { type RunningServer, runCli, startServer } from '../support/processes.js';
+import { serverOn } from '../support/server-on.js';
 
 const SOURCE = '/sdk-e2e';
 const EXTENSION = { tenant: 'lab1' };
@@ -144,19 +144,17 @@ function headersOf(request: StubRequest): Message['headers'] {
 
 for (const backend of testBackends()) {
   describeOn(backend, `CloudEvents SDK round trip (${backend.name})`, () => {
-    let database: TestDatabase;
     let policy: HttpStub;
     let plain: HttpStub;
     let extended: HttpStub;
-    let server: RunningServer;
-
     before(async () => {
-      database = await backend.create();
-      assert.equal((await runCli(['--database-url', database.url, 'dbsync'])).code, 0);
       policy = await startStub();
       plain = await startStub();
       extended = await startStub();
-      server = await startServer({ NOTIFICATIONS_DATABASE_URL: database.url, NOTIFICATIONS_POLICY_URL: policy.url });
+    });
+
+    const server = serverOn(backend, () => ({ NOTIFICATIONS_POLICY_URL: policy.url }));
+    before(async () => {
       for (const [target, extensions] of [
         [plain, {}],
         [extended, EXTENSION],
@@ -169,10 +167,9 @@ for (const backend of testBackends()) {
         assert.equal(response.status, 200, await response.text());
       }
     });
+    // Registered after serverOn's: the stubs close once the server has stopped.
     after(async () => {
-      await server.stop();
       for (const stub of [policy, plain, extended]) await stub.close();
-      await database.cleanup();
     });
 
     it('delivers every event as the SDK sent it, data text exactly as sent, in every mode and version', async () => {

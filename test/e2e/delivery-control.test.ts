@@ -5,20 +5,21 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, before, it } from 'node:test';
-import { type DatabaseHandle, openDatabase } from '../../src/db/connect.js';
+import { after, it } from 'node:test';
 import type { DeliveryRecord } from '../../src/subscriptions/delivery-history.js';
-import { describeOn, type TestDatabase, testBackends } from '../support/database.js';
+import { describeOn, testBackends } from '../support/database.js';
 import { eventually, type HttpStub, startStub } from '../support/http-stub.js';
-import { type RunningServer, runCli, startServer } from '../support/processes.js';
+import { serverOn } from '../support/server-on.js';
 
 const ALICE = { 'content-type': 'application/json', 'http-remote-user': 'alice' };
 
 for (const backend of testBackends()) {
   describeOn(backend, `delivery control end to end (${backend.name})`, () => {
-    let database: TestDatabase;
-    let db: DatabaseHandle;
-    let server: RunningServer;
+    const server = serverOn(
+      backend,
+      { NOTIFICATIONS_RETRY_DELAYS: '100ms,200ms', NOTIFICATIONS_TARGET_TIMEOUT: '2s', NOTIFICATIONS_LEASE: '10s' },
+      { open: true },
+    );
     const stubs: HttpStub[] = [];
 
     /** A target that answers 200 and records when each request came (ms). */
@@ -52,22 +53,9 @@ for (const backend of testBackends()) {
       assert.equal(response.status, 200, await response.text());
     }
 
-    before(async () => {
-      database = await backend.create();
-      assert.equal((await runCli(['--database-url', database.url, 'dbsync'])).code, 0);
-      db = openDatabase(database.url);
-      server = await startServer({
-        NOTIFICATIONS_DATABASE_URL: database.url,
-        NOTIFICATIONS_RETRY_DELAYS: '100ms,200ms',
-        NOTIFICATIONS_TARGET_TIMEOUT: '2s',
-        NOTIFICATIONS_LEASE: '10s',
-      });
-    });
+    // Registered after serverOn's: the targets close once the server has stopped.
     after(async () => {
-      await server.stop();
-      await db.close();
       for (const stub of stubs) await stub.close();
-      await database.cleanup();
     });
 
     it('holds a subscription with rate_limit 5 to 5 deliveries a second, and drops none of 20', async () => {
@@ -86,7 +74,7 @@ for (const backend of testBackends()) {
       // None is counted as a failure or a retry: each was delivered at its first attempt. The
       // target may have answered the last before its settlement committed.
       const delivered = async () =>
-        (await db.db.selectFrom('matches').select(['state', 'attempts']).where('subscription_uuid', '=', uuid).execute()).filter(
+        (await server.db.db.selectFrom('matches').select(['state', 'attempts']).where('subscription_uuid', '=', uuid).execute()).filter(
           (r) => r.state === 'delivered',
         );
       await eventually(async () => (await delivered()).length === 20, 'all 20 recorded delivered', 30_000);

@@ -7,10 +7,10 @@
 import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
 import { after, before, it } from 'node:test';
-import { type DatabaseHandle, openDatabase } from '../../src/db/connect.js';
-import { describeOn, type TestDatabase, testBackends } from '../support/database.js';
+import { describeOn, testBackends } from '../support/database.js';
 import { eventually, type HttpStub, reply, type StubAnswer, type StubRequest, startStub } from '../support/http-stub.js';
-import { freePort, type RunningServer, runCli, startServer } from '../support/processes.js';
+import { freePort, type RunningServer } from '../support/processes.js';
+import { serverOn } from '../support/server-on.js';
 
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}$/;
 /** Two retries: a delivery that keeps failing is tried three times, then given up. */
@@ -84,10 +84,23 @@ const micros = (stamp: string) => Date.parse(`${stamp.slice(0, 19)}Z`) * 1000 + 
 
 for (const backend of testBackends()) {
   describeOn(backend, `delivery failures end to end (${backend.name})`, () => {
-    let database: TestDatabase;
-    let db: DatabaseHandle;
     let policy: HttpStub;
-    let server: RunningServer;
+    before(async () => {
+      policy = await startStub((request, response) => {
+        const user = decodeURIComponent(request.url.replace(/^\/events\//, ''));
+        response.writeHead(policyFailing.has(user) ? 500 : 200).end();
+      });
+    });
+    const server = serverOn(
+      backend,
+      () => ({
+        NOTIFICATIONS_POLICY_URL: policy.url,
+        NOTIFICATIONS_RETRY_DELAYS: RETRY_DELAYS,
+        NOTIFICATIONS_TARGET_TIMEOUT: TARGET_TIMEOUT,
+        NOTIFICATIONS_LEASE: '2s',
+      }),
+      { open: true },
+    );
     const stubs: HttpStub[] = [];
     /** Users the policy service answers 500 for, while they are in here. */
     const policyFailing = new Set<string>();
@@ -97,31 +110,14 @@ for (const backend of testBackends()) {
       return stub;
     };
     const matchesOf = (subscription: string) =>
-      db.db.selectFrom('matches').selectAll().where('subscription_uuid', '=', subscription).execute();
-    const attemptsOf = (match: string) => db.db.selectFrom('attempts').selectAll().where('match_uuid', '=', match).orderBy('at').execute();
+      server.db.db.selectFrom('matches').selectAll().where('subscription_uuid', '=', subscription).execute();
+    const attemptsOf = (match: string) =>
+      server.db.db.selectFrom('attempts').selectAll().where('match_uuid', '=', match).orderBy('at').execute();
     let retryAfterCase: { subscription: string; user: string; eventId: string } | undefined;
 
-    before(async () => {
-      database = await backend.create();
-      assert.equal((await runCli(['--database-url', database.url, 'dbsync'])).code, 0);
-      db = openDatabase(database.url);
-      policy = await startStub((request, response) => {
-        const user = decodeURIComponent(request.url.replace(/^\/events\//, ''));
-        response.writeHead(policyFailing.has(user) ? 500 : 200).end();
-      });
-      server = await startServer({
-        NOTIFICATIONS_DATABASE_URL: database.url,
-        NOTIFICATIONS_POLICY_URL: policy.url,
-        NOTIFICATIONS_RETRY_DELAYS: RETRY_DELAYS,
-        NOTIFICATIONS_TARGET_TIMEOUT: TARGET_TIMEOUT,
-        NOTIFICATIONS_LEASE: '2s',
-      });
-    });
+    // Registered after serverOn's: the stubs close once the server has stopped.
     after(async () => {
-      await server.stop();
-      await db.close();
       for (const stub of [policy, ...stubs]) await stub.close();
-      await database.cleanup();
     });
 
     it('honours Retry-After on a 429: the next try comes no sooner than a second later, then delivers', async () => {
@@ -317,15 +313,12 @@ for (const backend of testBackends()) {
   describeOn(backend, `receiving guards end to end (${backend.name})`, () => {
     const TOKEN = 'e2e-receive-token-0123456789';
     const MAX_BODY = 2048;
-    let database: TestDatabase;
-    let db: DatabaseHandle;
     let hook: HttpStub;
-    let server: RunningServer;
     const authorized = { authorization: `Bearer ${TOKEN}` };
     const count = async (table: 'events' | 'matches') =>
       Number(
         (
-          await db.db
+          await server.db.db
             .selectFrom(table)
             .select((eb) => eb.fn.countAll<number>().as('n'))
             .executeTakeFirstOrThrow()
@@ -333,18 +326,20 @@ for (const backend of testBackends()) {
       );
 
     before(async () => {
-      database = await backend.create();
-      assert.equal((await runCli(['--database-url', database.url, 'dbsync'])).code, 0);
-      db = openDatabase(database.url);
       hook = await startStub(reply(200));
-      server = await startServer({
-        NOTIFICATIONS_DATABASE_URL: database.url,
+    });
+    const server = serverOn(
+      backend,
+      {
         NOTIFICATIONS_RECEIVE_TOKEN: TOKEN,
         NOTIFICATIONS_MAX_BODY: `${MAX_BODY}b`,
         NOTIFICATIONS_RETRY_DELAYS: RETRY_DELAYS,
         NOTIFICATIONS_TARGET_TIMEOUT: TARGET_TIMEOUT,
         NOTIFICATIONS_LEASE: '2s',
-      });
+      },
+      { open: true },
+    );
+    before(async () => {
       // Matches everything: whatever got logged would be routed and delivered.
       const created = await fetch(`${server.url}/eventmatch`, {
         method: 'POST',
@@ -353,12 +348,8 @@ for (const backend of testBackends()) {
       });
       assert.equal(created.status, 200, await created.clone().text());
     });
-    after(async () => {
-      await server.stop();
-      await db.close();
-      await hook.close();
-      await database.cleanup();
-    });
+    // Registered after serverOn's: the hook closes once the server has stopped.
+    after(() => hook.close());
 
     it('answers 401 without the bearer token or with a wrong one', async () => {
       const cases: Array<Record<string, string>> = [

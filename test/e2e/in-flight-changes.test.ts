@@ -6,11 +6,11 @@
  */
 import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
-import { after, before, it } from 'node:test';
-import { type DatabaseHandle, openDatabase } from '../../src/db/connect.js';
-import { describeOn, type TestDatabase, testBackends } from '../support/database.js';
+import { after, it } from 'node:test';
+import { describeOn, testBackends } from '../support/database.js';
 import { eventually, type HttpStub, reply, type StubAnswer, startStub } from '../support/http-stub.js';
-import { type RunningServer, runCli, startServer } from '../support/processes.js';
+import { runCli } from '../support/processes.js';
+import { serverOn } from '../support/server-on.js';
 
 /** Retries come due 1.5 s after a failure: time enough to act on a pending retry. */
 const RETRY_DELAYS = '1500ms,1500ms,1500ms';
@@ -36,18 +36,25 @@ function errorLines(logs: string): string[] {
 
 for (const backend of testBackends()) {
   describeOn(backend, `changes while deliveries are in flight (${backend.name})`, () => {
-    let database: TestDatabase;
-    let db: DatabaseHandle;
-    let server: RunningServer;
+    const server = serverOn(
+      backend,
+      {
+        NOTIFICATIONS_RETRY_DELAYS: RETRY_DELAYS,
+        NOTIFICATIONS_TARGET_TIMEOUT: '10s',
+        // Longer than any wait below: a batch whose settlement failed would stay leased past it.
+        NOTIFICATIONS_LEASE: '30s',
+      },
+      { open: true },
+    );
     const stubs: HttpStub[] = [];
     const target = async (answer?: StubAnswer) => {
       const stub = await startStub(answer);
       stubs.push(stub);
       return stub;
     };
-    const cli = (...args: string[]) => runCli(['--database-url', database.url, ...args]);
-    const matchesOfEvent = (event: string) => db.db.selectFrom('matches').selectAll().where('event_uuid', '=', event).execute();
-    const attemptsOf = (match: string) => db.db.selectFrom('attempts').selectAll().where('match_uuid', '=', match).execute();
+    const cli = (...args: string[]) => runCli(['--database-url', server.database.url, ...args]);
+    const matchesOfEvent = (event: string) => server.db.db.selectFrom('matches').selectAll().where('event_uuid', '=', event).execute();
+    const attemptsOf = (match: string) => server.db.db.selectFrom('attempts').selectAll().where('match_uuid', '=', match).execute();
 
     async function subscribe(user: string, source: string, targetUrl: string): Promise<string> {
       const response = await fetch(`${server.url}/eventmatch`, {
@@ -76,23 +83,9 @@ for (const backend of testBackends()) {
       return answers.map((a) => a.uuid);
     }
 
-    before(async () => {
-      database = await backend.create();
-      assert.equal((await runCli(['--database-url', database.url, 'dbsync'])).code, 0);
-      db = openDatabase(database.url);
-      server = await startServer({
-        NOTIFICATIONS_DATABASE_URL: database.url,
-        NOTIFICATIONS_RETRY_DELAYS: RETRY_DELAYS,
-        NOTIFICATIONS_TARGET_TIMEOUT: '10s',
-        // Longer than any wait below: a batch whose settlement failed would stay leased past it.
-        NOTIFICATIONS_LEASE: '30s',
-      });
-    });
+    // Registered after serverOn's: the targets close once the server has stopped.
     after(async () => {
-      await server.stop();
-      await db.close();
       for (const stub of stubs) await stub.close();
-      await database.cleanup();
     });
 
     it('eventpurge --force of an event in flight: the other event of the batch is delivered once and recorded, no error', async () => {
@@ -119,7 +112,7 @@ for (const backend of testBackends()) {
         [['deliver', 204, null]],
       );
       assert.deepEqual(await matchesOfEvent(purged!), [], 'the purged event’s matches are gone');
-      assert.equal((await db.db.selectFrom('events').select('uuid').where('uuid', '=', purged!).execute()).length, 0);
+      assert.equal((await server.db.db.selectFrom('events').select('uuid').where('uuid', '=', purged!).execute()).length, 0);
       // The kept row is finished and unleased with one try, the purged event's rows are gone:
       // nothing is left that could be sent again (a settlement that failed would have left the
       // row leased, to be retried when the lease runs out).

@@ -8,11 +8,11 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
-import { type DatabaseHandle, openDatabase } from '../../src/db/connect.js';
-import { describeOn, type TestDatabase, testBackends } from '../support/database.js';
+import { describeOn, testBackends } from '../support/database.js';
 import { eventually, type HttpStub, reply, startStub, type StubRequest } from '../support/http-stub.js';
-import { type RunningServer, runCli, startServer } from '../support/processes.js';
+import { type RunningServer, runCli } from '../support/processes.js';
 import { pull } from '../support/pull-client.js';
+import { serverOn } from '../support/server-on.js';
 
 /** Seven tries in all: the run of failures reaches five while the subscription is still enabled. */
 const RETRY_DELAYS = '50ms,50ms,50ms,50ms,50ms,50ms';
@@ -81,38 +81,29 @@ const operational = (requests: readonly StubRequest[]) =>
 
 for (const backend of testBackends()) {
   describeOn(backend, `operational events (${backend.name})`, () => {
-    let database: TestDatabase;
-    let db: DatabaseHandle;
     let policy: HttpStub;
-    let server: RunningServer;
+    before(async () => {
+      // A policy that would deny every operational event: it must never be asked about one.
+      policy = await startStub((request, response) => {
+        response.writeHead((JSON.parse(request.body) as CloudEvent).source === SOURCE ? 403 : 200).end();
+      });
+    });
+    const server = serverOn(
+      backend,
+      () => ({ NOTIFICATIONS_POLICY_URL: policy.url, NOTIFICATIONS_RETRY_DELAYS: RETRY_DELAYS, NOTIFICATIONS_TARGET_TIMEOUT: '1s' }),
+      { open: true },
+    );
     const stubs: HttpStub[] = [];
     const target = async (status = 200) => {
       const stub = await startStub(reply(status));
       stubs.push(stub);
       return stub;
     };
-    const operationalEventsLogged = () => db.db.selectFrom('events').select(['type', 'body']).where('source', '=', SOURCE).execute();
+    const operationalEventsLogged = () => server.db.db.selectFrom('events').select(['type', 'body']).where('source', '=', SOURCE).execute();
 
-    before(async () => {
-      database = await backend.create();
-      assert.equal((await runCli(['--database-url', database.url, 'dbsync'])).code, 0);
-      db = openDatabase(database.url);
-      // A policy that would deny every operational event: it must never be asked about one.
-      policy = await startStub((request, response) => {
-        response.writeHead((JSON.parse(request.body) as CloudEvent).source === SOURCE ? 403 : 200).end();
-      });
-      server = await startServer({
-        NOTIFICATIONS_DATABASE_URL: database.url,
-        NOTIFICATIONS_POLICY_URL: policy.url,
-        NOTIFICATIONS_RETRY_DELAYS: RETRY_DELAYS,
-        NOTIFICATIONS_TARGET_TIMEOUT: '1s',
-      });
-    });
+    // Registered after serverOn's: the stubs close once the server has stopped.
     after(async () => {
-      await server.stop();
-      await db.close();
       for (const stub of [policy, ...stubs]) await stub.close();
-      await database.cleanup();
     });
 
     it('tells the owner of a dead target, through another of their subscriptions: failing once, then disabled; nobody else sees it', async () => {
@@ -169,11 +160,14 @@ for (const backend of testBackends()) {
       const enabled = operational(ops.requests)[2]!;
       assert.equal(enabled.type, 'svc.notifications.subscription.enabled');
       assert.deepEqual(enabled.data, { subscription: died.uuid, name: 'pipeline' });
-      assert.equal((await db.db.selectFrom('failure_runs').selectAll().where('subscription_uuid', '=', died.uuid).execute()).length, 0);
+      assert.equal(
+        (await server.db.db.selectFrom('failure_runs').selectAll().where('subscription_uuid', '=', died.uuid).execute()).length,
+        0,
+      );
 
       // Routed again (eventretry) and retried (one delivery): still the owner's alone, still not asked about.
-      const logged = await db.db.selectFrom('events').select('uuid').where('event_id', '=', enabled.id).executeTakeFirstOrThrow();
-      const again = await runCli(['--database-url', database.url, 'eventretry', logged.uuid]);
+      const logged = await server.db.db.selectFrom('events').select('uuid').where('event_id', '=', enabled.id).executeTakeFirstOrThrow();
+      const again = await runCli(['--database-url', server.database.url, 'eventretry', logged.uuid]);
       assert.equal(again.code, 0, again.stderr);
       assert.equal(again.stdout.trim().split('\n').length, 1, 'one new match: the alerts subscription');
       await eventually(() => operational(ops.requests).length === 4, 'the enabled event delivered again');
@@ -240,8 +234,8 @@ for (const backend of testBackends()) {
       assert.deepEqual((await readAll(pullNotices.uuid)).map((event) => event.source).sort(), ['/e2e/quiet', SOURCE]);
 
       // The notice's match rows were written with it, in one transaction: these are all there will be.
-      const logged = await db.db.selectFrom('events').select('uuid').where('event_id', '=', disabled!.id).executeTakeFirstOrThrow();
-      const matched = await db.db.selectFrom('matches').select('subscription_uuid').where('event_uuid', '=', logged.uuid).execute();
+      const logged = await server.db.db.selectFrom('events').select('uuid').where('event_id', '=', disabled!.id).executeTakeFirstOrThrow();
+      const matched = await server.db.db.selectFrom('matches').select('subscription_uuid').where('event_uuid', '=', logged.uuid).execute();
       assert.deepEqual(matched.map((m) => m.subscription_uuid).sort(), [pullNotices.uuid, told.uuid].sort());
 
       // The pipelines got the data event, and nothing of the service's.
@@ -264,12 +258,16 @@ for (const backend of testBackends()) {
       await eventually(() => operational(data.requests).length === 1, 'the enabled event delivered to $.data, now with notices');
       assert.equal(operational(data.requests)[0]!.type, 'svc.notifications.subscription.enabled');
       await eventually(() => operational(alerts.requests).length === 2, 'and to alerts');
-      const enabled = await db.db
+      const enabled = await server.db.db
         .selectFrom('events')
         .select('uuid')
         .where('event_id', '=', operational(alerts.requests)[1]!.id)
         .executeTakeFirstOrThrow();
-      const enabledMatches = await db.db.selectFrom('matches').select('subscription_uuid').where('event_uuid', '=', enabled.uuid).execute();
+      const enabledMatches = await server.db.db
+        .selectFrom('matches')
+        .select('subscription_uuid')
+        .where('event_uuid', '=', enabled.uuid)
+        .execute();
       assert.deepEqual(enabledMatches.map((m) => m.subscription_uuid).sort(), [pushData.uuid, pullNotices.uuid, told.uuid].sort());
       assert.deepEqual(operational(everything.requests), []);
     });
@@ -278,7 +276,7 @@ for (const backend of testBackends()) {
       const response = await receive(server, { id: 'forged-1', source: SOURCE, type: 'svc.notifications.subscription.disabled' });
       assert.equal(response.status, 400);
       assert.match(((await response.json()) as { message: string }).message, /^source: .*\/svc-notifications/);
-      assert.equal((await db.db.selectFrom('events').select('uuid').where('event_id', '=', 'forged-1').execute()).length, 0);
+      assert.equal((await server.db.db.selectFrom('events').select('uuid').where('event_id', '=', 'forged-1').execute()).length, 0);
     });
   });
 }

@@ -7,11 +7,12 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { describeOn, type TestDatabase, testBackends } from '../support/database.js';
+import { describeOn, testBackends } from '../support/database.js';
 import { EventStreamReader, type StreamEvent } from '../support/event-stream.js';
 import { eventually, type HttpStub, startStub } from '../support/http-stub.js';
-import { type RunningServer, runCli, startServer } from '../support/processes.js';
+import { type RunningServer, startServer } from '../support/processes.js';
 import { history, pull, pullSubscription, receive, waitersAre } from '../support/pull-client.js';
+import { serverOn } from '../support/server-on.js';
 
 function event(id: string, indent?: number): string {
   return JSON.stringify(
@@ -33,11 +34,9 @@ async function states(server: RunningServer, user: string, uuid: string): Promis
 
 for (const backend of testBackends()) {
   describeOn(backend, `pull event stream end to end (${backend.name})`, () => {
-    let database: TestDatabase;
     let policy: HttpStub;
-    let server: RunningServer;
     const env = () => ({
-      NOTIFICATIONS_DATABASE_URL: database.url,
+      NOTIFICATIONS_DATABASE_URL: server.database.url,
       NOTIFICATIONS_POLICY_URL: policy.url,
       NOTIFICATIONS_RETRY_DELAYS: '100ms',
       NOTIFICATIONS_TARGET_TIMEOUT: '1s',
@@ -46,16 +45,11 @@ for (const backend of testBackends()) {
     });
 
     before(async () => {
-      database = await backend.create();
-      assert.equal((await runCli(['--database-url', database.url, 'dbsync'])).code, 0);
       policy = await startStub((_request, response) => void response.writeHead(200).end());
-      server = await startServer(env());
     });
-    after(async () => {
-      await server?.stop();
-      await policy?.close();
-      await database?.cleanup();
-    });
+    const server = serverOn(backend, env);
+    // Registered after serverOn's: the policy stub closes once the server has stopped.
+    after(() => policy?.close());
 
     it('answers as the events route does before it streams: 404 for others, 409 for push, 400 naming the parameter or header', async () => {
       const uuid = await pullSubscription(server, 'alice');

@@ -5,10 +5,11 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { describeOn, type TestDatabase, testBackends } from '../support/database.js';
+import { describeOn, testBackends } from '../support/database.js';
 import { eventually, type HttpStub, startStub } from '../support/http-stub.js';
-import { type RunningServer, runCli, startServer } from '../support/processes.js';
+import { type RunningServer, startServer } from '../support/processes.js';
 import { createSubscription, history, pull, pullSubscription, receive, waitersAre } from '../support/pull-client.js';
+import { serverOn } from '../support/server-on.js';
 
 function event(id: string): string {
   return JSON.stringify({ specversion: '1.0', id, source: '/e2e-pull', type: 'org.example.pull', data: { n: 1.5 } });
@@ -16,11 +17,9 @@ function event(id: string): string {
 
 for (const backend of testBackends()) {
   describeOn(backend, `pull delivery end to end (${backend.name})`, () => {
-    let database: TestDatabase;
     let policy: HttpStub;
-    let server: RunningServer;
     const env = () => ({
-      NOTIFICATIONS_DATABASE_URL: database.url,
+      NOTIFICATIONS_DATABASE_URL: server.database.url,
       NOTIFICATIONS_POLICY_URL: policy.url,
       NOTIFICATIONS_RETRY_DELAYS: '100ms',
       NOTIFICATIONS_TARGET_TIMEOUT: '1s',
@@ -28,17 +27,12 @@ for (const backend of testBackends()) {
     });
 
     before(async () => {
-      database = await backend.create();
-      assert.equal((await runCli(['--database-url', database.url, 'dbsync'])).code, 0);
       // The policy service denies bob, allows everyone else.
       policy = await startStub((request, response) => void response.writeHead(request.url === '/events/bob' ? 403 : 200).end());
-      server = await startServer(env());
     });
-    after(async () => {
-      await server?.stop();
-      await policy?.close();
-      await database?.cleanup();
-    });
+    const server = serverOn(backend, env);
+    // Registered after serverOn's: the policy stub closes once the server has stopped.
+    after(() => policy?.close());
 
     it('creates pull subscriptions and refuses what does not apply to them, naming the field', async () => {
       const base = { name: 'p', jsonpath: '$' };

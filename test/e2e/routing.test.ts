@@ -4,11 +4,11 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
-import { type DatabaseHandle, openDatabase } from '../../src/db/connect.js';
 import { facilityEventText } from '../support/fixtures.js';
-import { describeOn, type TestDatabase, testBackends } from '../support/database.js';
+import { describeOn, testBackends } from '../support/database.js';
 import { eventually, type HttpStub, reply, startStub } from '../support/http-stub.js';
-import { type RunningServer, runCli, startServer } from '../support/processes.js';
+import { type RunningServer } from '../support/processes.js';
+import { serverOn } from '../support/server-on.js';
 
 const FIXTURE = facilityEventText();
 const FACILITY_TYPE = 'application/cloudevents+json; charset=utf-8';
@@ -40,10 +40,23 @@ function event(id: string, data: unknown = { destinationTable: 'Files' }): strin
 
 for (const backend of testBackends()) {
   describeOn(backend, `routing end to end (${backend.name})`, () => {
-    let database: TestDatabase;
-    let db: DatabaseHandle;
     let policy: HttpStub;
-    let server: RunningServer;
+    before(async () => {
+      // The policy service denies bob, allows everyone else.
+      policy = await startStub((request, response) => {
+        response.writeHead(request.url === '/events/bob' ? 403 : 200).end();
+      });
+    });
+    const server = serverOn(
+      backend,
+      () => ({
+        NOTIFICATIONS_POLICY_URL: policy.url,
+        NOTIFICATIONS_RETRY_DELAYS: '100ms,200ms,300ms',
+        NOTIFICATIONS_TARGET_TIMEOUT: '500ms',
+        NOTIFICATIONS_LEASE: '5s',
+      }),
+      { open: true },
+    );
     const targets: HttpStub[] = [];
     const target = async () => {
       const stub = await startStub();
@@ -51,37 +64,19 @@ for (const backend of testBackends()) {
       return stub;
     };
     const matchesOf = (subscription: string) =>
-      db.db.selectFrom('matches').selectAll().where('subscription_uuid', '=', subscription).orderBy('created').execute();
+      server.db.db.selectFrom('matches').selectAll().where('subscription_uuid', '=', subscription).orderBy('created').execute();
     /** Once every match of `event` is finished (nothing of it is left to send), their states. */
     const settledMatchesOfEvent = async (event: string) => {
-      const rows = () => db.db.selectFrom('matches').selectAll().where('event_uuid', '=', event).execute();
+      const rows = () => server.db.db.selectFrom('matches').selectAll().where('event_uuid', '=', event).execute();
       await eventually(async () => (await rows()).every((row) => FINISHED.has(row.state)), `every match of ${event} is finished`);
       return rows();
     };
     const subscriptionRow = (uuid: string) =>
-      db.db.selectFrom('subscriptions').selectAll().where('uuid', '=', uuid).executeTakeFirstOrThrow();
+      server.db.db.selectFrom('subscriptions').selectAll().where('uuid', '=', uuid).executeTakeFirstOrThrow();
 
-    before(async () => {
-      database = await backend.create();
-      assert.equal((await runCli(['--database-url', database.url, 'dbsync'])).code, 0);
-      db = openDatabase(database.url);
-      // The policy service denies bob, allows everyone else.
-      policy = await startStub((request, response) => {
-        response.writeHead(request.url === '/events/bob' ? 403 : 200).end();
-      });
-      server = await startServer({
-        NOTIFICATIONS_DATABASE_URL: database.url,
-        NOTIFICATIONS_POLICY_URL: policy.url,
-        NOTIFICATIONS_RETRY_DELAYS: '100ms,200ms,300ms',
-        NOTIFICATIONS_TARGET_TIMEOUT: '500ms',
-        NOTIFICATIONS_LEASE: '5s',
-      });
-    });
+    // Registered after serverOn's: the stubs close once the server has stopped.
     after(async () => {
-      await server.stop();
-      await db.close();
       for (const stub of [policy, ...targets]) await stub.close();
-      await database.cleanup();
     });
 
     it('delivers to allowed users with their credentials; a denied user is recorded, never delivered', async () => {
@@ -156,7 +151,7 @@ for (const backend of testBackends()) {
       assert.match(disabled.error ?? '', /404.*no such hook/);
       assert.equal((await matchesOf(g.uuid))[0]!.state, 'failed');
       assert.equal((await matchesOf(g.uuid))[0]!.target_code, 404);
-      const attempts = await db.db
+      const attempts = await server.db.db
         .selectFrom('attempts')
         .selectAll()
         .where('match_uuid', '=', (await matchesOf(f.uuid))[0]!.uuid)

@@ -6,12 +6,11 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import { after, before, it } from 'node:test';
+import { after, it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import { type DatabaseHandle, openDatabase } from '../../src/db/connect.js';
-import { describeOn, type TestDatabase, testBackends } from '../support/database.js';
+import { describeOn, testBackends } from '../support/database.js';
 import { eventually, type HttpStub, startStub, type StubRequest } from '../support/http-stub.js';
-import { type RunningServer, runCli, startServer } from '../support/processes.js';
+import { serverOn } from '../support/server-on.js';
 
 const USER = { 'http-remote-user': 'alice' };
 const OVERLAP_MS = 2_000;
@@ -37,29 +36,23 @@ const verifies = (secret: string, request: StubRequest, headers = webhookHeaders
 
 for (const backend of testBackends()) {
   describeOn(backend, `signed deliveries (${backend.name})`, () => {
-    let database: TestDatabase;
-    let db: DatabaseHandle;
-    let server: RunningServer;
-    const targets: HttpStub[] = [];
-
-    before(async () => {
-      database = await backend.create();
-      assert.equal((await runCli(['--database-url', database.url, 'dbsync'])).code, 0);
-      db = openDatabase(database.url);
-      server = await startServer({
-        NOTIFICATIONS_DATABASE_URL: database.url,
+    const server = serverOn(
+      backend,
+      {
         NOTIFICATIONS_RETRY_DELAYS: '100ms,100ms,100ms',
         NOTIFICATIONS_TARGET_TIMEOUT: '2s',
         NOTIFICATIONS_LEASE: '5s',
         NOTIFICATIONS_SECRET_KEY: randomBytes(32).toString('base64'),
         NOTIFICATIONS_SECRET_OVERLAP: `${OVERLAP_MS}ms`,
-      });
-    });
+      },
+      { open: true },
+    );
+    const targets: HttpStub[] = [];
+
+    // Registered after serverOn's, which stopped the server: stop() again gives its exit code.
     after(async () => {
-      assert.equal(await server?.stop(), 0);
-      await db?.close();
+      assert.equal(await server.stop(), 0);
       for (const target of targets) await target.close();
-      await database?.cleanup();
     });
 
     /**
@@ -109,7 +102,7 @@ for (const backend of testBackends()) {
     }
 
     const matchesOf = (subscription: string) =>
-      db.db.selectFrom('matches').selectAll().where('subscription_uuid', '=', subscription).orderBy('created').execute();
+      server.db.db.selectFrom('matches').selectAll().where('subscription_uuid', '=', subscription).orderBy('created').execute();
 
     it('signs every attempt so that the library verifies it; webhook-id is the ELM uuid, the same on a retry', async () => {
       let secret = '';

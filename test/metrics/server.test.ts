@@ -4,28 +4,20 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
-import { describeOn, type TestDatabase, testBackends } from '../support/database.js';
+import { describeOn, testBackends } from '../support/database.js';
 import { eventually, type HttpStub, startStub } from '../support/http-stub.js';
-import { type RunningServer, runCli, startServer } from '../support/processes.js';
+import { serverOn } from '../support/server-on.js';
 import { byOutcome, DELIVERY_OUTCOMES, POLICY_OUTCOMES, parseExposition, type Samples, sample } from './exposition.js';
 
 for (const backend of testBackends()) {
   describeOn(backend, `the server's /metrics (${backend.name})`, () => {
-    let database: TestDatabase;
     let hook: HttpStub;
-    let server: RunningServer;
-
     before(async () => {
-      database = await backend.create();
-      assert.equal((await runCli(['--database-url', database.url, 'dbsync'])).code, 0);
       hook = await startStub();
-      server = await startServer({ NOTIFICATIONS_DATABASE_URL: database.url, NOTIFICATIONS_LOG_LEVEL: 'warn' });
     });
-    after(async () => {
-      await server.stop();
-      await hook.close();
-      await database.cleanup();
-    });
+    const server = serverOn(backend, { NOTIFICATIONS_LOG_LEVEL: 'warn' });
+    // Registered after serverOn's: runs once the server has stopped.
+    after(() => hook.close());
 
     async function scrape(): Promise<Samples> {
       const response = await fetch(`${server.url}/metrics`);

@@ -8,10 +8,11 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { after, before, it, type TestContext } from 'node:test';
+import { after, it, type TestContext } from 'node:test';
 import type { TestBackend, TestDatabase } from './database.js';
 import { eventually, type HttpStub, startStub } from './http-stub.js';
-import { type RunningServer, runCli, startServer } from './processes.js';
+import type { RunningServer } from './processes.js';
+import { serverOn } from './server-on.js';
 import { startTcpProxy } from './tcp-proxy.js';
 
 export const USER = { 'http-remote-user': 'alice' };
@@ -57,27 +58,19 @@ export interface BrokerScene {
 
 /** Starts the server for the suite it is called in (in a `describe`), and stops it after. */
 export function brokerScene(backend: TestBackend): BrokerScene {
-  let database: TestDatabase;
-  let server: RunningServer;
-  const stubs: HttpStub[] = [];
-
-  before(async () => {
-    database = await backend.create();
-    assert.equal((await runCli(['--database-url', database.url, 'dbsync'])).code, 0);
-    server = await startServer({
-      NOTIFICATIONS_DATABASE_URL: database.url,
-      NOTIFICATIONS_RETRY_DELAYS: '200ms,200ms,200ms',
-      NOTIFICATIONS_TARGET_TIMEOUT: '2s',
-      NOTIFICATIONS_LEASE: '5s',
-      // Credentials are sealed at rest: the outbound thread gets them opened.
-      NOTIFICATIONS_SECRET_KEY: randomBytes(32).toString('base64'),
-      NOTIFICATIONS_LOG_LEVEL: 'warn',
-    });
+  const server = serverOn(backend, {
+    NOTIFICATIONS_RETRY_DELAYS: '200ms,200ms,200ms',
+    NOTIFICATIONS_TARGET_TIMEOUT: '2s',
+    NOTIFICATIONS_LEASE: '5s',
+    // Credentials are sealed at rest: the outbound thread gets them opened.
+    NOTIFICATIONS_SECRET_KEY: randomBytes(32).toString('base64'),
+    NOTIFICATIONS_LOG_LEVEL: 'warn',
   });
+  const stubs: HttpStub[] = [];
+  // Registered after serverOn's, which stopped the server: stop() again gives its exit code.
   after(async () => {
-    assert.equal(await server?.stop(), 0);
+    assert.equal(await server.stop(), 0);
     for (const stub of stubs) await stub.close();
-    await database?.cleanup();
   });
 
   const record = async (uuid: string) => (await (await fetch(`${server.url}/eventmatch/${uuid}`, { headers: USER })).json()) as Stored;
@@ -86,7 +79,7 @@ export function brokerScene(backend: TestBackend): BrokerScene {
 
   return {
     get database() {
-      return database;
+      return server.database;
     },
     get server() {
       return server;
