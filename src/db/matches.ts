@@ -46,7 +46,7 @@ export interface ClaimFilter {
   excludeSubscriptions?: readonly string[];
   excludeOwners?: readonly string[];
   onlySubscriptions?: readonly string[];
-  /** Rows whose outcome the claiming instance has yet to write (routing/settler.ts), whatever their leases say. */
+  /** Rows whose outcome the claiming instance has yet to write (runners/settler.ts), whatever their leases say. */
   excludeMatches?: readonly string[];
 }
 
@@ -324,7 +324,7 @@ export function releaseStatement(db: Kysely<Database>, holder: string, uuids: re
 /**
  * Runs on to `until` the leases `holder` still has on `uuids`, whether or not they have run out
  * meanwhile: not those of rows another holder has taken since, nor of rows no runner waits on
- * any more (settled, cancelled). For rows whose outcome is not written yet (routing/settler.ts).
+ * any more (settled, cancelled). For rows whose outcome is not written yet (runners/settler.ts).
  * Returns how many were extended.
  */
 export async function extendLeases(db: Kysely<Database>, holder: string, uuids: readonly string[], until: number): Promise<number> {
@@ -346,7 +346,7 @@ const LEASES_PER_STATEMENT = 10_000;
 
 /**
  * Returns the rows `holder` leased to the queue: at shutdown, once its stages have stopped,
- * for the rows still waiting in memory (routing/handoff.ts), so that others need not wait
+ * for the rows still waiting in memory (runners/handoff.ts), so that others need not wait
  * for the leases to run out.
  */
 export async function releaseLeasesOf(db: Kysely<Database>, holder: string): Promise<number> {

@@ -14,7 +14,7 @@
 import type { Keyring } from '../config/keyring.js';
 import type { SubscriptionRow } from '../db/tables.js';
 import { readBrokerTarget } from '../destinations/target-url.js';
-import type { AttemptOutcome } from '../routing/after-attempt.js';
+import type { AttemptOutcome } from '../runners/after-attempt.js';
 import { openAuth } from '../subscriptions/secret-box.js';
 import { signingSecretsAt } from '../subscriptions/signing-secret.js';
 import type { Clock } from '../time/clock.js';

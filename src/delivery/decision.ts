@@ -1,5 +1,5 @@
 /**
- * What a target's answer to one POST means, in the terms of routing/after-attempt.ts (which
+ * What a target's answer to one POST means, in the terms of runners/after-attempt.ts (which
  * says what then happens to the row): pure, over plain data, so every case is tested without a
  * database or a target (test/delivery/decision.test.ts).
  *
@@ -12,7 +12,7 @@
  * - No connection came free in time: untried.
  */
 import { STATUS_CODES } from 'node:http';
-import type { AttemptOutcome } from '../routing/after-attempt.js';
+import type { AttemptOutcome } from '../runners/after-attempt.js';
 import type { TargetResponse } from './target-client.js';
 
 /** What one try means for the delivery. `reason` is what the subscription's `error` says if it gives up. */

@@ -2,7 +2,7 @@
  * Where a delivery goes: the one thing the delivery runner asks of a subscription's destination.
  * The runner owns everything around an attempt (leases, lanes and their health, rate limits,
  * cancelling on subscription changes, settling); a destination owns only the attempt itself
- * and answers with an outcome that routing/after-attempt.ts understands, which alone says what
+ * and answers with an outcome that runners/after-attempt.ts understands, which alone says what
  * then becomes of the row. A new kind of destination is a new implementation, never a branch in
  * the runner; one that picks among implementations by subscription is a Destination too.
  *
@@ -22,7 +22,7 @@
  */
 import type { EventRow } from '../db/events.js';
 import type { MatchesTable, SubscriptionRow } from '../db/tables.js';
-import type { AttemptOutcome } from '../routing/after-attempt.js';
+import type { AttemptOutcome } from '../runners/after-attempt.js';
 
 /** What a destination is given to deliver one row. */
 export interface DeliveryAttempt {

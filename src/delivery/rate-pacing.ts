@@ -5,7 +5,7 @@
  * others of its lane go past them, and it keeps at most a second's worth waiting in memory
  * (claims leave out the rest), so that it holds back neither its origin nor the runner.
  */
-import type { Pacing } from '../routing/runner-core.js';
+import type { Pacing } from '../runners/runner-core.js';
 import type { Clock } from '../time/clock.js';
 import { RateLimiter } from './rate-limiter.js';
 

@@ -2,8 +2,8 @@
  * The delivery runner: takes "deliver" rows (handed over by the policy runner, or claimed from
  * the queue), hands each to its subscription's destination (destination.ts; push over HTTP to a
  * target) as soon as the destination's lane has a free slot, and settles each as its outcome
- * comes (routing/after-attempt.ts says what the outcome means). The runner core
- * (routing/runner-core.ts) runs all of that with this runner's strategy, which is the rest. A
+ * comes (runners/after-attempt.ts says what the outcome means). The runner core
+ * (runners/runner-core.ts) runs all of that with this runner's strategy, which is the rest. A
  * lane is what the destination names: a target's origin. Nothing waits for anything but its own
  * origin:
  * - each origin (scheme, host, port) has NOTIFICATIONS_TARGET_CONCURRENCY connections and a lane
@@ -31,10 +31,10 @@ import type { SubscriptionChange } from '../db/subscriptions.js';
 import type { MatchesTable, SubscriptionRow } from '../db/tables.js';
 import type { DeliveryOutcome } from '../metrics/metrics.js';
 import { OPERATIONAL_SOURCE } from '../operational-source.js';
-import type { HandedMatch } from '../routing/handoff.js';
-import { type AttemptStrategy, RunnerCore, type Work } from '../routing/runner-core.js';
-import type { Runner } from '../routing/runner-loop.js';
-import type { RunnerOptions } from '../routing/runner-options.js';
+import type { HandedMatch } from '../runners/handoff.js';
+import { type AttemptStrategy, RunnerCore, type Work } from '../runners/runner-core.js';
+import type { Runner } from '../runners/runner-loop.js';
+import type { RunnerOptions } from '../runners/runner-options.js';
 import type { SpanAttributes, Tracing } from '../tracing/tracing.js';
 import type { Attempted, Destination } from './destination.js';
 import { OriginHealth } from './origin-health.js';

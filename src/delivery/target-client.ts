@@ -2,7 +2,7 @@ import { type Dispatcher, Pool } from 'undici';
 import { type AddressGuard, literalRefusal, TargetDeniedError } from '../net/address-guard.js';
 import { ExchangeDeadline } from '../net/exchange-deadline.js';
 import { describeNetworkError, TargetUrlError } from '../net/network-error.js';
-import { parseRetryAfter } from '../routing/retry-schedule.js';
+import { parseRetryAfter } from '../runners/retry-schedule.js';
 import { authorizationHeader } from '../subscriptions/authorization.js';
 import type { Auth } from '../subscriptions/input.js';
 import { type Signing, signatureHeaders } from './signature.js';

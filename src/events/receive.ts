@@ -14,7 +14,7 @@ import { subscriptionsWithUnfinishedMatch } from '../db/event-log.js';
 import { type EventRow, eventsByUuid, insertMatches, type LoggedEvent, type MatchRow, pendingMatch } from '../db/events.js';
 import { isJsonObject, type JsonValue } from '../json.js';
 import type { LiveMatcher } from '../matching/live-matcher.js';
-import type { Handoff } from '../routing/handoff.js';
+import type { Handoff } from '../runners/handoff.js';
 import { OPERATIONAL_SOURCE } from '../operational-source.js';
 import type { Clock } from '../time/clock.js';
 import type { Tracing } from '../tracing/tracing.js';

@@ -17,7 +17,7 @@ import type { DatabaseHandle } from '../db/connect.js';
 import { ONE_WRITER_PAUSE_MS, purgeOldestEventsBefore } from '../db/event-log.js';
 import { expireUnread } from '../db/pull.js';
 import type { Metrics } from '../metrics/metrics.js';
-import { startWorkerLoop } from '../routing/worker-loop.js';
+import { startWorkerLoop } from '../runners/worker-loop.js';
 import type { Clock } from '../time/clock.js';
 
 /**

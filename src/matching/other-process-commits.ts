@@ -47,7 +47,7 @@ import {
 } from '../db/subscriptions-fingerprint.js';
 import type { Database } from '../db/tables.js';
 import type { Metrics, OtherProcessCommitsOutcome } from '../metrics/metrics.js';
-import { startWorkerLoop } from '../routing/worker-loop.js';
+import { startWorkerLoop } from '../runners/worker-loop.js';
 import type { LiveMatcher } from './live-matcher.js';
 
 /** Other processes' commits to the SQLite file are looked for this often. */

@@ -9,7 +9,7 @@
 import type { DatabaseHandle } from '../db/connect.js';
 import { startSubscriptionListener } from '../db/subscription-notifications.js';
 import type { SubscriptionChange } from '../db/subscriptions.js';
-import { startWorkerLoop, type WorkerLoop } from '../routing/worker-loop.js';
+import { startWorkerLoop, type WorkerLoop } from '../runners/worker-loop.js';
 import type { Clock } from '../time/clock.js';
 import type { ExpectedNotifications } from '../db/expected-notifications.js';
 import type { LiveMatcher } from './live-matcher.js';

@@ -1,12 +1,12 @@
 /**
  * What the policy service's answer for one (event, user) comes to, in the terms of
- * routing/after-attempt.ts (which says what then happens to the rows it covers):
+ * runners/after-attempt.ts (which says what then happens to the rows it covers):
  *
  * - allowed (2xx): accepted;
  * - denied (4xx): refused;
  * - no decision (5xx, time-out, no connection): later.
  */
-import type { AttemptOutcome } from '../routing/after-attempt.js';
+import type { AttemptOutcome } from '../runners/after-attempt.js';
 import type { PolicyAnswer } from './policy-client.js';
 
 export function outcomeOfAnswer(answer: PolicyAnswer): AttemptOutcome {

@@ -1,8 +1,8 @@
 /**
  * The policy runner: takes "policy" rows (handed over by /receive, or claimed from the queue),
  * asks the policy service once per (event, user) — not once per subscription — and settles each
- * question as its answer comes (decision.ts turns it into an outcome, routing/after-attempt.ts
- * says what that means; routing/runner-core.ts runs the rounds and the questions, with this
+ * question as its answer comes (decision.ts turns it into an outcome, runners/after-attempt.ts
+ * says what that means; runners/runner-core.ts runs the rounds and the questions, with this
  * runner's strategy). Allowed rows are handed on to the delivery runner in memory, still
  * leased, and written allowed only with what comes of them there. Each user has a share of
  * slots of its own (lanes.ts), so the policy
@@ -15,10 +15,10 @@
 import type { EventRow } from '../db/events.js';
 import type { MatchesTable } from '../db/tables.js';
 import { OPERATIONAL_SOURCE } from '../operational-source.js';
-import type { HandedMatch, Handoff } from '../routing/handoff.js';
-import { type AttemptResult, type AttemptStrategy, RunnerCore, type Work } from '../routing/runner-core.js';
-import type { Runner } from '../routing/runner-loop.js';
-import type { RunnerOptions } from '../routing/runner-options.js';
+import type { HandedMatch, Handoff } from '../runners/handoff.js';
+import { type AttemptResult, type AttemptStrategy, RunnerCore, type Work } from '../runners/runner-core.js';
+import type { Runner } from '../runners/runner-loop.js';
+import type { RunnerOptions } from '../runners/runner-options.js';
 import type { Tracing } from '../tracing/tracing.js';
 import { ALLOWED_UNASKED, outcomeOfAnswer } from './decision.js';
 import type { PolicyAnswer } from './policy-client.js';

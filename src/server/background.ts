@@ -11,7 +11,7 @@ import { followOtherProcessCommits, OTHER_PROCESS_COMMITS_POLL_MS } from '../mat
 import { startSubscriptionSync, SYNC_CLOCK_SKEW_US, SYNC_LISTENING_POLL_MS, SYNC_POLL_MS } from '../matching/subscription-sync.js';
 import { startFallbackPoll } from '../pull/fallback-poll.js';
 import type { PullWaiters } from '../pull/waiters.js';
-import { MAX_ERROR_PAUSE_MS } from '../routing/worker-loop.js';
+import { MAX_ERROR_PAUSE_MS } from '../runners/worker-loop.js';
 import type { ServerBase } from './base.js';
 import { unlessStorageFull } from './database.js';
 import { type Part, startedBy } from './lifecycle.js';

@@ -1,7 +1,7 @@
 /**
  * An exponential back-off: each pause twice the one before, from `firstMs` up to `maxMs`, and
  * back to `firstMs` once whatever was failing works again. Jitter, where wanted, is the
- * caller's: it spreads its own kind of retries (see routing/retry-schedule.ts for deliveries).
+ * caller's: it spreads its own kind of retries (see runners/retry-schedule.ts for deliveries).
  */
 export class Backoff {
   private currentMs: number;

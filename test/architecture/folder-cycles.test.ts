@@ -1,6 +1,6 @@
 /**
  * The boundaries between the folders of src/: no import cycle between them, and each imports
- * only from the layers below its own. A node is a top-level folder of src/ (`db`, `routing`, …)
+ * only from the layers below its own. A node is a top-level folder of src/ (`db`, `runners`, …)
  * or a file at its root (`errors.ts`, `main.ts`). Imports are read from the source text: every
  * relative `from '…'`, `import('…')` and `import '…'`.
  */
@@ -41,7 +41,7 @@ const LAYERS: readonly (readonly string[])[] = [
   // Storage, configuration, the CloudEvents format.
   ['db', 'config', 'cloudevents'],
   // Subscriptions as users see them; what the runners share (queue claims, handoffs, settling).
-  ['subscriptions', 'routing'],
+  ['subscriptions', 'runners'],
   // Matching events to subscriptions; the policy stage.
   ['matching', 'policy'],
   // Receiving events; the delivery stage (whose outbound thread also hosts the policy client);
@@ -66,7 +66,7 @@ const DB_MAY_NOT_IMPORT = [
   'policy',
   'events',
   'matching',
-  'routing',
+  'runners',
   'subscriptions',
   'metrics',
   'server',

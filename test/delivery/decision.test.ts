@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { classifyNoAnswer, classifyResponse, outcomeOfResponse } from '../../src/delivery/decision.js';
 import type { TargetResponse } from '../../src/delivery/target-client.js';
-import { afterAttempt, ERROR_LIMIT } from '../../src/routing/after-attempt.js';
-import type { RetrySchedule } from '../../src/routing/retry-schedule.js';
+import { afterAttempt, ERROR_LIMIT } from '../../src/runners/after-attempt.js';
+import type { RetrySchedule } from '../../src/runners/retry-schedule.js';
 import { TargetDeniedError } from '../../src/net/address-guard.js';
 import { describeNetworkError, ExchangeTimeoutError, TargetUrlError } from '../../src/net/network-error.js';
 

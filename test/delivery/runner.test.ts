@@ -19,7 +19,7 @@ import { isDatabaseUnavailable } from '../../src/db/unavailable.js';
 import { DOWN_AFTER, KEEPING_UP_US } from '../../src/delivery/origin-health.js';
 import { createTargetClient, type TargetClient } from '../../src/delivery/target-client.js';
 import { addressGuard } from '../../src/net/address-guard.js';
-import { Handoff } from '../../src/routing/handoff.js';
+import { Handoff } from '../../src/runners/handoff.js';
 import { sealSecret } from '../../src/subscriptions/secret-box.js';
 import {
   createPostgres,

@@ -1,5 +1,5 @@
 /**
- * SIGTERM with work in flight and more waiting in memory (routing/handoff.ts): the deliveries
+ * SIGTERM with work in flight and more waiting in memory (runners/handoff.ts): the deliveries
  * in flight finish, the rows still waiting go back to the queue at once (not when their lease
  * runs out), and the next instance delivers the rest, each match exactly once. A delivery still
  * held by its target when the grace is over goes back too, and the exit is still 0.

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { outcomeOfAnswer } from '../../src/policy/decision.js';
 import type { PolicyAnswer } from '../../src/policy/policy-client.js';
-import { afterAttempt, type Tried } from '../../src/routing/after-attempt.js';
-import type { RetrySchedule } from '../../src/routing/retry-schedule.js';
+import { afterAttempt, type Tried } from '../../src/runners/after-attempt.js';
+import type { RetrySchedule } from '../../src/runners/retry-schedule.js';
 
 /** What the policy's answer comes to for the rows it covers. */
 function decidePolicy(rows: Array<{ attempts: number }>, answer: PolicyAnswer, asked: Tried, schedule: RetrySchedule) {

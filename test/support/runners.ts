@@ -11,7 +11,7 @@ import { type DeliveryRunner, type DeliveryRunnerOptions, deliveryRunner } from 
 import { pullDestination } from '../../src/delivery/pull-destination.js';
 import { type PushDestinationOptions, pushDestination } from '../../src/delivery/push-destination.js';
 import { type PolicyRunner, type PolicyRunnerOptions, policyRunner } from '../../src/policy/runner.js';
-import { Settler } from '../../src/routing/settler.js';
+import { Settler } from '../../src/runners/settler.js';
 import { type Clock, systemClock } from '../../src/time/clock.js';
 
 export const TEST_LEASE_US = 30_000_000;

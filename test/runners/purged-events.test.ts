@@ -1,6 +1,6 @@
 /**
  * One rule for an event purged (eventpurge --force) while its rows are with a runner, the same
- * for the policy and the delivery runner (routing/runner-core.ts): a claimed row whose event is
+ * for the policy and the delivery runner (runners/runner-core.ts): a claimed row whose event is
  * gone by the time the runner reads it is dropped, not attempted and nothing written of it (it
  * went with its event); an attempt already under way is made, and nothing is recorded of it.
  */

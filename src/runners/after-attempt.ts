@@ -2,7 +2,7 @@
  * What happens to rows after one attempt at them, at either stage: the one place that says
  * when a row is tried again, when it fails for good and disables its subscription, when it goes
  * back to the queue untried, and when it is cancelled. Pure, over plain data
- * (test/routing/after-attempt.test.ts); the runners only carry out what it says.
+ * (test/runners/after-attempt.test.ts); the runners only carry out what it says.
  *
  * Deliver stage (one row per attempt; every try is recorded as an attempt):
  * - accepted: delivered, the status kept as the target code;

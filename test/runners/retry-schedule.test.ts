@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { MAX_RETRY_AFTER_MS, nextDelayMs, parseRetryAfter } from '../../src/routing/retry-schedule.js';
+import { MAX_RETRY_AFTER_MS, nextDelayMs, parseRetryAfter } from '../../src/runners/retry-schedule.js';
 
 const SCHEDULE = [1000, 5000, 30000];
 const always = (value: number) => () => value;

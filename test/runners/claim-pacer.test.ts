@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ClaimPacer } from '../../src/routing/claim-pacer.js';
+import { ClaimPacer } from '../../src/runners/claim-pacer.js';
 
 describe('claim pacer', () => {
   it('waits quietMs after a claim that found nothing, and not at all after one that found work', () => {

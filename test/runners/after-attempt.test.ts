@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { afterAttempt, settlementOf } from '../../src/routing/after-attempt.js';
+import { afterAttempt, settlementOf } from '../../src/runners/after-attempt.js';
 
 const AT = 1_700_000_000_000_000;
 const tried = { at: AT, durationMs: 7 };

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
-import { startWorkerLoop } from '../../src/routing/worker-loop.js';
+import { startWorkerLoop } from '../../src/runners/worker-loop.js';
 import { settle } from '../support/turns.js';
 
 function mockTimers(t: TestContext): TestContext['mock']['timers'] {

@@ -33,7 +33,7 @@ export interface HandedMatch {
   /**
    * As in the database, leased to this instance (locked_until set). Handed on by the policy
    * stage, it is still `policy` there, with its allowance (policy_code) in memory only: the
-   * delivery stage writes it with the row's first settlement (routing/after-attempt.ts).
+   * delivery stage writes it with the row's first settlement (runners/after-attempt.ts).
    */
   row: MatchesTable;
   event: EventRow;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Lanes } from '../../src/routing/lanes.js';
+import { Lanes } from '../../src/runners/lanes.js';
 
 describe('lanes', () => {
   it('starts, oldest first, as many of a lane as it has free slots, each lane on its own', () => {

@@ -25,7 +25,7 @@ import type { MatchesTable, MatchState } from '../../src/db/tables.js';
 import { createTargetClient } from '../../src/delivery/target-client.js';
 import { addressGuard } from '../../src/net/address-guard.js';
 import { createPolicyClient } from '../../src/policy/policy-client.js';
-import { Settler } from '../../src/routing/settler.js';
+import { Settler } from '../../src/runners/settler.js';
 import { createPostgres, describeOn, POSTGRES, POSTGRES_TEST_URL } from '../support/database.js';
 import { eventually, type HttpStub, startStub } from '../support/http-stub.js';
 import { TEST_LEASE_US, testDeliveryRunner, testPolicyRunner } from '../support/runners.js';

@@ -9,7 +9,7 @@ import { logEvent, pendingMatch } from '../../src/db/events.js';
 import { matchQueue } from '../../src/db/match-queue.js';
 import { claimDueMatches } from '../../src/db/matches.js';
 import { insertSubscription } from '../../src/db/subscriptions.js';
-import { Settler } from '../../src/routing/settler.js';
+import { Settler } from '../../src/runners/settler.js';
 import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
 import { subscriptionRow } from '../support/subscription-row.js';
 
