@@ -178,6 +178,18 @@ async function scene(t: TestContext, open: () => Promise<Faulty>): Promise<Scene
  * (as extended when the outcome was held, at the same moment by that clock: as if the database
  * had refused the extensions after it too).
  */
+/** A target client for a test's deliveries, closed after it. */
+function testTarget(t: TestContext) {
+  const target = createTargetClient({ timeoutMs: 2_000, connectionsPerOrigin: 4, guard: addressGuard({ allow: [], deny: [] }) });
+  t.after(() => target.close());
+  return target;
+}
+
+/** The scene's delivery runner, on its faulty database and its settler. */
+function deliveryRunnerOf(t: TestContext, s: Scene) {
+  return testDeliveryRunner({ handle: s.faulty.handle, clock: s.clock, settler: s.settler }, { target: testTarget(t) });
+}
+
 async function heldPastTheLease(s: Scene, runner: { intake(): Promise<number> }, stub: HttpStub, release: () => void): Promise<void> {
   assert.equal(await runner.intake(), 1);
   await eventually(() => stub.requests.length === 1, 'the attempt reaches its destination, which holds it');
@@ -200,9 +212,7 @@ for (const { name, on, open } of runners) {
       const s = await scene(t, open);
       const { stub, release } = await s.holdingStub(200);
       const row = await s.queue(stub.url, 'deliver');
-      const target = createTargetClient({ timeoutMs: 2_000, connectionsPerOrigin: 4, guard: addressGuard({ allow: [], deny: [] }) });
-      t.after(() => target.close());
-      const runner = testDeliveryRunner({ handle: s.faulty.handle, clock: s.clock, settler: s.settler }, { target });
+      const runner = deliveryRunnerOf(t, s);
       await heldPastTheLease(s, runner, stub, release);
 
       assert.equal(await runner.intake(), 0, 'nothing claimed while its outcome is held');
@@ -251,9 +261,7 @@ for (const { name, on, open } of runners) {
       const s = await scene(t, open);
       const { stub, release } = await s.holdingStub(200);
       const row = await s.queue(stub.url, 'deliver');
-      const target = createTargetClient({ timeoutMs: 2_000, connectionsPerOrigin: 4, guard: addressGuard({ allow: [], deny: [] }) });
-      t.after(() => target.close());
-      const runner = testDeliveryRunner({ handle: s.faulty.handle, clock: s.clock, settler: s.settler }, { target });
+      const runner = deliveryRunnerOf(t, s);
       assert.equal(await runner.intake(), 1);
       await eventually(() => stub.requests.length === 1, 'the attempt reaches its destination, which holds it');
       // The target took half the lease to answer; its answer is refused.
@@ -291,8 +299,7 @@ describeOn(POSTGRES, 'held outcomes across two instances on one PostgreSQL datab
     const clock = runningClock();
     const { stub, release } = await s.holdingStub(200);
     const row = await s.queue(stub.url, 'deliver');
-    const target = createTargetClient({ timeoutMs: 2_000, connectionsPerOrigin: 4, guard: addressGuard({ allow: [], deny: [] }) });
-    t.after(() => target.close());
+    const target = testTarget(t);
     const settler = new Settler(matchQueue(s.faulty.handle), 'me', SHORT_LEASE_US, clock, () => undefined);
     t.after(() => settler.close());
     const mine = testDeliveryRunner({ handle: s.faulty.handle, clock, leaseUs: SHORT_LEASE_US, settler }, { target });
