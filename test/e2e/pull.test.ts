@@ -9,6 +9,7 @@ import { describeOn, testBackends } from '../support/database.js';
 import { eventually, type HttpStub, startStub } from '../support/http-stub.js';
 import { type RunningServer, startServer } from '../support/processes.js';
 import { createSubscription, history, pull, pullSubscription, receive, waitersAre } from '../support/pull-client.js';
+import { EventStreamReader } from '../support/event-stream.js';
 import { serverOn } from '../support/server-on.js';
 
 function event(id: string): string {
@@ -133,6 +134,27 @@ for (const backend of testBackends()) {
       const metrics = await (await fetch(`${server.url}/metrics`)).text();
       for (const operation of ['lookup', 'read', 'acknowledge'])
         assert.match(metrics, new RegExp(`^notifications_pull_database_operations_total\\{operation="${operation}"\\} [1-9]`, 'm'));
+    });
+
+    it('a stream reads once per event: woken once per commit (on PostgreSQL by the announcement alone)', async () => {
+      const uuid = await pullSubscription(server, 'frank');
+      const reads = async () => {
+        const text = await (await fetch(`${server.url}/metrics`)).text();
+        return Number(/^notifications_pull_database_operations_total\{operation="read"\} (\d+)$/m.exec(text)![1]);
+      };
+      const stream = await EventStreamReader.open(`${server.url}/eventmatch/${uuid}/events/stream`, { 'http-remote-user': 'frank' });
+      try {
+        await waitersAre(server, 1);
+        const before = await reads();
+        // The second commit's wake comes after every wake of the first: a second wake of the first would be counted by then.
+        for (const id of ['r1', 'r2']) {
+          await receive(server, event(id));
+          assert.equal(JSON.parse((await stream.nextEvent(10_000)).data).id, id);
+        }
+        assert.equal((await reads()) - before, 2, 'one read for each event');
+      } finally {
+        stream.close();
+      }
     });
 
     it('a long poll returns within a second of an event, and empty once its wait is over', async () => {
