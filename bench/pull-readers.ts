@@ -125,6 +125,14 @@ export abstract class PullReader {
     this.own[what]++;
   }
 
+  /** Whether `response` is not a 200: then counted as refused, unless `request` is no longer this reader's. */
+  protected notOk(request: http.ClientRequest, response: http.IncomingMessage): boolean {
+    if (response.statusCode === 200) return false;
+    if (request === this.request) this.refused(response);
+    else response.resume();
+    return true;
+  }
+
   /** Counts an answer other than 200 and tries again after its Retry-After. */
   protected refused(response: http.IncomingMessage): void {
     response.resume();
@@ -168,12 +176,7 @@ export class StreamReader extends PullReader {
     };
     request.on('error', () => ended('errors'));
     request.on('response', (response) => {
-      if (response.statusCode !== 200) {
-        settled = true;
-        if (request === this.request) this.refused(response);
-        else response.resume();
-        return;
-      }
+      if (this.notOk(request, response)) return void (settled = true);
       response.setEncoding('latin1');
       let rest = '';
       response.on('data', (chunk: string) => {
@@ -225,12 +228,7 @@ export class LongPollReader extends PullReader {
     };
     request.on('error', cut);
     request.on('response', (response) => {
-      if (response.statusCode !== 200) {
-        settled = true;
-        if (request === this.request) this.refused(response);
-        else response.resume();
-        return;
-      }
+      if (this.notOk(request, response)) return void (settled = true);
       response.setEncoding('utf8');
       let body = '';
       response.on('data', (chunk: string) => (body += chunk));
