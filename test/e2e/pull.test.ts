@@ -147,7 +147,7 @@ for (const backend of testBackends()) {
         await waitersAre(server, 1);
         const before = await reads();
         // The second commit's wake comes after every wake of the first: a second wake of the first would be counted by then.
-        for (const id of ['r1', 'r2']) {
+        for (const id of ['once-1', 'once-2']) {
           await receive(server, event(id));
           assert.equal(JSON.parse((await stream.nextEvent(10_000)).data).id, id);
         }
