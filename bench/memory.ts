@@ -9,7 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { sql } from 'kysely';
 import { type DatabaseHandle, openDatabase } from '../src/db/connect.js';
-import { SUBSCRIPTION_ROWS_PER_STATEMENT } from '../src/db/subscriptions.js';
+import { SUBSCRIPTION_ROWS_PER_STATEMENT } from '../src/db/stores/subscriptions.js';
 import type { SubscriptionRow } from '../src/db/tables.js';
 import { compileJsonPath, type Dialect } from '../src/jsonpath/index.js';
 import { RECORD_VERSION } from '../src/subscriptions/record.js';

@@ -8,7 +8,7 @@ import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { parseReceived } from '../cloudevents/index.js';
 import { serviceError } from '../errors.js';
-import { type ReceiveDependencies, receiveEvent } from '../events/receive.js';
+import { type ReceiveDependencies, receiveEvent } from '../receive/receive.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { PeerList } from '../net/peer-list.js';
 import { refuseContentCoding } from './content-coding.js';

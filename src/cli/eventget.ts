@@ -1,5 +1,11 @@
-import { attemptsOfEvents, eventsFromPosition, type LogPosition, matchesOfEvents, oldestOfMostRecentEvents } from '../db/event-log.js';
-import { eventsByUuid } from '../db/events.js';
+import {
+  attemptsOfEvents,
+  eventsFromPosition,
+  type LogPosition,
+  matchesOfEvents,
+  oldestOfMostRecentEvents,
+} from '../db/stores/event-log.js';
+import { eventsByUuid } from '../db/stores/events.js';
 import { compactText } from '../cloudevents/json-text.js';
 import type { AttemptsTable, EventsTable, MatchesTable } from '../db/tables.js';
 import { formatTimestamp, systemClock } from '../time/clock.js';

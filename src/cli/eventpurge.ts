@@ -5,7 +5,7 @@ import {
   ONE_WRITER_PAUSE_MS,
   purgeEventsWithUuids,
   purgeOldestEventsBefore,
-} from '../db/event-log.js';
+} from '../db/stores/event-log.js';
 import { formatTimestamp, systemClock } from '../time/clock.js';
 import { type Command, EXIT } from './command.js';
 import { DAY_US, parseArguments, parseDate, parseLimit } from './event-options.js';

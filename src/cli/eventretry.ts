@@ -1,5 +1,5 @@
-import { liveSubscriptionPages } from '../db/subscriptions.js';
-import { routeAgain } from '../events/receive.js';
+import { liveSubscriptionPages } from '../db/stores/subscriptions.js';
+import { routeAgain } from '../receive/receive.js';
 import { LiveMatcher } from '../matching/live-matcher.js';
 import { systemClock } from '../time/clock.js';
 import { type Command, EXIT } from './command.js';

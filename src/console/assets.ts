@@ -28,8 +28,8 @@ export interface AssetDirectories {
 
 /** From dist/src/console/, where this module runs: the project's console/ and dist/console/. */
 export const DEFAULT_DIRECTORIES: AssetDirectories = {
-  pages: fileURLToPath(new URL('../../../console/', import.meta.url)),
-  modules: fileURLToPath(new URL('../../console/', import.meta.url)),
+  pages: fileURLToPath(new URL('../../../console', import.meta.url)),
+  modules: fileURLToPath(new URL('../../console', import.meta.url)),
 };
 
 const TYPES: Record<string, string> = {

@@ -7,11 +7,11 @@
  */
 import type { Kysely } from 'kysely';
 import type { Capabilities } from './connect.js';
-import { type EventToLog, logEvents, logEventsInOneStatement } from './events.js';
-import { type SettleArgs, settleClaimed } from './match-queue.js';
-import { type ClaimFilter, claimDueMatches, type Lease, type Stage } from './matches.js';
-import { type ImportedLogPage, importedLogPageTransfers, writeImportedLogPage } from './imported-rows.js';
-import { insertWithinLimit } from './subscriptions.js';
+import { type EventToLog, logEvents, logEventsInOneStatement } from './stores/events.js';
+import { type SettleArgs, settleClaimed } from './stores/match-queue.js';
+import { type ClaimFilter, claimDueMatches, type Lease, type Stage } from './stores/matches.js';
+import { type ImportedLogPage, importedLogPageTransfers, writeImportedLogPage } from './stores/imported-rows.js';
+import { insertWithinLimit } from './stores/subscriptions.js';
 import type { Database, SubscriptionRow } from './tables.js';
 
 export interface ClaimArgs {

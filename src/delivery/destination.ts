@@ -9,7 +9,7 @@
  * - Push over HTTP (push-destination.ts): POSTs the event to the target URL; the target's answer
  *   is the outcome.
  * - Pull (pull-destination.ts): sends nothing; its attempt answers `waiting`, which settles the
- *   row `pending` with a cursor, readable by the subscriber (db/pull.ts); the reader's
+ *   row `pending` with a cursor, readable by the subscriber (db/stores/pull.ts); the reader's
  *   acknowledgement makes it delivered later. Its lane is the subscription itself.
  * - Message brokers (broker-destination.ts; the protocols in brokers/): publish with a client in
  *   the outbound thread (broker-publisher.ts): a confirmation is `accepted` without a status, a
@@ -20,7 +20,7 @@
  * Which one a subscription's rows go to is its kind's (destinations/kinds.ts), by its `delivery`
  * and its target URL's scheme: `destinationByKind` (destination-by-kind.ts).
  */
-import type { EventRow } from '../db/events.js';
+import type { EventRow } from '../db/stores/events.js';
 import type { MatchesTable, SubscriptionRow } from '../db/tables.js';
 import type { AttemptOutcome } from '../runners/after-attempt.js';
 

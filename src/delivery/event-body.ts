@@ -4,7 +4,7 @@
  * made once (a small cache of the latest: the deliveries of an event are sent close together).
  */
 import { type SpecVersion, withExtensions } from '../cloudevents/index.js';
-import type { EventRow } from '../db/events.js';
+import type { EventRow } from '../db/stores/events.js';
 import type { Extensions } from '../subscriptions/input.js';
 
 const CACHED_BODIES = 256;

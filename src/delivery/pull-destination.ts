@@ -1,6 +1,6 @@
 /**
  * Pull: nothing is sent. The attempt answers that the row now waits for its reader; settling it
- * (runners/after-attempt.ts, db/pull.ts) makes it `pending` with a cursor, readable at
+ * (runners/after-attempt.ts, db/stores/pull.ts) makes it `pending` with a cursor, readable at
  * GET /eventmatch/{uuid}/events. Each subscription is its own lane, so one subscription's rows
  * never wait behind another's.
  */

@@ -26,8 +26,8 @@
  * subscriptions' rows are read once and kept (subscription-cache.ts), fresh by the same feed of
  * subscription writes that keeps the rows waiting in the lanes fresh.
  */
-import type { EventRow } from '../db/events.js';
-import type { SubscriptionChange } from '../db/subscriptions.js';
+import type { EventRow } from '../db/stores/events.js';
+import type { SubscriptionChange } from '../db/stores/subscriptions.js';
 import type { MatchesTable, SubscriptionRow } from '../db/tables.js';
 import type { DeliveryOutcome } from '../metrics/metrics.js';
 import { OPERATIONAL_SOURCE } from '../operational-source.js';

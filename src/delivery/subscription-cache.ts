@@ -8,7 +8,7 @@
  * the other instances' writes by notification and poll). A read that was under way when a change
  * came keeps nothing, so an older read never overwrites a newer change.
  */
-import type { SubscriptionChange } from '../db/subscriptions.js';
+import type { SubscriptionChange } from '../db/stores/subscriptions.js';
 import type { SubscriptionRow } from '../db/tables.js';
 
 export type ReadSubscriptions = (uuids: readonly string[]) => Promise<Map<string, SubscriptionRow>>;

@@ -10,7 +10,7 @@
  * Whether it takes the service's notices is one more member of that object (a pointer's width),
  * not a set of its own.
  */
-import type { MatchableRow } from '../db/subscriptions.js';
+import type { MatchableRow } from '../db/stores/subscriptions.js';
 import type { JsonValue } from '../json.js';
 import { compileJsonPath, type Dialect } from '../jsonpath/index.js';
 import { compactCopy } from './compact-string.js';
@@ -19,7 +19,7 @@ import { SubscriptionIndex } from './subscription-index.js';
 export interface MatchedSubscription {
   readonly uuid: string;
   readonly owner: string;
-  /** Whether the service's notices about the owner's other subscriptions may match it (events/operational-events.ts). */
+  /** Whether the service's notices about the owner's other subscriptions may match it (receive/operational-events.ts). */
   readonly notices: boolean;
 }
 

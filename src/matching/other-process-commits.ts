@@ -8,7 +8,7 @@
  * Most of their commits leave the subscriptions alone (a purge deletes the log in batches, an
  * import writes it in batches), and reading every subscription takes seconds at 100,000 of
  * them. So a change of the data version is followed by a fingerprint of the table (its rows,
- * highest rowid, `updated`, deleted and disabled ones: db/subscriptions.ts), and:
+ * highest rowid, `updated`, deleted and disabled ones: db/stores/subscriptions.ts), and:
  * - the fingerprint as before: nothing more is read;
  * - moved, and the rows inserted since (rowid above the highest known) account for all of it:
  *   an import, or this server's own creates. Those rows are applied, and that is all;
@@ -36,7 +36,7 @@
  */
 import type { Kysely } from 'kysely';
 import { dataVersion } from '../db/data-version.js';
-import { type SubscriptionChange, subscriptionPages } from '../db/subscriptions.js';
+import { type SubscriptionChange, subscriptionPages } from '../db/stores/subscriptions.js';
 import {
   fingerprintWith,
   sameFingerprint,
@@ -44,7 +44,7 @@ import {
   type SubscriptionsState,
   subscriptionsByRowid,
   subscriptionsState,
-} from '../db/subscriptions-fingerprint.js';
+} from '../db/stores/subscriptions-fingerprint.js';
 import type { Database } from '../db/tables.js';
 import type { Metrics, OtherProcessCommitsOutcome } from '../metrics/metrics.js';
 import { startWorkerLoop } from '../runners/worker-loop.js';

@@ -10,7 +10,12 @@
  * before it started, so a row applied is never overwritten by an older read of it.
  */
 import type { DatabaseHandle } from '../db/connect.js';
-import { liveSubscriptionPages, type SubscriptionChange, subscriptionsByUuid, subscriptionsUpdatedSince } from '../db/subscriptions.js';
+import {
+  liveSubscriptionPages,
+  type SubscriptionChange,
+  subscriptionsByUuid,
+  subscriptionsUpdatedSince,
+} from '../db/stores/subscriptions.js';
 import type { Clock } from '../time/clock.js';
 import type { ExpectedNotifications } from '../db/expected-notifications.js';
 import type { LiveMatcher } from './live-matcher.js';

@@ -8,7 +8,7 @@
  */
 import type { DatabaseHandle } from '../db/connect.js';
 import { startSubscriptionListener } from '../db/subscription-notifications.js';
-import type { SubscriptionChange } from '../db/subscriptions.js';
+import type { SubscriptionChange } from '../db/stores/subscriptions.js';
 import { startWorkerLoop, type WorkerLoop } from '../runners/worker-loop.js';
 import type { Clock } from '../time/clock.js';
 import type { ExpectedNotifications } from '../db/expected-notifications.js';

@@ -7,9 +7,9 @@
  */
 import type { Keyring } from '../config/keyring.js';
 import type { DatabaseHandle } from '../db/connect.js';
-import { importedLogPage, insertNewSubscriptions, makeRoomForImport } from '../db/imported-rows.js';
+import { importedLogPage, insertNewSubscriptions, makeRoomForImport } from '../db/stores/imported-rows.js';
 import { chunks } from '../db/chunks.js';
-import { liveCounts, subscriptionsByUuid } from '../db/subscriptions.js';
+import { liveCounts, subscriptionsByUuid } from '../db/stores/subscriptions.js';
 import type { EventsTable, MatchesTable } from '../db/tables.js';
 import type { ZonedTimes } from '../time/zoned-time.js';
 import { compareMatch, importedEvent, importedMatch } from './imported-log.js';

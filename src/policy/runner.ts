@@ -12,7 +12,7 @@
  * The runner asks no further ahead than delivery goes: while allowed rows overflow into the
  * queue because the delivery runner is full, it takes in no new questions.
  */
-import type { EventRow } from '../db/events.js';
+import type { EventRow } from '../db/stores/events.js';
 import type { MatchesTable } from '../db/tables.js';
 import { OPERATIONAL_SOURCE } from '../operational-source.js';
 import type { HandedMatch, Handoff } from '../runners/handoff.js';

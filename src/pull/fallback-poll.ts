@@ -5,7 +5,7 @@
  * it asks nothing.
  */
 import type { Kysely } from 'kysely';
-import { latestCursors } from '../db/pull.js';
+import { latestCursors } from '../db/stores/pull.js';
 import type { Database } from '../db/tables.js';
 import type { PullWaiters } from './waiters.js';
 

@@ -12,8 +12,8 @@
  */
 import pLimit from 'p-limit';
 import type { DatabaseHandle } from '../db/connect.js';
-import { acknowledgeUpTo, readableAfter } from '../db/pull.js';
-import { findLiveSubscription } from '../db/subscriptions.js';
+import { acknowledgeUpTo, readableAfter } from '../db/stores/pull.js';
+import { findLiveSubscription } from '../db/stores/subscriptions.js';
 import type { SubscriptionRow } from '../db/tables.js';
 import { EventBodies } from '../delivery/event-body.js';
 import { databaseUnavailable, serviceError, subscriptionNotFound } from '../errors.js';

@@ -16,10 +16,10 @@
  *   another instance made readable is seen from its announcement on (milliseconds).
  * - Acknowledging up to a cursor this instance has already acknowledged (committed) is skipped,
  *   and one in flight up to it or beyond is waited for. That is safe because cursors are given in
- *   commit order (db/pull.ts): once every pending row up to C is acknowledged, no row up to C
+ *   commit order (db/stores/pull.ts): once every pending row up to C is acknowledged, no row up to C
  *   becomes pending again (a row sent again gets a new cursor).
  */
-import type { SubscriptionChange } from '../db/subscriptions.js';
+import type { SubscriptionChange } from '../db/stores/subscriptions.js';
 import type { SubscriptionRow } from '../db/tables.js';
 import { parseCursor, type PulledEvent, type PullReader } from './reader.js';
 import type { PullWaiters } from './waiters.js';

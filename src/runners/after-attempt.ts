@@ -10,7 +10,7 @@
  *   for later); once the schedule is exhausted the row fails and the subscription is disabled;
  * - permanent, refused: failed at once, and the subscription is disabled with the reason;
  * - waiting (pull): readable by the subscription's reader, `pending` with a cursor, no attempt
- *   recorded; the reader's acknowledgement (db/pull.ts) makes it delivered, with its attempt.
+ *   recorded; the reader's acknowledgement (db/stores/pull.ts) makes it delivered, with its attempt.
  *
  * Policy stage (the rows of one (event, user), asked about together; only tries without a
  * decision are recorded):
@@ -25,8 +25,8 @@
  * and cancelled rows (their subscription deleted or disabled) are never tried. A row whose event
  * was purged went with it: nothing is settled of it (runner-core.ts).
  */
-import type { AttemptRecord, MatchChange, Stage } from '../db/matches.js';
-import type { Settlement } from '../db/match-queue.js';
+import type { AttemptRecord, MatchChange, Stage } from '../db/stores/matches.js';
+import type { Settlement } from '../db/stores/match-queue.js';
 import type { MatchesTable } from '../db/tables.js';
 import { nextDelayMs, type RetrySchedule } from './retry-schedule.js';
 

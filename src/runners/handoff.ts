@@ -21,7 +21,7 @@
  * quickly. They keep their place, and the handoff fills with them, which holds back the stage
  * before, instead of each being written back to the queue and claimed again.
  */
-import type { EventRow } from '../db/events.js';
+import type { EventRow } from '../db/stores/events.js';
 import type { MatchesTable } from '../db/tables.js';
 
 /** Rows waiting in memory for each runner. */

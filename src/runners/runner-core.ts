@@ -9,8 +9,8 @@
  * destination), and what the runner does around it (an origin's health and rate limits; allowed
  * rows handed on to delivery).
  */
-import type { Settled } from '../db/match-queue.js';
-import type { ClaimFilter, Lease, Stage } from '../db/matches.js';
+import type { Settled } from '../db/stores/match-queue.js';
+import type { ClaimFilter, Lease, Stage } from '../db/stores/matches.js';
 import type { MatchesTable } from '../db/tables.js';
 import type { TraceSpan } from '../tracing/tracing.js';
 import {

@@ -3,7 +3,7 @@
  * the leases they take, how much they hold, the retry schedule, where handed rows come from,
  * and the pacing of their loop. Each runner's own options add what only it needs.
  */
-import type { MatchQueue } from '../db/match-queue.js';
+import type { MatchQueue } from '../db/stores/match-queue.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Clock } from '../time/clock.js';
 import type { ClaimPacer } from './claim-pacer.js';

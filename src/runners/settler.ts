@@ -30,7 +30,7 @@
  * past its shutdown grace) loses them, and nothing extends their leases any more: their rows
  * are attempted again once those run out, at least once (docs/delivery.md).
  */
-import type { MatchQueue, Settled, Settlement } from '../db/match-queue.js';
+import type { MatchQueue, Settled, Settlement } from '../db/stores/match-queue.js';
 import { isConditionOfTheDatabase } from '../db/storage-full.js';
 import { Backoff } from '../time/backoff.js';
 import type { Clock } from '../time/clock.js';

@@ -4,9 +4,9 @@
  * pull readers' poll while notifications do not flow, and the retention purge.
  */
 import type { ExpectedNotifications } from '../db/expected-notifications.js';
-import type { SubscriptionChange } from '../db/subscriptions.js';
-import type { SubscriptionsState } from '../db/subscriptions-fingerprint.js';
-import { startRetentionPurge } from '../events/retention.js';
+import type { SubscriptionChange } from '../db/stores/subscriptions.js';
+import type { SubscriptionsState } from '../db/stores/subscriptions-fingerprint.js';
+import { startRetentionPurge } from '../runners/retention.js';
 import { followOtherProcessCommits, OTHER_PROCESS_COMMITS_POLL_MS } from '../matching/other-process-commits.js';
 import { startSubscriptionSync, SYNC_CLOCK_SKEW_US, SYNC_LISTENING_POLL_MS, SYNC_POLL_MS } from '../matching/subscription-sync.js';
 import { startFallbackPoll } from '../pull/fallback-poll.js';

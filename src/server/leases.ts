@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
-import { releaseLeasesOf } from '../db/matches.js';
+import { releaseLeasesOf } from '../db/stores/matches.js';
 import type { Database } from '../db/tables.js';
 import { within } from '../time/within.js';
 import type { Tracing } from '../tracing/tracing.js';

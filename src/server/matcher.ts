@@ -1,6 +1,6 @@
 /** The live matcher as the server keeps it, and the one feed of subscription writes it follows. */
 import type { FastifyBaseLogger } from 'fastify';
-import type { SubscriptionChange } from '../db/subscriptions.js';
+import type { SubscriptionChange } from '../db/stores/subscriptions.js';
 import type { DeliveryRunner } from '../delivery/runner.js';
 import { evaluationErrorReporter } from '../matching/evaluation-errors.js';
 import { LiveMatcher } from '../matching/live-matcher.js';

@@ -2,7 +2,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { DatabaseHandle } from '../db/connect.js';
 import { ping } from '../db/ping.js';
-import { queueReader } from '../db/queue-stats.js';
+import { queueReader } from '../db/stores/queue-stats.js';
 import { createMetrics, type ServiceMetrics } from '../metrics/registry.js';
 import { packageInfo } from '../package-info.js';
 import type { Clock } from '../time/clock.js';

@@ -3,15 +3,15 @@
  * calls, the queue and the settler of its rows, and the handoffs in memory from /receive to
  * the policy runner and from it to the delivery runner.
  */
-import { matchQueue } from '../db/match-queue.js';
-import type { NoticeEvents } from '../db/subscription-notices.js';
+import { matchQueue } from '../db/stores/match-queue.js';
+import type { NoticeEvents } from '../db/stores/subscription-notices.js';
 import { brokerDestination } from '../delivery/broker-destination.js';
 import { destinationByKind } from '../delivery/destination-by-kind.js';
 import { type OutboundThread, startOutboundThread } from '../delivery/outbound-thread.js';
 import { pullDestination } from '../delivery/pull-destination.js';
 import { pushDestination } from '../delivery/push-destination.js';
 import { type DeliveryRunner, deliveryRunner } from '../delivery/runner.js';
-import { operationalEvents } from '../events/operational-events.js';
+import { operationalEvents } from '../receive/operational-events.js';
 import { allowAll } from '../policy/policy-client.js';
 import { POLICY_SLOTS_PER_USER, type PolicyRunner, policyRunner } from '../policy/runner.js';
 import type { PullWaiters } from '../pull/waiters.js';

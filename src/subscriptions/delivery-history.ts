@@ -17,7 +17,7 @@ import {
   eventOfMatch,
   findOwnedSubscriptionUuid,
   recentMatches,
-} from '../db/deliveries.js';
+} from '../db/stores/deliveries.js';
 import { serviceError, subscriptionNotFound } from '../errors.js';
 import { formatTimestamp } from '../time/clock.js';
 import { canonicalUuid } from '../uuid.js';

@@ -20,9 +20,9 @@
  *   none is queued. All or none, so that the answer's count is the whole story.
  */
 import type { DatabaseHandle } from '../db/connect.js';
-import { attemptsOfMatches, matchOfSubscription } from '../db/deliveries.js';
-import { countRecoverable, type CreatedWindow, requeueMatch, requeueRecoverable } from '../db/matches.js';
-import { findLiveSubscription } from '../db/subscriptions.js';
+import { attemptsOfMatches, matchOfSubscription } from '../db/stores/deliveries.js';
+import { countRecoverable, type CreatedWindow, requeueMatch, requeueRecoverable } from '../db/stores/matches.js';
+import { findLiveSubscription } from '../db/stores/subscriptions.js';
 import { ServiceError, serviceError, subscriptionNotFound } from '../errors.js';
 import { type Clock, parseTimestamp } from '../time/clock.js';
 import { canonicalUuid } from '../uuid.js';

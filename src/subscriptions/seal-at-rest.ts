@@ -9,7 +9,7 @@
  */
 import type { Keyring } from '../config/keyring.js';
 import type { DatabaseHandle } from '../db/connect.js';
-import { replaceStoredSecrets, type StoredSecrets, storedSecrets, storedSecretsOf, unsealedSecrets } from '../db/subscriptions.js';
+import { replaceStoredSecrets, type StoredSecrets, storedSecrets, storedSecretsOf, unsealedSecrets } from '../db/stores/subscriptions.js';
 import { ServiceError } from '../errors.js';
 import { isSealed, resealSecret, SEALED_PREFIX, sealSecret } from './secret-box.js';
 

@@ -6,9 +6,9 @@ import { randomUUID } from 'node:crypto';
 import type { Keyring } from '../config/keyring.js';
 import { batchedOperation } from '../db/batched-write.js';
 import type { DatabaseHandle } from '../db/connect.js';
-import { endRuns } from '../db/failure-runs.js';
-import { cancelPendingMatches } from '../db/matches.js';
-import { logNotices, type NoticeEvents } from '../db/subscription-notices.js';
+import { endRuns } from '../db/stores/failure-runs.js';
+import { cancelPendingMatches } from '../db/stores/matches.js';
+import { logNotices, type NoticeEvents } from '../db/stores/subscription-notices.js';
 import {
   deleteSubscription,
   findLiveSubscription,
@@ -19,7 +19,7 @@ import {
   type SubscriptionChange,
   type SubscriptionChanges,
   updateSubscription,
-} from '../db/subscriptions.js';
+} from '../db/stores/subscriptions.js';
 import type { SubscriptionRow } from '../db/tables.js';
 import { kindOfTarget, refusedAuthTypes } from '../destinations/kinds.js';
 import { serviceError, subscriptionNotFound } from '../errors.js';

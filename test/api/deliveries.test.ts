@@ -6,9 +6,9 @@ import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs 
 import { buildApp } from '../../src/api/app.js';
 import { deliveriesRoutes } from '../../src/api/deliveries-routes.js';
 import type { DatabaseHandle } from '../../src/db/connect.js';
-import { logEvent } from '../../src/db/events.js';
-import { type AttemptRecord, recordAttempts } from '../../src/db/matches.js';
-import { deleteSubscription, insertSubscription } from '../../src/db/subscriptions.js';
+import { logEvent } from '../../src/db/stores/events.js';
+import { type AttemptRecord, recordAttempts } from '../../src/db/stores/matches.js';
+import { deleteSubscription, insertSubscription } from '../../src/db/stores/subscriptions.js';
 import type { MatchState } from '../../src/db/tables.js';
 import type { DeliveryRecord } from '../../src/subscriptions/delivery-history.js';
 import { describeOn, openTestDatabase, testBackends } from '../support/database.js';

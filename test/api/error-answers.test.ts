@@ -13,7 +13,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/api/app.js';
 import { eventmatchRoutes } from '../../src/api/eventmatch-routes.js';
 import { openDatabase } from '../../src/db/connect.js';
-import { logEvent } from '../../src/db/events.js';
+import { logEvent } from '../../src/db/stores/events.js';
 import { ERROR_CODES, type ErrorCode } from '../../src/errors.js';
 import { peerList } from '../../src/net/peer-list.js';
 import { targetConsent } from '../../src/subscriptions/target-consent.js';

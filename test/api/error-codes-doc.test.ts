@@ -9,7 +9,7 @@ import { describe, it } from 'node:test';
 import { ERRORS } from '../../src/errors.js';
 
 /** The project root; tests run from dist/test/api/, three levels below it. */
-const ROOT = new URL('../../../', import.meta.url);
+const ROOT = new URL('../../..', import.meta.url);
 const PAGE = 'docs/errors.md';
 
 /** The rows of the page's table: `| \`CODE\` | 400 | when | what to do |`. */

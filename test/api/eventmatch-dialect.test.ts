@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { insertSubscription } from '../../src/db/subscriptions.js';
+import { insertSubscription } from '../../src/db/stores/subscriptions.js';
 import { startApiApp } from '../support/app.js';
 import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
 import { subscriptionRow } from '../support/subscription-row.js';

@@ -10,7 +10,7 @@ import { dirname, join, relative, resolve, sep } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
-const SRC = fileURLToPath(new URL('../../../src/', import.meta.url));
+const SRC = fileURLToPath(new URL('../../../src', import.meta.url));
 
 /**
  * Bottom first. A node may import from the layers below its own, never from its own layer or
@@ -46,7 +46,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['matching', 'policy'],
   // Receiving events; the delivery stage (whose outbound thread also hosts the policy client);
   // reading the original service's database into this one's.
-  ['events', 'delivery', 'pacifica'],
+  ['receive', 'delivery', 'pacifica'],
   // Reading and waiting for pull subscriptions' events (over the delivery stage's event bodies).
   ['pull'],
   // The entry points' own parts: the HTTP API, the CLI, the web console's files.
@@ -64,7 +64,7 @@ const DB_MAY_NOT_IMPORT = [
   'cli',
   'delivery',
   'policy',
-  'events',
+  'receive',
   'matching',
   'runners',
   'subscriptions',

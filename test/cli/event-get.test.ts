@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { it } from 'node:test';
-import { type EventRow, logEvent, type MatchRow } from '../../src/db/events.js';
-import { recordAttempts } from '../../src/db/matches.js';
-import { insertSubscription } from '../../src/db/subscriptions.js';
+import { type EventRow, logEvent, type MatchRow } from '../../src/db/stores/events.js';
+import { recordAttempts } from '../../src/db/stores/matches.js';
+import { insertSubscription } from '../../src/db/stores/subscriptions.js';
 import { parseCliDate } from '../../src/time/clock.js';
 import { describeOn, openTestDatabase, type TestBackend, testBackends } from '../support/database.js';
 import { runCli } from '../support/processes.js';

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { after, before, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { Keyring } from '../../src/config/keyring.js';
-import { subscriptionsByUuid } from '../../src/db/subscriptions.js';
+import { subscriptionsByUuid } from '../../src/db/stores/subscriptions.js';
 import { startApiApp } from '../support/app.js';
 import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
 import { facilityEventText } from '../support/fixtures.js';

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { countRuns, endRuns, type RunAttempt } from '../../src/db/failure-runs.js';
+import { countRuns, endRuns, type RunAttempt } from '../../src/db/stores/failure-runs.js';
 import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
 
 const A = '00000000-0000-0000-0000-0000000000a1';

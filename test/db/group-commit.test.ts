@@ -3,7 +3,7 @@ import { it } from 'node:test';
 import type { Kysely } from 'kysely';
 import { GroupCommit } from '../../src/db/group-commit.js';
 import { DatabaseUnavailable } from '../../src/db/unavailable.js';
-import { insertSubscription } from '../../src/db/subscriptions.js';
+import { insertSubscription } from '../../src/db/stores/subscriptions.js';
 import type { Database, SubscriptionRow } from '../../src/db/tables.js';
 import { describeOn, openTestDatabase, POSTGRES, testBackends } from '../support/database.js';
 import { subscriptionRow } from '../support/subscription-row.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { insertSubscription, liveSubscriptionPages } from '../../src/db/subscriptions.js';
+import { insertSubscription, liveSubscriptionPages } from '../../src/db/stores/subscriptions.js';
 import type { SubscriptionRow } from '../../src/db/tables.js';
 import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
 import { subscriptionRow } from '../support/subscription-row.js';

@@ -11,13 +11,13 @@ import {
   logEvents,
   logEventsInOneStatement,
   type MatchRow,
-} from '../../src/db/events.js';
-import { countRuns } from '../../src/db/failure-runs.js';
-import { matchQueue } from '../../src/db/match-queue.js';
-import { type AttemptRecord, claimDueMatches, recordAttempts, settleMatches } from '../../src/db/matches.js';
-import { insertSubscription } from '../../src/db/subscriptions.js';
+} from '../../src/db/stores/events.js';
+import { countRuns } from '../../src/db/stores/failure-runs.js';
+import { matchQueue } from '../../src/db/stores/match-queue.js';
+import { type AttemptRecord, claimDueMatches, recordAttempts, settleMatches } from '../../src/db/stores/matches.js';
+import { insertSubscription } from '../../src/db/stores/subscriptions.js';
 import type { Database } from '../../src/db/tables.js';
-import { EventLogBatch } from '../../src/events/event-log-batch.js';
+import { EventLogBatch } from '../../src/receive/event-log-batch.js';
 import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
 import { eventually } from '../support/http-stub.js';
 import { subscriptionRow } from '../support/subscription-row.js';

@@ -14,7 +14,7 @@ import { type DatabaseHandle, openDatabase } from '../../src/db/connect.js';
 import { syncSchema } from '../../src/db/migrate.js';
 import { isStorageFull, StorageWatch } from '../../src/db/storage-full.js';
 import type { EventsTable } from '../../src/db/tables.js';
-import { EventLogBatch } from '../../src/events/event-log-batch.js';
+import { EventLogBatch } from '../../src/receive/event-log-batch.js';
 import { createPostgres, describeOn, POSTGRES, POSTGRES_TEST_URL } from '../support/database.js';
 import { eventually } from '../support/http-stub.js';
 import { mountSmallFilesystem, SMALL_FILESYSTEM } from '../support/small-filesystem.js';

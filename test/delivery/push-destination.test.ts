@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
 import { describe, it, type TestContext } from 'node:test';
-import { pendingMatch } from '../../src/db/events.js';
-import type { EventRow } from '../../src/db/events.js';
+import { pendingMatch } from '../../src/db/stores/events.js';
+import type { EventRow } from '../../src/db/stores/events.js';
 import type { SubscriptionRow } from '../../src/db/tables.js';
 import type { DeliveryAttempt } from '../../src/delivery/destination.js';
 import { pushDestination } from '../../src/delivery/push-destination.js';

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { it, type TestContext } from 'node:test';
-import { insertSubscription, subscriptionsByUuid } from '../../src/db/subscriptions.js';
+import { insertSubscription, subscriptionsByUuid } from '../../src/db/stores/subscriptions.js';
 import type { SubscriptionRow } from '../../src/db/tables.js';
 import { SubscriptionCache } from '../../src/delivery/subscription-cache.js';
 import { describeOn, openTestDatabase, type TestBackend, testBackends } from '../support/database.js';

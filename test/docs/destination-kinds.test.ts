@@ -10,7 +10,7 @@ import { BROKER_KINDS } from '../../src/destinations/kinds.js';
 import { targetUrlProblem } from '../../src/destinations/target-url.js';
 
 // Tests run from dist/test/docs/, three levels below the project root.
-const ROOT = new URL('../../../', import.meta.url);
+const ROOT = new URL('../../..', import.meta.url);
 const read = (path: string) => readFileSync(new URL(path, ROOT), 'utf8');
 
 /** Each page, and the parts of it made from the registry. */

@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { describe, it } from 'node:test';
 
 // Tests run from dist/test/docs/, three levels below the project root.
-const ROOT = new URL('../../../', import.meta.url);
+const ROOT = new URL('../../..', import.meta.url);
 
 /** What a user of the project does not have: files beside it, or documents kept elsewhere. */
 const OUTSIDE = ['../shared', 'PRODUCT.md', 'DESIGN.md', 'service-spec'];

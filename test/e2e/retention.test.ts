@@ -15,7 +15,7 @@ import { eventually, type HttpStub, reply, startStub } from '../support/http-stu
 import { type RunningServer, runCli, startServer } from '../support/processes.js';
 
 const RETENTION_MS = 2_000;
-/** The shortest time between purge rounds (events/retention.ts), and a margin for a busy machine. */
+/** The shortest time between purge rounds (runners/retention.ts), and a margin for a busy machine. */
 const ROUND_MS = 1_000 + 500;
 const YEAR_2020_US = Date.UTC(2020, 0, 1) * 1000;
 

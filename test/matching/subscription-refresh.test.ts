@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
-import type { SubscriptionChange } from '../../src/db/subscriptions.js';
+import type { SubscriptionChange } from '../../src/db/stores/subscriptions.js';
 import { ExpectedNotifications } from '../../src/db/expected-notifications.js';
 import { LiveMatcher } from '../../src/matching/live-matcher.js';
 import { subscriptionRefresh } from '../../src/matching/subscription-refresh.js';

@@ -9,7 +9,7 @@ import { performance } from 'node:perf_hooks';
 import { describe, it, type TestContext } from 'node:test';
 import { type DatabaseHandle, openDatabase } from '../../src/db/connect.js';
 import { syncSchema } from '../../src/db/migrate.js';
-import { disableSubscription } from '../../src/db/subscriptions.js';
+import { disableSubscription } from '../../src/db/stores/subscriptions.js';
 import { ExpectedNotifications } from '../../src/db/expected-notifications.js';
 import { LiveMatcher } from '../../src/matching/live-matcher.js';
 import { type SubscriptionSync, startSubscriptionSync } from '../../src/matching/subscription-sync.js';

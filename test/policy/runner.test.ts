@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { it } from 'node:test';
-import { logEvent, pendingMatch } from '../../src/db/events.js';
-import { insertSubscription } from '../../src/db/subscriptions.js';
+import { logEvent, pendingMatch } from '../../src/db/stores/events.js';
+import { insertSubscription } from '../../src/db/stores/subscriptions.js';
 import type { MatchesTable, SubscriptionRow } from '../../src/db/tables.js';
 import { createPolicyClient } from '../../src/policy/policy-client.js';
 import { describeOn, openTestDatabase, testBackends } from '../support/database.js';

@@ -7,8 +7,8 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { it } from 'node:test';
-import { latestCursors, makeReadable } from '../../src/db/pull.js';
-import { insertSubscription } from '../../src/db/subscriptions.js';
+import { latestCursors, makeReadable } from '../../src/db/stores/pull.js';
+import { insertSubscription } from '../../src/db/stores/subscriptions.js';
 import { startFallbackPoll } from '../../src/pull/fallback-poll.js';
 import { PullWaiters } from '../../src/pull/waiters.js';
 import { describeOn, openTestDatabase, testBackends } from '../support/database.js';

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, it } from 'node:test';
 import type { DatabaseHandle } from '../../src/db/connect.js';
-import { makeReadable } from '../../src/db/pull.js';
+import { makeReadable } from '../../src/db/stores/pull.js';
 import { READER_SHARE, pullReader } from '../../src/pull/reader.js';
 import { sharedReads } from '../../src/pull/shared-reads.js';
 import { PullWaiters } from '../../src/pull/waiters.js';

@@ -5,10 +5,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { DatabaseHandle } from '../../src/db/connect.js';
-import { insertSubscription } from '../../src/db/subscriptions.js';
+import { insertSubscription } from '../../src/db/stores/subscriptions.js';
 import { createTargetClient } from '../../src/delivery/target-client.js';
-import { EventLogBatch } from '../../src/events/event-log-batch.js';
-import { receiveEvent } from '../../src/events/receive.js';
+import { EventLogBatch } from '../../src/receive/event-log-batch.js';
+import { receiveEvent } from '../../src/receive/receive.js';
 import { LiveMatcher } from '../../src/matching/live-matcher.js';
 import { addressGuard } from '../../src/net/address-guard.js';
 import { allowAll, createPolicyClient } from '../../src/policy/policy-client.js';

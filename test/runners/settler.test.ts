@@ -5,10 +5,10 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { it } from 'node:test';
-import { logEvent, pendingMatch } from '../../src/db/events.js';
-import { matchQueue } from '../../src/db/match-queue.js';
-import { claimDueMatches } from '../../src/db/matches.js';
-import { insertSubscription } from '../../src/db/subscriptions.js';
+import { logEvent, pendingMatch } from '../../src/db/stores/events.js';
+import { matchQueue } from '../../src/db/stores/match-queue.js';
+import { claimDueMatches } from '../../src/db/stores/matches.js';
+import { insertSubscription } from '../../src/db/stores/subscriptions.js';
 import { Settler } from '../../src/runners/settler.js';
 import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
 import { subscriptionRow } from '../support/subscription-row.js';

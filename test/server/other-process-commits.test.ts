@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { type DatabaseHandle, openDatabase } from '../../src/db/connect.js';
-import { insertSubscription } from '../../src/db/subscriptions.js';
+import { insertSubscription } from '../../src/db/stores/subscriptions.js';
 import type { SubscriptionRow } from '../../src/db/tables.js';
 import { createSqlite, type TestDatabase } from '../support/database.js';
 import { eventually, type HttpStub, reply, startStub } from '../support/http-stub.js';

@@ -10,7 +10,7 @@ import { PullWaiters } from '../../src/pull/waiters.js';
 import type { IdentityOptions } from '../../src/api/identity.js';
 import { receiveRoutes } from '../../src/api/receive-routes.js';
 import type { DatabaseHandle } from '../../src/db/connect.js';
-import { EventLogBatch } from '../../src/events/event-log-batch.js';
+import { EventLogBatch } from '../../src/receive/event-log-batch.js';
 import { LiveMatcher } from '../../src/matching/live-matcher.js';
 import type { PeerList } from '../../src/net/peer-list.js';
 import { systemClock } from '../../src/time/clock.js';

@@ -6,8 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import type { TestContext } from 'node:test';
 import { type DatabaseHandle } from '../../src/db/connect.js';
-import { logEvent, pendingMatch } from '../../src/db/events.js';
-import { insertSubscription } from '../../src/db/subscriptions.js';
+import { logEvent, pendingMatch } from '../../src/db/stores/events.js';
+import { insertSubscription } from '../../src/db/stores/subscriptions.js';
 import type { MatchesTable, SubscriptionRow } from '../../src/db/tables.js';
 import { type BrokerClient, createBrokerPublisher } from '../../src/delivery/broker-publisher.js';
 import { createTargetClient, type TargetClient } from '../../src/delivery/target-client.js';

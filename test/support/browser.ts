@@ -21,7 +21,7 @@ export const CHROMIUM_ARGS = [
 ];
 
 /** Where the screenshots go (git-ignored); tests run from dist/test/support/. */
-export const SCREENSHOTS = fileURLToPath(new URL('../../../test-output/console/', import.meta.url));
+export const SCREENSHOTS = fileURLToPath(new URL('../../../test-output/console', import.meta.url));
 
 export const WIDE = { width: 1280, height: 900 };
 export const PHONE = { width: 390, height: 844 };

@@ -3,7 +3,7 @@
  * only what it cares about, and a new column is added here once.
  */
 import { randomUUID } from 'node:crypto';
-import type { EventRow } from '../../src/db/events.js';
+import type { EventRow } from '../../src/db/stores/events.js';
 
 export function eventRow(fields: Partial<EventRow> = {}): EventRow {
   return { uuid: randomUUID(), source: '/log', event_id: randomUUID(), type: 't', spec_version: '1.0', body: '{}', received: 1, ...fields };

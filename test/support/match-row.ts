@@ -4,7 +4,7 @@
  * about, and a new column is added here once.
  */
 import { randomUUID } from 'node:crypto';
-import type { MatchRow } from '../../src/db/events.js';
+import type { MatchRow } from '../../src/db/stores/events.js';
 
 export function matchRow(fields: Pick<MatchRow, 'event_uuid' | 'subscription_uuid'> & Partial<MatchRow>): MatchRow {
   const created = fields.created ?? 1;

@@ -3,7 +3,7 @@
  * `round` takes in what is due and waits until everything it started is answered and recorded.
  */
 import type { DatabaseHandle } from '../../src/db/connect.js';
-import { type MatchQueue, matchQueue } from '../../src/db/match-queue.js';
+import { type MatchQueue, matchQueue } from '../../src/db/stores/match-queue.js';
 import { brokerDestination } from '../../src/delivery/broker-destination.js';
 import { destinationByKind } from '../../src/delivery/destination-by-kind.js';
 import type { BrokerClient } from '../../src/delivery/broker-publisher.js';

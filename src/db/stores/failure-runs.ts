@@ -4,7 +4,7 @@
  * FAILING_AFTER is what its owner is told of, once per run.
  */
 import type { Kysely } from 'kysely';
-import type { Database } from './tables.js';
+import type { Database } from '../tables.js';
 
 /** Failures in a row that make a subscription `failing`. */
 export const FAILING_AFTER = 5;

@@ -6,7 +6,7 @@
  * the runners.
  */
 import type { Kysely } from 'kysely';
-import type { Capabilities, DatabaseHandle } from './connect.js';
+import type { Capabilities, DatabaseHandle } from '../connect.js';
 import { type EventRow, eventsByUuid } from './events.js';
 import { countRuns, endRuns, endRunsStatement, type RunAttempt } from './failure-runs.js';
 import {
@@ -25,11 +25,11 @@ import {
   settleEach,
   settleStatement,
 } from './matches.js';
-import { inOneRoundTrip } from './postgres-round-trip.js';
+import { inOneRoundTrip } from '../postgres-round-trip.js';
 import { makeReadable } from './pull.js';
 import { logNotices, type NoticeEvents, type SubscriptionNotice } from './subscription-notices.js';
 import { disableSubscription, subscriptionsByUuid } from './subscriptions.js';
-import { type Database, type MatchesTable, OPEN_STATES, type SubscriptionRow } from './tables.js';
+import { type Database, type MatchesTable, OPEN_STATES, type SubscriptionRow } from '../tables.js';
 
 export interface RowChange {
   uuid: string;

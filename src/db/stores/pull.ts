@@ -13,11 +13,11 @@
  * the highest cursors (a max() over the rows would reuse them).
  */
 import { type Kysely, sql } from 'kysely';
-import { chunks } from './chunks.js';
-import type { Capabilities } from './connect.js';
+import { chunks } from '../chunks.js';
+import type { Capabilities } from '../connect.js';
 import { recordAttempts } from './matches.js';
-import { readableNotification } from './subscription-notifications.js';
-import type { Database } from './tables.js';
+import { readableNotification } from '../subscription-notifications.js';
+import type { Database } from '../tables.js';
 
 /** Rows per cursor-assigning statement: two parameters each, and the uuid list. */
 const ROWS_PER_STATEMENT = 2_000;

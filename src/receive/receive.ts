@@ -10,8 +10,8 @@
  */
 import type { ReceivedEvent } from '../cloudevents/index.js';
 import type { DatabaseHandle } from '../db/connect.js';
-import { subscriptionsWithUnfinishedMatch } from '../db/event-log.js';
-import { type EventRow, eventsByUuid, insertMatches, type LoggedEvent, type MatchRow, pendingMatch } from '../db/events.js';
+import { subscriptionsWithUnfinishedMatch } from '../db/stores/event-log.js';
+import { type EventRow, eventsByUuid, insertMatches, type LoggedEvent, type MatchRow, pendingMatch } from '../db/stores/events.js';
 import { isJsonObject, type JsonValue } from '../json.js';
 import type { LiveMatcher } from '../matching/live-matcher.js';
 import type { Handoff } from '../runners/handoff.js';

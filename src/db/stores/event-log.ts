@@ -4,7 +4,7 @@
  * routing an event again.
  */
 import type { ExpressionBuilder, Kysely } from 'kysely';
-import { type AttemptsTable, type Database, type EventsTable, type MatchesTable, OPEN_STATES, UNFINISHED_STATES } from './tables.js';
+import { type AttemptsTable, type Database, type EventsTable, type MatchesTable, OPEN_STATES, UNFINISHED_STATES } from '../tables.js';
 
 /** A place in the log's order (received, then uuid); `inclusive` when that event itself counts. */
 export interface LogPosition {

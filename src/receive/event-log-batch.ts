@@ -6,7 +6,7 @@
  */
 import { batchedOperation } from '../db/batched-write.js';
 import type { DatabaseHandle } from '../db/connect.js';
-import type { EventToLog, LoggedEvent } from '../db/events.js';
+import type { EventToLog, LoggedEvent } from '../db/stores/events.js';
 
 export class EventLogBatch {
   private readonly write: (entry: EventToLog) => Promise<LoggedEvent>;

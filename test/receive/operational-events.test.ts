@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ownersMatches } from '../../src/events/operational-events.js';
+import { ownersMatches } from '../../src/receive/operational-events.js';
 import { LiveMatcher } from '../../src/matching/live-matcher.js';
 import { subscriptionRow } from '../support/subscription-row.js';
 

@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { it } from 'node:test';
-import { logEvent } from '../../src/db/events.js';
-import { routeAgain } from '../../src/events/receive.js';
+import { logEvent } from '../../src/db/stores/events.js';
+import { routeAgain } from '../../src/receive/receive.js';
 import { LiveMatcher } from '../../src/matching/live-matcher.js';
 import { systemClock } from '../../src/time/clock.js';
 import { describeOn, openTestDatabase, testBackends } from '../support/database.js';

@@ -2,11 +2,11 @@
  * The subscriptions table: the only code that reads or writes it.
  */
 import { type Kysely, type QueryCreator, sql, type UpdateObject, type UpdateQueryBuilder } from 'kysely';
-import { chunks } from './chunks.js';
-import type { Capabilities } from './connect.js';
-import { inOneRoundTrip } from './postgres-round-trip.js';
-import { notificationOf } from './subscription-notifications.js';
-import type { Database, SubscriptionRow } from './tables.js';
+import { chunks } from '../chunks.js';
+import type { Capabilities } from '../connect.js';
+import { inOneRoundTrip } from '../postgres-round-trip.js';
+import { notificationOf } from '../subscription-notifications.js';
+import type { Database, SubscriptionRow } from '../tables.js';
 
 /** A committed write, as those who keep copies of subscriptions (the matcher) hear of it. */
 export type SubscriptionChange = { kind: 'upsert'; row: SubscriptionRow } | { kind: 'delete'; uuid: string };

@@ -2,10 +2,10 @@
  * The matches table (the event log's ELM records, and the work queue).
  */
 import { type ExpressionBuilder, type Kysely, sql } from 'kysely';
-import { timeOrderedUuid } from '../uuid.js';
-import { chunks } from './chunks.js';
-import type { Capabilities } from './connect.js';
-import { type AttemptsTable, type Database, type MatchesTable, type MatchState, OPEN_STATES, UNFINISHED_STATES } from './tables.js';
+import { timeOrderedUuid } from '../../uuid.js';
+import { chunks } from '../chunks.js';
+import type { Capabilities } from '../connect.js';
+import { type AttemptsTable, type Database, type MatchesTable, type MatchState, OPEN_STATES, UNFINISHED_STATES } from '../tables.js';
 
 /**
  * A deleted or disabled subscription's matches still waiting for the policy or delivery, or

@@ -4,11 +4,11 @@
  * importer to compare.
  */
 import { CompiledQuery, type Kysely, sql } from 'kysely';
-import { chunks } from './chunks.js';
-import type { Capabilities, DatabaseHandle } from './connect.js';
-import { notificationOf } from './subscription-notifications.js';
+import { chunks } from '../chunks.js';
+import type { Capabilities, DatabaseHandle } from '../connect.js';
+import { notificationOf } from '../subscription-notifications.js';
 import { SUBSCRIPTION_ROWS_PER_STATEMENT } from './subscriptions.js';
-import type { Database, EventsTable, MatchesTable, SubscriptionRow } from './tables.js';
+import type { Database, EventsTable, MatchesTable, SubscriptionRow } from '../tables.js';
 
 // Both databases take at least 32,766 parameters a statement; events have 8 columns, matches 14.
 const EVENT_ROWS_PER_STATEMENT = 2_000;

@@ -8,10 +8,10 @@
  * `$[?$.type == 'svc.notifications.subscription.disabled']`.
  */
 import type { Kysely } from 'kysely';
-import { type MatchRow, pendingMatch } from '../db/events.js';
-import { type NoticeEvents, type SubscriptionNotice } from '../db/subscription-notices.js';
+import { type MatchRow, pendingMatch } from '../db/stores/events.js';
+import { type NoticeEvents, type SubscriptionNotice } from '../db/stores/subscription-notices.js';
 import { OPERATIONAL_SOURCE } from '../operational-source.js';
-import { subscriptionsByUuid } from '../db/subscriptions.js';
+import { subscriptionsByUuid } from '../db/stores/subscriptions.js';
 import type { Database, SubscriptionRow } from '../db/tables.js';
 import { isJsonObject, type JsonObject, type JsonValue } from '../json.js';
 import type { LiveMatcher, MatchedSubscription } from '../matching/live-matcher.js';

@@ -4,7 +4,7 @@
  * queries whatever its size (owner check, matches, attempts), never one per match.
  */
 import type { Kysely } from 'kysely';
-import type { AttemptsTable, Database, MatchState } from './tables.js';
+import type { AttemptsTable, Database, MatchState } from '../tables.js';
 
 export interface DeliveryMatch {
   uuid: string;

@@ -3,7 +3,7 @@
  * when the oldest of them was created. One aggregate statement each, read at scrape time.
  */
 import type { Kysely } from 'kysely';
-import { type Database, type MatchState, UNFINISHED_STATES } from './tables.js';
+import { type Database, type MatchState, UNFINISHED_STATES } from '../tables.js';
 
 /** Rows per unfinished state; a state with none is 0. */
 export async function queueDepth(db: Kysely<Database>): Promise<Map<MatchState, number>> {

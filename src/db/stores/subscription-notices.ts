@@ -3,11 +3,11 @@
  * disabled, enabled again, or its deliveries are failing. The events that tell it are logged,
  * with their match rows, in the transaction of the change they tell of, so that neither is
  * written without the other. What the events say and whom they match is decided above the
- * database (events/operational-events.ts), and given to the writers as a `NoticeEvents`.
+ * database (receive/operational-events.ts), and given to the writers as a `NoticeEvents`.
  */
 import type { Kysely } from 'kysely';
 import { type EventToLog, logEvents } from './events.js';
-import type { Database, SubscriptionRow } from './tables.js';
+import type { Database, SubscriptionRow } from '../tables.js';
 
 export type SubscriptionNotice =
   | { kind: 'disabled' | 'enabled'; subscription: SubscriptionRow }

@@ -4,8 +4,8 @@
  * and read only the rows inserted since when that is all it did.
  */
 import { type Kysely, sql } from 'kysely';
-import { DATA_VERSION } from './data-version.js';
-import type { Database, SubscriptionRow } from './tables.js';
+import { DATA_VERSION } from '../data-version.js';
+import type { Database, SubscriptionRow } from '../tables.js';
 
 /**
  * SQLite: what any write to the table moves, whoever makes it (see subscriptionsState). A write

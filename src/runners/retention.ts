@@ -2,7 +2,7 @@
  * The retention purge: the server itself deletes, in the background, the events received
  * longer ago than NOTIFICATIONS_RETENTION whose matches are all finished, with their matches
  * and attempts. It sits with the rest of the event log's life (receive.ts logs events in;
- * this takes them out); the SQL is in db/event-log.ts, shared with `eventpurge`.
+ * this takes them out); the SQL is in db/stores/event-log.ts, shared with `eventpurge`.
  *
  * Pull rows never read within the retention are expired first (state `expired`), so that their
  * events can go like any other.
@@ -14,10 +14,10 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { DatabaseHandle } from '../db/connect.js';
-import { ONE_WRITER_PAUSE_MS, purgeOldestEventsBefore } from '../db/event-log.js';
-import { expireUnread } from '../db/pull.js';
+import { ONE_WRITER_PAUSE_MS, purgeOldestEventsBefore } from '../db/stores/event-log.js';
+import { expireUnread } from '../db/stores/pull.js';
 import type { Metrics } from '../metrics/metrics.js';
-import { startWorkerLoop } from '../runners/worker-loop.js';
+import { startWorkerLoop } from './worker-loop.js';
 import type { Clock } from '../time/clock.js';
 
 /**

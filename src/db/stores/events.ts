@@ -2,9 +2,9 @@
  * The events table and the match rows written with an event: the event log.
  */
 import { type Kysely, sql } from 'kysely';
-import { timeOrderedUuid } from '../uuid.js';
-import { chunks } from './chunks.js';
-import type { Database, EventsTable, MatchesTable } from './tables.js';
+import { timeOrderedUuid } from '../../uuid.js';
+import { chunks } from '../chunks.js';
+import type { Database, EventsTable, MatchesTable } from '../tables.js';
 
 export type EventRow = EventsTable;
 export type MatchRow = MatchesTable;
