@@ -6,11 +6,12 @@
 import { type SpecVersion, withExtensions } from '../cloudevents/index.js';
 import type { EventRow } from '../db/stores/events.js';
 import type { Extensions } from '../subscriptions/input.js';
+import { RecentlyUsed } from '../recently-used.js';
 
 const CACHED_BODIES = 256;
 
 export class EventBodies {
-  private readonly bodies = new Map<string, string>();
+  private readonly bodies = new RecentlyUsed<string, string>(CACHED_BODIES);
 
   body(event: Pick<EventRow, 'uuid' | 'spec_version' | 'body'>, extensions: string): string {
     // The stored body is the event's text as received: with nothing to add, it is the body.
@@ -21,7 +22,6 @@ export class EventBodies {
       const received = { specVersion: event.spec_version as SpecVersion, text: event.body };
       body = withExtensions(received, JSON.parse(extensions) as Extensions);
       this.bodies.set(key, body);
-      if (this.bodies.size > CACHED_BODIES) this.bodies.delete(this.bodies.keys().next().value!);
     }
     return body;
   }

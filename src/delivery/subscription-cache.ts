@@ -10,19 +10,22 @@
  */
 import type { SubscriptionChange } from '../db/stores/subscriptions.js';
 import type { SubscriptionRow } from '../db/tables.js';
+import { RecentlyUsed } from '../recently-used.js';
 
 export type ReadSubscriptions = (uuids: readonly string[]) => Promise<Map<string, SubscriptionRow>>;
 
 export class SubscriptionCache {
-  /** In the order last used: the first is the one to forget when full. */
-  private readonly rows = new Map<string, SubscriptionRow>();
+  /** Set again on each use, so the one forgotten when full is the one used longest ago. */
+  private readonly rows: RecentlyUsed<string, SubscriptionRow>;
   /** Counts the changes heard: a read that saw it move may be older than one of them. */
   private changes = 0;
 
   constructor(
     private readonly read: ReadSubscriptions,
-    private readonly limit: number,
-  ) {}
+    limit: number,
+  ) {
+    this.rows = new RecentlyUsed(limit);
+  }
 
   /** The rows of these subscriptions (those that exist), reading only those not kept. */
   async get(uuids: readonly string[]): Promise<Map<string, SubscriptionRow>> {
@@ -34,7 +37,7 @@ export class SubscriptionCache {
         missing.push(uuid);
         continue;
       }
-      this.keep(uuid, row);
+      this.rows.set(uuid, row);
       found.set(uuid, row);
     }
     if (missing.length === 0) return found;
@@ -43,7 +46,7 @@ export class SubscriptionCache {
     const keep = this.changes === changesBefore;
     for (const [uuid, row] of read) {
       found.set(uuid, row);
-      if (keep) this.keep(uuid, row);
+      if (keep) this.rows.set(uuid, row);
     }
     return found;
   }
@@ -52,13 +55,6 @@ export class SubscriptionCache {
   changed(change: SubscriptionChange): void {
     this.changes += 1;
     if (change.kind === 'delete') this.rows.delete(change.uuid);
-    else if (this.rows.has(change.row.uuid)) this.keep(change.row.uuid, change.row);
-  }
-
-  /** Keeps `row` as the one used last. */
-  private keep(uuid: string, row: SubscriptionRow): void {
-    this.rows.delete(uuid);
-    this.rows.set(uuid, row);
-    if (this.rows.size > this.limit) this.rows.delete(this.rows.keys().next().value!);
+    else if (this.rows.has(change.row.uuid)) this.rows.set(change.row.uuid, change.row);
   }
 }

@@ -23,6 +23,7 @@ import type { SubscriptionChange } from '../db/stores/subscriptions.js';
 import type { SubscriptionRow } from '../db/tables.js';
 import { parseCursor, type PulledEvent, type PullReader } from './reader.js';
 import type { PullWaiters } from './waiters.js';
+import { RecentlyUsed } from '../recently-used.js';
 
 /** Subscriptions whose acknowledged cursor, or the end of whose rows, is remembered (the oldest forgotten first: forgetting costs a statement). */
 const REMEMBERED = 10_000;
@@ -47,9 +48,9 @@ export interface SharedReads extends PullReader {
 export function sharedReads(reader: PullReader, waiters: PullWaiters, announced: () => boolean = () => true): SharedReads {
   const lookups = new Map<string, Map<string, Promise<SubscriptionRow>>>();
   const reads = new Map<string, Map<string, Promise<PulledEvent[]>>>();
-  const acknowledged = new Map<string, Acknowledged>();
+  const acknowledged = new RecentlyUsed<string, Acknowledged>(REMEMBERED);
   /** Per subscription, the cursor after which no row was readable at a read no wake has followed. */
-  const ends = new Map<string, number>();
+  const ends = new RecentlyUsed<string, number>(REMEMBERED);
   /** Counts wakes: a read that saw it move may have missed rows. */
   let wakes = 0;
   waiters.onWake((subscription) => {
@@ -82,15 +83,15 @@ export function sharedReads(reader: PullReader, waiters: PullWaiters, announced:
     const wakesBefore = wakes;
     const reading = reader.read(subscription, after, limit).then((events) => {
       if (events.length < limit && wakes === wakesBefore && announced())
-        remember(ends, subscription.uuid, events.length === 0 ? after : parseCursor(events[events.length - 1]!.cursor)!);
+        ends.set(subscription.uuid, events.length === 0 ? after : parseCursor(events[events.length - 1]!.cursor)!);
       return events;
     });
     return inFlight(reads, subscription.uuid, ofSubscription, key, reading);
   };
 
   const acknowledge = async (subscription: SubscriptionRow, cursor: number): Promise<void> => {
-    const state =
-      acknowledged.get(subscription.uuid) ?? remember(acknowledged, subscription.uuid, { upTo: -1, wanted: -1, running: undefined });
+    let state = acknowledged.get(subscription.uuid);
+    if (state === undefined) acknowledged.set(subscription.uuid, (state = { upTo: -1, wanted: -1, running: undefined }));
     state.wanted = Math.max(state.wanted, cursor);
     while (cursor > state.upTo) {
       if (state.running) {
@@ -127,13 +128,6 @@ export function sharedReads(reader: PullReader, waiters: PullWaiters, announced:
 }
 
 /** Sets `key` to `value` in `map`, forgetting the oldest key beyond REMEMBERED; returns `value`. */
-function remember<T>(map: Map<string, T>, key: string, value: T): T {
-  map.delete(key);
-  map.set(key, value);
-  if (map.size > REMEMBERED) map.delete(map.keys().next().value!);
-  return value;
-}
-
 /** `work`, joinable at `groups[group][key]` until it settles (or the group is dropped). */
 function inFlight<T>(
   groups: Map<string, Map<string, Promise<T>>>,

@@ -26,6 +26,7 @@ const LAYERS: readonly (readonly string[])[] = [
     'operational-source.ts',
     'package-info.ts',
     'random-bytes.ts',
+    'recently-used.ts',
     'supported-node.ts',
     'thread-name.ts',
     'turn-batch.ts',
