@@ -98,6 +98,8 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
     stays: handedRowStays,
     probes: claimProbes,
     workOf,
+    // The subscriptions, read (when not kept) while the events are.
+    prepare: (rows) => subscriptions.get(rows.map((row) => row.subscription_uuid)),
     // Origins with nothing here and nothing wrong start afresh when next seen.
     tidy: () => {
       for (const origin of health.known()) if (!core.lanes.has(origin) && !health.isDown(origin)) forget(origin);

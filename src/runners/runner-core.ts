@@ -75,6 +75,8 @@ export interface AttemptStrategy<W extends Work, R extends AttemptResult> {
   claimFilter(leftOut: ReadonlySet<string>): ClaimFilter;
   /** Rows taken in, with their events, as the work to attempt; rows not to be tried it cancels or gives back itself. */
   workOf(taken: readonly HandedMatch[]): Promise<W[]>;
+  /** Reads what `workOf` will need of these rows, at the same time as their events are read. */
+  prepare?(rows: readonly MatchesTable[]): Promise<unknown>;
   /** The attempt's span, a child of its event's receive span: none without tracing, or when no call is made. */
   openSpan(work: W): TraceSpan | undefined;
   /** One attempt; `traceparent`: its span's, for the other side to continue. Never rejects. */
@@ -157,7 +159,7 @@ export class RunnerCore<W extends Work, R extends AttemptResult> {
     try {
       const probes = (await this.strategy.probes?.(now)) ?? [];
       taken.push(...probes);
-      const claimed = await this.withEvents([...batch.claimed, ...probes]);
+      const [claimed] = await Promise.all([this.withEvents([...batch.claimed, ...probes]), this.strategy.prepare?.(taken)]);
       this.place(await this.strategy.workOf([...batch.handed, ...claimed]));
     } catch (error) {
       this.giveBack(taken);
