@@ -5,8 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, before, it } from 'node:test';
-import type { FastifyInstance } from 'fastify';
+import { it } from 'node:test';
 import { buildApp } from '../../src/api/app.js';
 import { deliveriesRoutes } from '../../src/api/deliveries-routes.js';
 import { logEvent } from '../../src/db/stores/events.js';
@@ -14,9 +13,10 @@ import { recordAttempts } from '../../src/db/stores/matches.js';
 import { insertSubscription } from '../../src/db/stores/subscriptions.js';
 import type { MatchesTable, MatchState } from '../../src/db/tables.js';
 import type { DeliveryRecord } from '../../src/subscriptions/delivery-history.js';
-import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
+import { describeOn, testBackends } from '../support/database.js';
 import { subscriptionRow } from '../support/subscription-row.js';
 import { matchRow } from '../support/match-row.js';
+import { appOn } from '../support/app.js';
 
 /** The service's clock here: fixed, so leases and due times can be said exactly (µs). */
 const NOW = 1_700_000_000_000_000;
@@ -25,28 +25,21 @@ const as = (user: string) => ({ 'http-remote-user': user });
 
 for (const backend of testBackends()) {
   describeOn(backend, `POST /eventmatch/{uuid}/deliveries/{elm}/retry (${backend.name})`, () => {
-    let test: Awaited<ReturnType<typeof openTestDatabase>>;
-    let app: FastifyInstance;
-    let woken = 0;
-    before(async () => {
-      test = await openTestDatabase(backend);
-      app = await buildApp({ maxBodyBytes: 1024 * 1024, logger: 'silent', version: 'test' }, [
+    const app = appOn(backend, (db) =>
+      buildApp({ maxBodyBytes: 1024 * 1024, logger: 'silent', version: 'test' }, [
         deliveriesRoutes({
-          database: test.handle,
+          database: db,
           clock: () => NOW,
           identity: { header: 'http-remote-user', defaultUser: null },
           onRequeued: () => void woken++,
         }),
-      ]);
-    });
-    after(async () => {
-      await app.close();
-      await test.close();
-    });
+      ]),
+    );
+    let woken = 0;
 
     async function subscription(owner = 'alice', fields: { disabled?: number; deleted?: number } = {}): Promise<string> {
       const row = subscriptionRow({ owner, ...fields });
-      await insertSubscription(test.handle.db, test.handle.capabilities, row);
+      await insertSubscription(app.handle.db, app.handle.capabilities, row);
       return row.uuid;
     }
 
@@ -55,7 +48,7 @@ for (const backend of testBackends()) {
       const uuid = randomUUID();
       const created = NOW - 60 * SECOND;
       await logEvent(
-        test.handle.db,
+        app.handle.db,
         { uuid: event, source: '/seeded', event_id: `id-${event}`, type: 't', spec_version: '1.0', body: '{}', received: created },
         [
           matchRow({
@@ -76,14 +69,14 @@ for (const backend of testBackends()) {
 
     const retry = (user: string, subscriptionUuid: string, elm: string) =>
       app.inject({ method: 'POST', url: `/eventmatch/${subscriptionUuid}/deliveries/${elm}/retry`, headers: as(user) });
-    const row = (uuid: string) => test.handle.db.selectFrom('matches').selectAll().where('uuid', '=', uuid).executeTakeFirstOrThrow();
+    const row = (uuid: string) => app.handle.db.selectFrom('matches').selectAll().where('uuid', '=', uuid).executeTakeFirstOrThrow();
     const code = (response: { json: <T>() => T }) => response.json<{ code: string }>().code;
 
     it('queues a delivery again whatever its state: 202 with it as the history shows it, due now, its attempts kept', async () => {
       const uuid = await subscription();
       for (const state of ['delivered', 'failed', 'denied', 'cancelled', 'deliver', 'policy'] as const) {
         const elm = await match(uuid, state, state === 'deliver' ? { due: NOW + 3_600 * SECOND } : {});
-        await recordAttempts(test.handle.db, test.handle.capabilities, [
+        await recordAttempts(app.handle.db, app.handle.capabilities, [
           { matchUuid: elm, stage: 'deliver', at: NOW - 30 * SECOND, status: 400, error: null, durationMs: 5 },
         ]);
         const before = woken;

@@ -6,11 +6,10 @@
  * through the API, with rows written as the import or an older version writes them.
  */
 import assert from 'node:assert/strict';
-import { after, before, it } from 'node:test';
-import type { FastifyInstance } from 'fastify';
+import { it } from 'node:test';
 import { insertSubscription } from '../../src/db/stores/subscriptions.js';
-import { startApiApp } from '../support/app.js';
-import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
+import { appOn, startApiApp } from '../support/app.js';
+import { describeOn, testBackends } from '../support/database.js';
 import { subscriptionRow } from '../support/subscription-row.js';
 
 const USER = { 'http-remote-user': 'alice' };
@@ -28,23 +27,14 @@ const JSONPATH2_ANSWER = { matches: true, dialect: 'jsonpath2', values: ['large'
 
 for (const backend of testBackends()) {
   describeOn(backend, `a subscription keeps its dialect (${backend.name})`, () => {
-    let test: Awaited<ReturnType<typeof openTestDatabase>>;
-    let app: FastifyInstance;
-    before(async () => {
-      test = await openTestDatabase(backend);
-      app = await startApiApp(test.handle);
-    });
-    after(async () => {
-      await app.close();
-      await test.close();
-    });
+    const app = appOn(backend, startApiApp);
 
     const get = async (uuid: string) => (await app.inject({ method: 'GET', url: `/eventmatch/${uuid}`, headers: USER })).json<object>();
     const put = (uuid: string, body: object) => app.inject({ method: 'PUT', url: `/eventmatch/${uuid}`, headers: USER, payload: body });
     const tryOn = async (uuid: string) =>
       (await app.inject({ method: 'POST', url: `/eventmatch/${uuid}/test`, headers: USER, payload: EVENT })).json<object>();
     const stored = (uuid: string) =>
-      test.handle.db
+      app.handle.db
         .selectFrom('subscriptions')
         .select(['jsonpath', 'dialect', 'disabled'])
         .where('uuid', '=', uuid)
@@ -53,7 +43,7 @@ for (const backend of testBackends()) {
     it('keeps a jsonpath2 expression PUT back as read, though RFC 9535 (tried first today) reads the same text', async () => {
       // As the import from the original service writes it: always jsonpath2.
       const row = subscriptionRow({ jsonpath: AMBIGUOUS, dialect: 'jsonpath2', target_url: 'https://example.org/hook' });
-      await insertSubscription(test.handle.db, test.handle.capabilities, row);
+      await insertSubscription(app.handle.db, app.handle.capabilities, row);
       assert.deepEqual(await tryOn(row.uuid), JSONPATH2_ANSWER);
 
       const read = await get(row.uuid);
@@ -83,7 +73,7 @@ for (const backend of testBackends()) {
       // Written under other limits (an expression is 2,048 characters at most now), disabled.
       const tooLong = `$.data[?(@.name = '${'x'.repeat(3_000)}')]`;
       const row = subscriptionRow({ jsonpath: tooLong, dialect: 'jsonpath2', disabled: 5, error: 'imported: no longer compiles' });
-      await insertSubscription(test.handle.db, test.handle.capabilities, row);
+      await insertSubscription(app.handle.db, app.handle.capabilities, row);
 
       for (const body of [{ disabled: null }, { ...(await get(row.uuid)), disabled: null }]) {
         const response = await put(row.uuid, body);

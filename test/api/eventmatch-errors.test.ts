@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
-import { after, before, it } from 'node:test';
-import type { FastifyInstance } from 'fastify';
+import { before, it } from 'node:test';
 import type { DatabaseHandle } from '../../src/db/connect.js';
 import type { ErrorCode } from '../../src/errors.js';
-import { startEventmatchApp } from '../support/app.js';
-import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
+import { startEventmatchApp, appOn } from '../support/app.js';
+import { describeOn, testBackends } from '../support/database.js';
 import { AT_LIMITS, header, overLimits } from '../support/subscription-limits.js';
 
 const startApp = (database: DatabaseHandle, maxBodyBytes?: number) => startEventmatchApp(database, {}, maxBodyBytes);
@@ -361,17 +360,10 @@ const INVALID: Array<[string, Record<string, unknown>, RegExp, ErrorCode]> = [
 
 for (const backend of testBackends()) {
   describeOn(backend, `/eventmatch errors (${backend.name})`, () => {
-    let test: Awaited<ReturnType<typeof openTestDatabase>>;
-    let app: FastifyInstance;
+    const app = appOn(backend, startApp);
     let uuid: string;
     before(async () => {
-      test = await openTestDatabase(backend);
-      app = await startApp(test.handle);
       uuid = (await app.inject({ method: 'POST', url: '/eventmatch', headers: USER, payload: valid })).json<{ uuid: string }>().uuid;
-    });
-    after(async () => {
-      await app.close();
-      await test.close();
     });
 
     const message = (body: string) => (JSON.parse(body) as { message: string }).message;
@@ -505,7 +497,7 @@ for (const backend of testBackends()) {
     });
 
     it('answers 413 for a body over the limit', async () => {
-      const small = await startApp(test.handle, 256);
+      const small = await startApp(app.handle, 256);
       try {
         const body = { ...valid, name: 'x'.repeat(300) };
         const response = await small.inject({ method: 'POST', url: '/eventmatch', headers: USER, payload: body });

@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
-import { after, before, it } from 'node:test';
-import type { FastifyInstance } from 'fastify';
+import { before, it } from 'node:test';
 import { PUSH_KINDS } from '../../src/destinations/kinds.js';
 import { ERRORS, type ErrorCode } from '../../src/errors.js';
-import { startEventmatchApp } from '../support/app.js';
-import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
+import { startEventmatchApp, appOn } from '../support/app.js';
+import { describeOn, testBackends } from '../support/database.js';
 import { EXPECTED_RECORD_FIELDS } from '../support/record-fields.js';
 
 interface Operation {
@@ -76,19 +75,12 @@ interface Limited {
 
 for (const backend of testBackends()) {
   describeOn(backend, `/openapi.json for /eventmatch (${backend.name})`, () => {
-    let test: Awaited<ReturnType<typeof openTestDatabase>>;
-    let app: FastifyInstance;
+    const app = appOn(backend, (db) => startEventmatchApp(db, { identity: { header: 'x-user', defaultUser: null } }, MAX_BODY));
     let paths: Record<string, Record<string, Operation>>;
     before(async () => {
-      test = await openTestDatabase(backend);
-      app = await startEventmatchApp(test.handle, { identity: { header: 'x-user', defaultUser: null } }, MAX_BODY);
       const response = await app.inject({ method: 'GET', url: '/openapi.json' });
       assert.equal(response.statusCode, 200);
       paths = response.json<{ paths: Record<string, Record<string, Operation>> }>().paths;
-    });
-    after(async () => {
-      await app.close();
-      await test.close();
     });
 
     it('lists every /eventmatch route', () => {

@@ -3,26 +3,16 @@
  * the catalogue's codes naming `body.rate_limit`, and shown in every record answer.
  */
 import assert from 'node:assert/strict';
-import { after, before, it } from 'node:test';
-import type { FastifyInstance } from 'fastify';
-import { startEventmatchApp } from '../support/app.js';
-import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
+import { it } from 'node:test';
+import { appOn, startEventmatchApp } from '../support/app.js';
+import { describeOn, testBackends } from '../support/database.js';
 
 const USER = { 'http-remote-user': 'alice' };
 const sample = (extra: Record<string, unknown> = {}) => ({ name: 'n', jsonpath: '$', target_url: 'https://example.org/hook', ...extra });
 
 for (const backend of testBackends()) {
   describeOn(backend, `rate_limit of a subscription (${backend.name})`, () => {
-    let test: Awaited<ReturnType<typeof openTestDatabase>>;
-    let app: FastifyInstance;
-    before(async () => {
-      test = await openTestDatabase(backend);
-      app = await startEventmatchApp(test.handle);
-    });
-    after(async () => {
-      await app.close();
-      await test.close();
-    });
+    const app = appOn(backend, startEventmatchApp);
 
     const send = (method: 'POST' | 'PUT' | 'GET' | 'DELETE', url: string, payload?: object) =>
       app.inject({ method, url, headers: USER, ...(payload === undefined ? {} : { payload }) });

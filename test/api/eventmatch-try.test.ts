@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { after, before, it } from 'node:test';
+import { it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import type { DatabaseHandle } from '../../src/db/connect.js';
 import type { DialectMode } from '../../src/jsonpath/index.js';
-import { startEventmatchApp } from '../support/app.js';
-import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
+import { appOn, startEventmatchApp } from '../support/app.js';
+import { describeOn, testBackends } from '../support/database.js';
 
 const startApp = (database: DatabaseHandle, dialectMode: DialectMode = 'auto') => startEventmatchApp(database, { dialectMode });
 
@@ -27,18 +27,9 @@ const AMBIGUOUS = '$.data[*][?(@.size > 100)].name';
 
 for (const backend of testBackends()) {
   describeOn(backend, `/eventmatch try-it (${backend.name})`, () => {
-    let test: Awaited<ReturnType<typeof openTestDatabase>>;
-    let app: FastifyInstance;
-    before(async () => {
-      test = await openTestDatabase(backend);
-      app = await startApp(test.handle);
-    });
-    after(async () => {
-      await app.close();
-      await test.close();
-    });
+    const app = appOn(backend, startApp);
 
-    const tryIt = (target: FastifyInstance, jsonpath: string, body: unknown = event) =>
+    const tryIt = (target: Pick<FastifyInstance, 'inject'>, jsonpath: string, body: unknown = event) =>
       target.inject({ method: 'POST', url: '/eventmatch/test', headers: USER, payload: { jsonpath, event: body } });
 
     it('answers matches, dialect, values and normalized paths in RFC 9535', async () => {
@@ -70,7 +61,7 @@ for (const backend of testBackends()) {
         values: ['inner'],
         paths: ["$['data'][1]['meta']['name']"],
       });
-      const migrating = await startApp(test.handle, 'jsonpath2-first');
+      const migrating = await startApp(app.handle, 'jsonpath2-first');
       try {
         assert.deepEqual((await tryIt(migrating, AMBIGUOUS)).json(), {
           matches: true,
@@ -127,7 +118,7 @@ for (const backend of testBackends()) {
     });
 
     it("tries a subscription's expression in the dialect it was written in, whatever the setting is now", async () => {
-      const migrating = await startApp(test.handle, 'jsonpath2-first');
+      const migrating = await startApp(app.handle, 'jsonpath2-first');
       const created = await migrating.inject({
         method: 'POST',
         url: '/eventmatch',
@@ -136,7 +127,7 @@ for (const backend of testBackends()) {
       });
       await migrating.close();
       const { uuid } = created.json<{ uuid: string }>();
-      const strict = await startApp(test.handle, 'rfc9535');
+      const strict = await startApp(app.handle, 'rfc9535');
       try {
         const response = await strict.inject({ method: 'POST', url: `/eventmatch/${uuid}/test`, headers: USER, payload: event });
         assert.equal(response.statusCode, 200);
@@ -175,7 +166,7 @@ for (const backend of testBackends()) {
       const response = await app.inject({ method: 'POST', url: `/eventmatch/${uuid}/test`, headers: USER, payload: event });
       assert.deepEqual(response.json(), { matches: true, dialect: 'rfc9535', values: ['e1'], paths: ["$['id']"] });
       for (const table of ['events', 'matches', 'attempts'] as const) {
-        const { count } = await test.handle.db
+        const { count } = await app.handle.db
           .selectFrom(table)
           .select((eb) => eb.fn.countAll<number>().as('count'))
           .executeTakeFirstOrThrow();

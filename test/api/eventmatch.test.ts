@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, before, describe, it } from 'node:test';
-import type { FastifyInstance } from 'fastify';
+import { describe, it } from 'node:test';
 import type { EventmatchDependencies } from '../../src/api/eventmatch-routes.js';
 import { loadConfig } from '../../src/config/load.js';
 import type { DatabaseHandle } from '../../src/db/connect.js';
 import { addressGuard } from '../../src/net/address-guard.js';
-import { startEventmatchApp } from '../support/app.js';
-import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
+import { appOn, startEventmatchApp } from '../support/app.js';
+import { describeOn, testBackends } from '../support/database.js';
 import { EXPECTED_RECORD_FIELDS } from '../support/record-fields.js';
 import { subscriptionRow } from '../support/subscription-row.js';
 import { DEFAULT_TARGET_RULES } from '../support/target-guard.js';
@@ -27,16 +26,7 @@ type Record_ = Record<string, unknown> & { uuid: string; updated: string };
 
 for (const backend of testBackends()) {
   describeOn(backend, `/eventmatch (${backend.name})`, () => {
-    let test: Awaited<ReturnType<typeof openTestDatabase>>;
-    let app: FastifyInstance;
-    before(async () => {
-      test = await openTestDatabase(backend);
-      app = await startApp(test.handle);
-    });
-    after(async () => {
-      await app.close();
-      await test.close();
-    });
+    const app = appOn(backend, startApp);
 
     async function create(user: string, body: Record<string, unknown> = sample()): Promise<Record_> {
       const response = await app.inject({ method: 'POST', url: '/eventmatch', headers: as(user), payload: body });
@@ -128,14 +118,14 @@ for (const backend of testBackends()) {
       it('accepts an expression that is not valid RFC 9535 as jsonpath2, and a root-relative one', async () => {
         const record = await create('alice', sample({ jsonpath: '$.data[*][?(@.size > 100)].name' }));
         assert.equal(record.jsonpath, '$.data[*][?(@.size > 100)].name');
-        const row = await test.handle.db
+        const row = await app.handle.db
           .selectFrom('subscriptions')
           .select('dialect')
           .where('uuid', '=', record.uuid)
           .executeTakeFirstOrThrow();
         assert.equal(row.dialect, 'rfc9535');
         const pacifica = await create('alice', sample({ jsonpath: '$.data[*][?(@.mimetype = "text/plain")]' }));
-        const pacificaRow = await test.handle.db
+        const pacificaRow = await app.handle.db
           .selectFrom('subscriptions')
           .select('dialect')
           .where('uuid', '=', pacifica.uuid)
@@ -187,7 +177,7 @@ for (const backend of testBackends()) {
       });
 
       it('answers at most 100 by default', async () => {
-        await Promise.all(Array.from({ length: 101 }, () => test.handle.db.insertInto('subscriptions').values(rawRow('many')).execute()));
+        await Promise.all(Array.from({ length: 101 }, () => app.handle.db.insertInto('subscriptions').values(rawRow('many')).execute()));
         assert.equal((await list('many')).length, 100);
         assert.equal((await list('many', '?limit=101')).length, 101);
       });
@@ -223,7 +213,7 @@ for (const backend of testBackends()) {
           assert.equal(response.statusCode, 200, response.body);
           assert.deepEqual(response.json<Record_>()[field], value);
         }
-        const row = await test.handle.db
+        const row = await app.handle.db
           .selectFrom('subscriptions')
           .select('dialect')
           .where('uuid', '=', record.uuid)
@@ -240,11 +230,7 @@ for (const backend of testBackends()) {
         assert.deepEqual((await get('noticer', asking.uuid)).json(), asking);
         const pull = await create('noticer', { name: 'reader', jsonpath: '$', delivery: 'pull', notices: true });
         assert.equal(pull.notices, true);
-        const stored = await test.handle.db
-          .selectFrom('subscriptions')
-          .select(['uuid', 'notices'])
-          .where('owner', '=', 'noticer')
-          .execute();
+        const stored = await app.handle.db.selectFrom('subscriptions').select(['uuid', 'notices']).where('owner', '=', 'noticer').execute();
         assert.deepEqual(
           new Map(stored.map((row) => [row.uuid, row.notices])),
           new Map([
@@ -317,7 +303,7 @@ for (const backend of testBackends()) {
           assert.equal(disabled.disabled, disabled.updated, `disabled now, not ${JSON.stringify(value)}`);
         }
         // As the delivery stage does when a target keeps failing.
-        await test.handle.db
+        await app.handle.db
           .updateTable('subscriptions')
           .set({ error: 'target answered 410 Gone' })
           .where('uuid', '=', record.uuid)
@@ -350,7 +336,7 @@ for (const backend of testBackends()) {
           assert.equal(again.json<{ message: string }>().message, `subscription ${record.uuid} not found`);
         }
         assert.deepEqual(await list('deleter'), []);
-        const row = await test.handle.db.selectFrom('subscriptions').selectAll().where('uuid', '=', record.uuid).executeTakeFirst();
+        const row = await app.handle.db.selectFrom('subscriptions').selectAll().where('uuid', '=', record.uuid).executeTakeFirst();
         assert.ok(row?.deleted, 'the row stays, marked deleted');
       });
 
@@ -427,7 +413,7 @@ for (const backend of testBackends()) {
       });
 
       it('names a configured header in the 401', async () => {
-        const custom = await startApp(test.handle, { identity: { header: 'x-forwarded-user', defaultUser: null } });
+        const custom = await startApp(app.handle, { identity: { header: 'x-forwarded-user', defaultUser: null } });
         try {
           const response = await custom.inject({ method: 'GET', url: '/eventmatch', headers: as('alice') });
           assert.equal(response.statusCode, 401);
@@ -440,7 +426,7 @@ for (const backend of testBackends()) {
       });
 
       it('uses the default user when one is configured and the header is absent or blank', async () => {
-        const compat = await startApp(test.handle, { identity: { header: 'http-remote-user', defaultUser: 'facility' } });
+        const compat = await startApp(app.handle, { identity: { header: 'http-remote-user', defaultUser: 'facility' } });
         try {
           const created = await compat.inject({ method: 'POST', url: '/eventmatch', payload: sample() });
           assert.equal(created.statusCode, 200);
@@ -473,7 +459,7 @@ for (const backend of testBackends()) {
       /** An app whose guard is built from these environment variables, as the server builds it. */
       const appWith = (env: Record<string, string>, overrides: Partial<EventmatchDependencies> = {}) => {
         const config = loadConfig({ argv: [], env, readFile: () => '' });
-        return startApp(test.handle, { targetGuard: addressGuard({ allow: config.targetAllow, deny: config.targetDeny }), ...overrides });
+        return startApp(app.handle, { targetGuard: addressGuard({ allow: config.targetAllow, deny: config.targetDeny }), ...overrides });
       };
       const message = (response: { body: string }) => JSON.parse(response.body) as { statusCode: number; message: string };
 
@@ -569,7 +555,7 @@ for (const backend of testBackends()) {
       });
 
       it('does not hold a create or PUT longer than the lookup time-out when the resolver does not answer', async () => {
-        const silent = await startApp(test.handle, {
+        const silent = await startApp(app.handle, {
           targetGuard: addressGuard(DEFAULT_TARGET_RULES, () => undefined),
           targetLookupTimeoutMs: 100,
         });

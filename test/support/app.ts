@@ -14,7 +14,7 @@ import { EventLogBatch } from '../../src/receive/event-log-batch.js';
 import { LiveMatcher } from '../../src/matching/live-matcher.js';
 import type { PeerList } from '../../src/net/peer-list.js';
 import { systemClock } from '../../src/time/clock.js';
-import { openTestDatabase, type TestBackend } from './database.js';
+import { openTestDatabase, type TestBackend, type TestDatabase } from './database.js';
 import { defaultTargetGuard } from './target-guard.js';
 
 const IDENTITY = { header: 'http-remote-user', defaultUser: null };
@@ -128,4 +128,46 @@ export function servedEventmatchApp(
     await test?.close();
   });
   return served;
+}
+
+/** An app built on a suite's own database, for `inject`; see `appOn`. */
+export interface AppOnDatabase {
+  readonly inject: FastifyInstance['inject'];
+  /** The suite's database, opened in the test process (the app's own handle). */
+  readonly handle: DatabaseHandle;
+  readonly database: TestDatabase;
+}
+
+/**
+ * For a describe block (`describeOn(backend, …)`): a `before` hook that opens a fresh database of
+ * `backend` and builds the app on it with `build`, and an `after` hook that closes both. The set-up
+ * the in-process API suites share, kept in one place like `serverOn` for the built server.
+ */
+export function appOn(backend: TestBackend, build: (db: DatabaseHandle) => Promise<FastifyInstance>): AppOnDatabase {
+  let test: Awaited<ReturnType<typeof openTestDatabase>> | undefined;
+  let app: FastifyInstance | undefined;
+  const opened = () => {
+    if (!test || !app) throw new Error('appOn: the app is built in a before hook; use it in a test or a later hook');
+    return { test, app };
+  };
+  before(async () => {
+    test = await openTestDatabase(backend);
+    app = await build(test.handle);
+  });
+  after(async () => {
+    await app?.close();
+    await test?.close();
+  });
+  return {
+    get inject() {
+      const { app } = opened();
+      return app.inject.bind(app);
+    },
+    get handle() {
+      return opened().test.handle;
+    },
+    get database() {
+      return opened().test.database;
+    },
+  };
 }
