@@ -1,7 +1,7 @@
 /**
  * Reading a pull subscription's events: whose subscription it is, acknowledging by reading on,
  * and the events after a cursor as the subscriber receives them (the producer's bytes plus the
- * subscription's extensions). Shared by the long poll (api/events-routes.ts) and any other way of
+ * subscription's extensions). Shared by the long poll (api/pull-events-routes.ts) and any other way of
  * reading (a stream writes each event, then acknowledges its cursor).
  *
  * Readers have a share of the database of their own: at most `share` of their calls run at once

@@ -2,7 +2,7 @@
 import { buildApp } from '../api/app.js';
 import { deliveriesRoutes } from '../api/deliveries-routes.js';
 import { eventmatchRoutes } from '../api/eventmatch-routes.js';
-import { eventsRoutes } from '../api/events-routes.js';
+import { eventsRoutes } from '../api/pull-events-routes.js';
 import { healthRoutes } from '../api/health.js';
 import { metricsRoutes } from '../api/metrics-routes.js';
 import { receiveRoutes } from '../api/receive-routes.js';

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { type AppOptions, buildApp } from '../../src/api/app.js';
 import { deliveriesRoutes } from '../../src/api/deliveries-routes.js';
 import { type EventmatchDependencies, eventmatchRoutes } from '../../src/api/eventmatch-routes.js';
-import { eventsRoutes } from '../../src/api/events-routes.js';
+import { eventsRoutes } from '../../src/api/pull-events-routes.js';
 import { pullReader } from '../../src/pull/reader.js';
 import { sharedReads } from '../../src/pull/shared-reads.js';
 import { PullWaiters } from '../../src/pull/waiters.js';

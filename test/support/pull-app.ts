@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import type { KyselyPlugin } from 'kysely';
 import { buildApp } from '../../src/api/app.js';
 import { eventmatchRoutes } from '../../src/api/eventmatch-routes.js';
-import { eventsRoutes } from '../../src/api/events-routes.js';
+import { eventsRoutes } from '../../src/api/pull-events-routes.js';
 import type { DatabaseHandle } from '../../src/db/connect.js';
 import { type PullReader, pullReader } from '../../src/pull/reader.js';
 import { sharedReads } from '../../src/pull/shared-reads.js';

@@ -12,7 +12,7 @@ import { serviceError } from '../errors.js';
 import { FIRST_CURSOR, formatCursor, parseCursor, type PulledEvent, type PullReader } from '../pull/reader.js';
 import type { PullWaiters } from '../pull/waiters.js';
 import { EVERY_ROUTE, eventmatchErrors, identityHeaders, uuidParams } from './eventmatch-schemas.js';
-import { eventsStreamRoute } from './events-stream-route.js';
+import { eventsStreamRoute } from './pull-events-stream-route.js';
 import { actingUser, type IdentityOptions } from './identity.js';
 
 export interface EventsRoutesDependencies {
