@@ -8,7 +8,8 @@ import { it } from 'node:test';
 import { openDatabase } from '../../src/db/connect.js';
 import { describeOn, testBackends } from '../support/database.js';
 import { eventually, startStub } from '../support/http-stub.js';
-import { runCli, startServer } from '../support/processes.js';
+import { startServer } from '../support/processes.js';
+import { syncedDatabase } from '../support/server-on.js';
 
 const EVENTS = 100;
 const ANSWER_MS = 1_000;
@@ -16,7 +17,7 @@ const ANSWER_MS = 1_000;
 for (const backend of testBackends()) {
   describeOn(backend, `a slow target with more deliveries than connections (${backend.name})`, () => {
     it(`delivers ${EVENTS} events answered in ${ANSWER_MS} ms each, with a 3 s time-out, once each and without a time-out`, async () => {
-      const database = await backend.create();
+      const database = await syncedDatabase(backend);
       let inFlight = 0;
       let mostInFlight = 0;
       const stub = await startStub((_request, response) => {
@@ -28,7 +29,6 @@ for (const backend of testBackends()) {
       });
       const db = openDatabase(database.url);
       try {
-        assert.equal((await runCli(['--database-url', database.url, 'dbsync'])).code, 0);
         const server = await startServer({
           NOTIFICATIONS_DATABASE_URL: database.url,
           NOTIFICATIONS_TARGET_TIMEOUT: '3s',

@@ -8,7 +8,8 @@ import { it } from 'node:test';
 import { openDatabase } from '../../src/db/connect.js';
 import { describeOn, testBackends } from '../support/database.js';
 import { eventually, startStub } from '../support/http-stub.js';
-import { runCli, startServer } from '../support/processes.js';
+import { startServer } from '../support/processes.js';
+import { syncedDatabase } from '../support/server-on.js';
 
 const EVENTS = 100;
 /** /receive answers collected before the kill, from this many senders at once. */
@@ -18,7 +19,7 @@ const SENDERS = 32;
 for (const backend of testBackends()) {
   describeOn(backend, `crash recovery (${backend.name})`, () => {
     it(`delivers all ${EVENTS} pending deliveries after kill -9 and a restart`, async () => {
-      const database = await backend.create();
+      const database = await syncedDatabase(backend);
       // The target holds every request without answering: deliveries stay in flight.
       const stub = await startStub(() => undefined);
       const env = {
@@ -29,7 +30,6 @@ for (const backend of testBackends()) {
       };
       const db = openDatabase(database.url);
       try {
-        assert.equal((await runCli(['--database-url', database.url, 'dbsync'])).code, 0);
         const first = await startServer(env);
         const created = await fetch(`${first.url}/eventmatch`, {
           method: 'POST',
@@ -83,11 +83,10 @@ for (const backend of testBackends()) {
     });
 
     it('answers /receive only after the commit: every event answered 200 is logged with its matches after kill -9', async () => {
-      const database = await backend.create();
+      const database = await syncedDatabase(backend);
       const stub = await startStub();
       const db = openDatabase(database.url);
       try {
-        assert.equal((await runCli(['--database-url', database.url, 'dbsync'])).code, 0);
         const server = await startServer({ NOTIFICATIONS_DATABASE_URL: database.url, NOTIFICATIONS_LOG_LEVEL: 'warn' });
         for (const name of ['one', 'two']) {
           const created = await fetch(`${server.url}/eventmatch`, {

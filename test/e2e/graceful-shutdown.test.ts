@@ -10,7 +10,8 @@ import { it } from 'node:test';
 import { openDatabase } from '../../src/db/connect.js';
 import { describeOn, testBackends } from '../support/database.js';
 import { eventually, reply, startStub } from '../support/http-stub.js';
-import { runCli, startServer } from '../support/processes.js';
+import { startServer } from '../support/processes.js';
+import { syncedDatabase } from '../support/server-on.js';
 
 const EVENTS = 1_500;
 
@@ -27,7 +28,7 @@ async function subscribe(server: string, target: string, jsonpath: string): Prom
 for (const backend of testBackends()) {
   describeOn(backend, `graceful shutdown (${backend.name})`, () => {
     it('finishes the deliveries in flight and releases the leases of the rows waiting in memory', async (t) => {
-      const database = await backend.create();
+      const database = await syncedDatabase(backend);
       // The target holds every request until told: deliveries stay in flight, the rest queue up.
       const held: ServerResponse[] = [];
       const stub = await startStub((_request, response) => void held.push(response));
@@ -40,7 +41,6 @@ for (const backend of testBackends()) {
       };
       const db = openDatabase(database.url);
       try {
-        assert.equal((await runCli(['--database-url', database.url, 'dbsync'])).code, 0);
         const first = await startServer(env);
         await subscribe(first.url, stub.url, "$[?$.source == '/shutdown']");
         const batch = Array.from({ length: EVENTS }, (_, i) => ({
@@ -111,7 +111,7 @@ for (const backend of testBackends()) {
     });
 
     it('exits 0 at the end of its grace when a target holds a delivery, and gives that delivery back to the queue', async () => {
-      const database = await backend.create();
+      const database = await syncedDatabase(backend);
       const held: ServerResponse[] = [];
       const stub = await startStub((_request, response) => void held.push(response));
       const env = {
@@ -123,7 +123,6 @@ for (const backend of testBackends()) {
       };
       const db = openDatabase(database.url);
       try {
-        assert.equal((await runCli(['--database-url', database.url, 'dbsync'])).code, 0);
         const server = await startServer(env);
         await subscribe(server.url, stub.url, '$');
         const received = await fetch(`${server.url}/receive`, {

@@ -9,7 +9,8 @@ import { after, before, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describeOn, type TestDatabase, testBackends } from '../support/database.js';
 import { type HttpStub, startStub } from '../support/http-stub.js';
-import { type RunningServer, runCli, startServer } from '../support/processes.js';
+import { type RunningServer, startServer } from '../support/processes.js';
+import { syncedDatabase } from '../support/server-on.js';
 
 const HOSTILE = `${'a'.repeat(20_000)}!`;
 /** Hang detectors with a wide margin: each answer takes milliseconds. */
@@ -62,8 +63,7 @@ for (const backend of testBackends()) {
     let target: HttpStub;
 
     before(async () => {
-      database = await backend.create();
-      assert.equal((await runCli(['--database-url', database.url, 'dbsync'])).code, 0);
+      database = await syncedDatabase(backend);
       target = await startStub();
       server = await startServer({ NOTIFICATIONS_DATABASE_URL: database.url, NOTIFICATIONS_LOG_LEVEL: 'warn' });
     });

@@ -8,16 +8,16 @@ import { performance } from 'node:perf_hooks';
 import { it } from 'node:test';
 import { describeOn, POSTGRES } from '../support/database.js';
 import { eventually, startStub } from '../support/http-stub.js';
-import { runCli, startServer } from '../support/processes.js';
+import { startServer } from '../support/processes.js';
+import { syncedDatabase } from '../support/server-on.js';
 
 {
   const backend = POSTGRES;
   describeOn(backend, 'several instances on one PostgreSQL database', () => {
     it('subscription writes through one instance reach another within a second', async (t) => {
-      const database = await backend.create();
+      const database = await syncedDatabase(backend);
       const target = await startStub();
       try {
-        assert.equal((await runCli(['--database-url', database.url, 'dbsync'])).code, 0);
         const env = { NOTIFICATIONS_DATABASE_URL: database.url };
         const [writer, receiver] = [await startServer(env), await startServer(env)];
         try {

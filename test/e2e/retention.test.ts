@@ -12,7 +12,8 @@ import { type DatabaseHandle, openDatabase } from '../../src/db/connect.js';
 import { parseExposition, sample } from '../metrics/exposition.js';
 import { describeOn, type TestDatabase, testBackends } from '../support/database.js';
 import { eventually, type HttpStub, reply, startStub } from '../support/http-stub.js';
-import { type RunningServer, runCli, startServer } from '../support/processes.js';
+import { type RunningServer, startServer } from '../support/processes.js';
+import { syncedDatabase } from '../support/server-on.js';
 
 const RETENTION_MS = 2_000;
 /** The shortest time between purge rounds (runners/retention.ts), and a margin for a busy machine. */
@@ -52,8 +53,7 @@ for (const backend of testBackends()) {
     let keeping: Instance;
 
     async function start(retention: string): Promise<Instance> {
-      const database = await backend.create();
-      assert.equal((await runCli(['--database-url', database.url, 'dbsync'])).code, 0);
+      const database = await syncedDatabase(backend);
       const handle = openDatabase(database.url);
       const ancient = randomUUID();
       await handle.db

@@ -10,7 +10,8 @@ import { Webhook } from 'standardwebhooks';
 import { openDatabase } from '../../src/db/connect.js';
 import { describeOn, testBackends } from '../support/database.js';
 import { eventually, startStub } from '../support/http-stub.js';
-import { type RunningServer, runCli, startServer } from '../support/processes.js';
+import { type RunningServer, startServer } from '../support/processes.js';
+import { syncedDatabase } from '../support/server-on.js';
 
 const ALICE = { 'content-type': 'application/json', 'http-remote-user': 'alice' };
 const AUTH = { type: 'header', header: { type: 'Bearer', credentials: 'plain-token' } };
@@ -18,7 +19,7 @@ const AUTH = { type: 'header', header: { type: 'Bearer', credentials: 'plain-tok
 for (const backend of testBackends()) {
   describeOn(backend, `sealing secrets stored plain (${backend.name})`, () => {
     it('seals credentials and both signing secrets at start with a key; they open and sign as before', async () => {
-      const database = await backend.create();
+      const database = await syncedDatabase(backend);
       const target = await startStub();
       const db = openDatabase(database.url);
       const env = { NOTIFICATIONS_DATABASE_URL: database.url, NOTIFICATIONS_TARGET_TIMEOUT: '2s', NOTIFICATIONS_LEASE: '4s' };
@@ -32,7 +33,6 @@ for (const backend of testBackends()) {
           .where('uuid', '=', uuid)
           .executeTakeFirstOrThrow();
       try {
-        assert.equal((await runCli(['--database-url', database.url, 'dbsync'])).code, 0);
         const plain = await startServer(env);
         const created = await fetch(`${plain.url}/eventmatch`, {
           method: 'POST',

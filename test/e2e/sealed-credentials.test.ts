@@ -9,7 +9,8 @@ import { it } from 'node:test';
 import { openDatabase } from '../../src/db/connect.js';
 import { describeOn, testBackends } from '../support/database.js';
 import { eventually, startStub } from '../support/http-stub.js';
-import { type RunningServer, runCli, startServer } from '../support/processes.js';
+import { type RunningServer, startServer } from '../support/processes.js';
+import { syncedDatabase } from '../support/server-on.js';
 
 const SOURCE = '/sealed-credentials';
 
@@ -31,13 +32,12 @@ async function subscribe(server: RunningServer, targetUrl: string, token: string
 for (const backend of testBackends()) {
   describeOn(backend, `credentials sealed with another key (${backend.name})`, () => {
     it('fails that delivery alone, naming the credentials, and delivers the rest of the batch once', async () => {
-      const database = await backend.create();
+      const database = await syncedDatabase(backend);
       const sealedTarget = await startStub();
       const goodTarget = await startStub();
       const db = openDatabase(database.url);
       const env = { NOTIFICATIONS_DATABASE_URL: database.url, NOTIFICATIONS_TARGET_TIMEOUT: '2s', NOTIFICATIONS_LEASE: '4s' };
       try {
-        assert.equal((await runCli(['--database-url', database.url, 'dbsync'])).code, 0);
         const before = await startServer({ ...env, NOTIFICATIONS_SECRET_KEY: randomBytes(32).toString('base64') });
         const sealed = await subscribe(before, sealedTarget.url, 'old-token');
         assert.equal(await before.stop(), 0);

@@ -10,7 +10,8 @@ import { after, before, it } from 'node:test';
 import { type DatabaseHandle, openDatabase } from '../../src/db/connect.js';
 import { describeOn, type TestDatabase, testBackends } from '../support/database.js';
 import { eventually, type HttpStub, type StubRequest, startStub } from '../support/http-stub.js';
-import { type RunningServer, runCli, startServer } from '../support/processes.js';
+import { type RunningServer, startServer } from '../support/processes.js';
+import { syncedDatabase } from '../support/server-on.js';
 
 const ORIGIN = 'notifications.test';
 const ALICE = { 'content-type': 'application/json', 'http-remote-user': 'alice' };
@@ -87,9 +88,8 @@ for (const backend of testBackends()) {
 
     before(async () => {
       for (let i = 0; i < 2; i++) {
-        const database = await backend.create();
+        const database = await syncedDatabase(backend);
         databases.push(database);
-        assert.equal((await runCli(['--database-url', database.url, 'dbsync'])).code, 0);
       }
       db = openDatabase(databases[0]!.url);
       const common = { NOTIFICATIONS_RETRY_DELAYS: '100ms', NOTIFICATIONS_TARGET_TIMEOUT: '2s', NOTIFICATIONS_LEASE: '10s' };

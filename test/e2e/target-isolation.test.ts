@@ -8,7 +8,8 @@ import { type AddressInfo, createServer } from 'node:net';
 import { it } from 'node:test';
 import { describeOn, testBackends } from '../support/database.js';
 import { eventually, startStub } from '../support/http-stub.js';
-import { type RunningServer, runCli, startServer } from '../support/processes.js';
+import { type RunningServer, startServer } from '../support/processes.js';
+import { syncedDatabase } from '../support/server-on.js';
 
 async function subscribe(server: RunningServer, source: string, targetUrl: string): Promise<void> {
   const response = await fetch(`${server.url}/eventmatch`, {
@@ -25,7 +26,7 @@ for (const backend of testBackends()) {
   describeOn(backend, `targets kept apart (${backend.name})`, () => {
     it("a target answering after 5 s does not delay another subscription's healthy target", async () => {
       const EVENTS = 150;
-      const database = await backend.create();
+      const database = await syncedDatabase(backend);
       const slow = await startStub((_request, response) => void setTimeout(() => response.writeHead(204).end(), 5_000));
       const arrived = new Map<string, number>();
       const healthy = await startStub((request, response) => {
@@ -33,7 +34,6 @@ for (const backend of testBackends()) {
         response.writeHead(204).end();
       });
       try {
-        assert.equal((await runCli(['--database-url', database.url, 'dbsync'])).code, 0);
         const server = await startServer({ NOTIFICATIONS_DATABASE_URL: database.url, NOTIFICATIONS_LOG_LEVEL: 'warn' });
         try {
           await subscribe(server, '/both', `${slow.url}/slow`);
@@ -66,7 +66,7 @@ for (const backend of testBackends()) {
 
     it('a target whose port resets every connection gets about one connection a second, not one per queued delivery', async () => {
       const EVENTS = 1_000;
-      const database = await backend.create();
+      const database = await syncedDatabase(backend);
       let connections = 0;
       const resetting = createServer((socket) => {
         connections++;
@@ -76,7 +76,6 @@ for (const backend of testBackends()) {
       await new Promise<void>((resolve) => resetting.listen(0, '127.0.0.1', resolve));
       const port = (resetting.address() as AddressInfo).port;
       try {
-        assert.equal((await runCli(['--database-url', database.url, 'dbsync'])).code, 0);
         const server = await startServer({ NOTIFICATIONS_DATABASE_URL: database.url, NOTIFICATIONS_LOG_LEVEL: 'warn' });
         try {
           await subscribe(server, '/dead', `http://127.0.0.1:${port}/hook`);

@@ -10,7 +10,8 @@ import { openDatabase } from '../../src/db/connect.js';
 import { describeOn, type TestDatabase, testBackends } from '../support/database.js';
 import { eventually, type HttpStub, reply, startStub, type StubRequest } from '../support/http-stub.js';
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '../support/otlp-receiver.js';
-import { type RunningServer, runCli, startServer } from '../support/processes.js';
+import { type RunningServer, startServer } from '../support/processes.js';
+import { syncedDatabase } from '../support/server-on.js';
 
 const REFUSE_SDK = fileURLToPath(new URL('../support/refuse-tracing-sdk.js', import.meta.url));
 const SPAN_KIND = { client: 3, consumer: 5 };
@@ -26,8 +27,7 @@ interface Setup {
 
 /** A database with its schema, an OTLP receiver, a policy service that allows all, a target that answers 204. */
 async function setUp(create: () => Promise<TestDatabase>): Promise<Setup> {
-  const database = await create();
-  assert.equal((await runCli(['--database-url', database.url, 'dbsync'])).code, 0);
+  const database = await syncedDatabase(create);
   return { database, receiver: await startOtlpReceiver(), policy: await startStub(reply(200)), target: await startStub(reply(204)) };
 }
 

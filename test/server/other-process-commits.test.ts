@@ -13,9 +13,10 @@ import { insertSubscription } from '../../src/db/stores/subscriptions.js';
 import type { SubscriptionRow } from '../../src/db/tables.js';
 import { createSqlite, type TestDatabase } from '../support/database.js';
 import { eventually, type HttpStub, reply, startStub } from '../support/http-stub.js';
-import { type RunningServer, runCli, startServer } from '../support/processes.js';
+import { type RunningServer, startServer } from '../support/processes.js';
 import { eventRow } from '../support/event-row.js';
 import { subscriptionRow } from '../support/subscription-row.js';
+import { syncedDatabase } from '../support/server-on.js';
 
 /** 2019-01-01: an imported subscription's times. */
 const YEARS_AGO = Date.UTC(2019, 0, 1) * 1000;
@@ -28,8 +29,7 @@ describe('the server follows other processes’ commits to its SQLite file', () 
   let target: HttpStub;
 
   before(async () => {
-    database = await createSqlite();
-    assert.equal((await runCli(['--database-url', database.url, 'dbsync'])).code, 0);
+    database = await syncedDatabase(createSqlite);
     target = await startStub(reply(204));
     server = await startServer({ NOTIFICATIONS_DATABASE_URL: database.url });
     other = openDatabase(database.url, { create: false });

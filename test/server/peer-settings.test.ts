@@ -7,7 +7,8 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { describeOn, type TestDatabase, testBackends } from '../support/database.js';
-import { type RunningServer, runCli, startServer } from '../support/processes.js';
+import { type RunningServer, startServer } from '../support/processes.js';
+import { syncedDatabase } from '../support/server-on.js';
 
 const EVENT = JSON.stringify({ specversion: '1.0', id: 'peer-settings', source: '/peer-settings', type: 'org.example.test' });
 
@@ -29,8 +30,7 @@ for (const backend of testBackends()) {
     const list = (server: RunningServer) => fetch(`${server.url}/eventmatch`, { headers: { 'http-remote-user': 'alice' } });
 
     before(async () => {
-      database = await backend.create();
-      assert.equal((await runCli(['--database-url', database.url, 'dbsync'])).code, 0);
+      database = await syncedDatabase(backend);
     });
     after(() => database.cleanup());
 

@@ -6,17 +6,17 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { openDatabase } from '../../src/db/connect.js';
 import { describeOn, testBackends } from '../support/database.js';
-import { runCli, startServer } from '../support/processes.js';
+import { startServer } from '../support/processes.js';
+import { syncedDatabase } from '../support/server-on.js';
 
 const HEADERS = { 'content-type': 'application/json', 'http-remote-user': 'alice' };
 
 for (const backend of testBackends()) {
   describeOn(backend, `a stored expression that no longer compiles (${backend.name})`, () => {
     it('is left out of matching with a warning naming it; the server starts and matches the rest', async () => {
-      const database = await backend.create();
+      const database = await syncedDatabase(backend);
       const db = openDatabase(database.url);
       try {
-        assert.equal((await runCli(['--database-url', database.url, 'dbsync'])).code, 0);
         const env = { NOTIFICATIONS_DATABASE_URL: database.url };
         const first = await startServer(env);
         const create = async (name: string) => {

@@ -22,6 +22,18 @@ export interface ServerOnOptions extends ServerOptions {
 }
 
 /**
+ * A fresh database of `backend` (or made by `create`) with its schema made by the real
+ * `svc-notifications-cmd dbsync`; removed again if dbsync fails.
+ */
+export async function syncedDatabase(from: TestBackend | (() => Promise<TestDatabase>)): Promise<TestDatabase> {
+  const database = await (typeof from === 'function' ? from() : from.create());
+  const sync = await runCli(['--database-url', database.url, 'dbsync']);
+  if (sync.code !== 0) await database.cleanup();
+  assert.equal(sync.code, 0, sync.stderr);
+  return database;
+}
+
+/**
  * For a describe block (`describeOn(backend, …)`): registers a `before` hook that creates a
  * database of `backend`, runs `svc-notifications-cmd dbsync` on it (which must exit 0) and starts
  * the server with NOTIFICATIONS_DATABASE_URL and `env`, and an `after` hook that stops the server,
@@ -45,9 +57,7 @@ export function serverOn(
     return running;
   };
   before(async () => {
-    database = await backend.create();
-    const sync = await runCli(['--database-url', database.url, 'dbsync']);
-    assert.equal(sync.code, 0, sync.stderr);
+    database = await syncedDatabase(backend);
     if (open) db = openDatabase(database.url);
     running = await startServer({ NOTIFICATIONS_DATABASE_URL: database.url, ...(typeof env === 'function' ? env() : env) }, serverOptions);
   });
