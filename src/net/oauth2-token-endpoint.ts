@@ -92,7 +92,8 @@ export function tokenEndpointClient(options: TokenEndpointOptions): TokenEndpoin
     return issuedToken(named, status, text);
   }
 
-  return { requestToken, close: () => agent.close() };
+  let closing: Promise<void> | undefined;
+  return { requestToken, close: () => (closing ??= agent.close()) };
 }
 
 function checkedUrl(text: string, guard: AddressGuard): URL {
