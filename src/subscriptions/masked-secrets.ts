@@ -28,7 +28,8 @@ export function maskedMember(auth: Auth): string | undefined {
 /** A create has no stored secret for the mask to keep. */
 export function refuseMask(auth: Auth): void {
   const member = maskedMember(auth);
-  if (member !== undefined) throw serviceError('FIELD_INVALID', member, `is "${MASKED_SECRET}", which keeps a stored secret: send the secret itself`);
+  if (member !== undefined)
+    throw serviceError('FIELD_INVALID', member, `is "${MASKED_SECRET}", which keeps a stored secret: send the secret itself`);
 }
 
 /** `sent` with the mask replaced by the secret of `stored`; 400 naming the member when there is none to keep. */

@@ -24,7 +24,11 @@ export function validateOAuth2(sent: SentOAuth2): OAuth2Credentials {
   };
   if (sent.scope !== undefined) {
     if (!SCOPE.test(sent.scope))
-      throw serviceError('FIELD_INVALID', `${FIELD}.scope`, 'must be scope tokens of visible ASCII (no " or \\) separated by single spaces');
+      throw serviceError(
+        'FIELD_INVALID',
+        `${FIELD}.scope`,
+        'must be scope tokens of visible ASCII (no " or \\) separated by single spaces',
+      );
     credentials.scope = sent.scope;
   }
   if (sent.audience !== undefined) credentials.audience = text(sent.audience, 'audience');

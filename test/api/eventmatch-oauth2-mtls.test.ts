@@ -112,7 +112,10 @@ for (const backend of testBackends()) {
       const cases: Array<[object, string]> = [
         [{ type: 'oauth2' }, 'body.auth.oauth2: required when type is "oauth2"'],
         [{ type: 'oauth2', oauth2: { client_id: 'c', client_secret: 's' } }, 'body.auth.oauth2.token_url: required'],
-        [{ type: 'oauth2', oauth2: { ...oauth2.oauth2, token_url: 'ftp://idp/token' } }, 'body.auth.oauth2.token_url: must be an absolute http or https URL, not ftp:'],
+        [
+          { type: 'oauth2', oauth2: { ...oauth2.oauth2, token_url: 'ftp://idp/token' } },
+          'body.auth.oauth2.token_url: must be an absolute http or https URL, not ftp:',
+        ],
         [
           { type: 'oauth2', oauth2: { ...oauth2.oauth2, token_url: 'https://u:p@idp.example.org/token' } },
           'body.auth.oauth2.token_url: must not contain credentials: the client authenticates with client_id and client_secret',
@@ -161,7 +164,10 @@ for (const backend of testBackends()) {
       const otherCert = { type: 'mtls', mtls: { cert: pki.serverCert, key: MASK } };
       const mismatch = await send('PUT', `/eventmatch/${created.uuid}`, { auth: otherCert });
       assert.equal(mismatch.statusCode, 400);
-      assert.equal(mismatch.message, 'body.auth.mtls.key: does not match the certificate of body.auth.mtls.cert (its public key is another)');
+      assert.equal(
+        mismatch.message,
+        'body.auth.mtls.key: does not match the certificate of body.auth.mtls.cert (its public key is another)',
+      );
     });
 
     it('mtls: 400 naming the field for a certificate, key or ca that cannot be used, or an http target', async () => {
@@ -171,14 +177,23 @@ for (const backend of testBackends()) {
           mtls({ cert: '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n' }),
           'body.auth.mtls.cert: certificate 1 does not parse as X.509',
         ],
-        [mtls({ cert: `${pki.clientCert}\ntrailing words` }), 'body.auth.mtls.cert: must hold PEM certificates only, nothing around or between them'],
+        [
+          mtls({ cert: `${pki.clientCert}\ntrailing words` }),
+          'body.auth.mtls.cert: must hold PEM certificates only, nothing around or between them',
+        ],
         [mtls({ key: 'garbage' }), 'body.auth.mtls.key: must be a PEM private key (-----BEGIN PRIVATE KEY-----)'],
-        [mtls({ key: '-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n' }), 'body.auth.mtls.key: does not parse as a PEM private key'],
+        [
+          mtls({ key: '-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n' }),
+          'body.auth.mtls.key: does not parse as a PEM private key',
+        ],
         [
           mtls({ key: '-----BEGIN ENCRYPTED PRIVATE KEY-----\nAAAA\n-----END ENCRYPTED PRIVATE KEY-----\n' }),
           'body.auth.mtls.key: must not be encrypted (no passphrase can be given)',
         ],
-        [mtls({ key: pki.otherKey }), 'body.auth.mtls.key: does not match the certificate of body.auth.mtls.cert (its public key is another)'],
+        [
+          mtls({ key: pki.otherKey }),
+          'body.auth.mtls.key: does not match the certificate of body.auth.mtls.cert (its public key is another)',
+        ],
         [mtls({ ca: pki.clientKey }), 'body.auth.mtls.ca: must hold a PEM certificate (-----BEGIN CERTIFICATE-----)'],
         [
           mtls({ ca: `${pki.caCert}-----BEGIN CERTIFICATE-----\nnot base64!\n-----END CERTIFICATE-----\n` }),

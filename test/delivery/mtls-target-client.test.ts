@@ -68,7 +68,11 @@ describe('target client: mutual TLS', () => {
     const post = client(t);
     // The same origin, with a certificate first: a kept connection would be reused if pools were by origin alone.
     assert.equal((await post.post({ url: target.url, auth: mtls(), body: EVENT })).status, 204);
-    const without = await post.post({ url: target.url, auth: { type: 'header', header: { type: 'Bearer', credentials: 'x' } }, body: EVENT });
+    const without = await post.post({
+      url: target.url,
+      auth: { type: 'header', header: { type: 'Bearer', credentials: 'x' } },
+      body: EVENT,
+    });
     assert.equal(without.status, null);
     assert.match(without.error ?? '', /^TLS failed: /);
     assert.equal(without.permanent, false);

@@ -139,7 +139,10 @@ describe('target client: oauth2 client credentials', () => {
     const { endpoint, post } = await scene(t);
     const wrong: Auth = { type: 'oauth2', oauth2: { token_url: endpoint.url, client_id: CLIENT.id, client_secret: 'not it' } };
     const response = await post(wrong);
-    assert.match(response.error ?? '', /^token endpoint http:\/\/127\.0\.0\.1:\d+\/oauth\/token answered 401: invalid_client \(client authentication failed\)$/);
+    assert.match(
+      response.error ?? '',
+      /^token endpoint http:\/\/127\.0\.0\.1:\d+\/oauth\/token answered 401: invalid_client \(client authentication failed\)$/,
+    );
     assert.ok(!(response.error ?? '').includes('not it'));
   });
 

@@ -101,10 +101,18 @@ for (const backend of testBackends()) {
       await send('oauth2', 'o-1');
       const origin = new URL(endpoint.url).origin;
       const refusal = `token endpoint ${origin}/oauth/token answered 400: invalid_client (client is suspended)`;
-      await eventually(async () => (await attemptsOf(uuid)).some((a) => a.error === refusal), 'an attempt failed naming the token endpoint', 10_000);
+      await eventually(
+        async () => (await attemptsOf(uuid)).some((a) => a.error === refusal),
+        'an attempt failed naming the token endpoint',
+        10_000,
+      );
       assert.equal(tokenTarget.authorizations.length, 0);
       endpoint.refusal = null;
-      await eventually(async () => (await matchesOf(uuid)).every((m) => m.state === 'delivered'), 'delivered once the endpoint issues a token', 10_000);
+      await eventually(
+        async () => (await matchesOf(uuid)).every((m) => m.state === 'delivered'),
+        'delivered once the endpoint issues a token',
+        10_000,
+      );
 
       await send('oauth2', 'o-2');
       await send('oauth2', 'o-3');
@@ -124,7 +132,10 @@ for (const backend of testBackends()) {
 
     it('mtls: the client certificate is presented to the https target, which sees its subject', async () => {
       const url = `https://127.0.0.1:${(mtlsTarget.address() as AddressInfo).port}/hook`;
-      const { uuid, text } = await subscribe('mtls', url, { type: 'mtls', mtls: { cert: pki.clientCert, key: pki.clientKey, ca: pki.caCert } });
+      const { uuid, text } = await subscribe('mtls', url, {
+        type: 'mtls',
+        mtls: { cert: pki.clientCert, key: pki.clientKey, ca: pki.caCert },
+      });
       assert.ok(!text.includes('PRIVATE KEY'));
       assert.ok(!(await rawAuth(uuid)).includes('PRIVATE KEY'));
       await send('mtls', 'm-1');
