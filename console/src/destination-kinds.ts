@@ -11,7 +11,7 @@ export interface DestinationKind {
   /** The target URL's shape; null: it has none. */
   readonly form: string | null;
   /** The auth types it takes besides none. */
-  readonly auth: readonly ('basic' | 'header')[];
+  readonly auth: readonly ('basic' | 'header' | 'oauth2' | 'mtls')[];
 }
 
 export const DESTINATION_KINDS: readonly DestinationKind[] = [
@@ -27,7 +27,9 @@ export const DESTINATION_KINDS: readonly DestinationKind[] = [
     "form": "https://host[:port]/path",
     "auth": [
       "basic",
-      "header"
+      "header",
+      "oauth2",
+      "mtls"
     ]
   },
   {

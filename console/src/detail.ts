@@ -159,5 +159,8 @@ function authSummary(record: Subscription): string {
   const { auth } = record;
   if (auth.type === 'basic') return `HTTP Basic, as user ${auth.basic?.username ?? ''}`;
   if (auth.type === 'header') return `Authorization header, scheme ${auth.header?.type ?? ''}`;
+  if (auth.type === 'oauth2')
+    return `OAuth 2.0 client credentials, client ${auth.oauth2?.client_id ?? ''} at ${auth.oauth2?.token_url ?? ''}`;
+  if (auth.type === 'mtls') return 'Client certificate (mutual TLS)';
   return 'None';
 }

@@ -46,7 +46,9 @@ const TARGET_HELP = (() => {
 /** The error of the whole form, not of one field. */
 const FORM_ERROR = 'form-error';
 
-type AuthType = 'none' | 'basic' | 'header';
+type AuthType = 'none' | 'basic' | 'header' | 'oauth2' | 'mtls';
+/** What the service shows in place of a stored client secret or private key; sent back, it keeps them. */
+const MASKED_SECRET = '********';
 type ExtensionType = 'string' | 'integer' | 'boolean';
 interface ExtensionRow {
   key: number;
@@ -65,6 +67,14 @@ interface Draft {
   password: string;
   scheme: string;
   credentials: string;
+  tokenUrl: string;
+  clientId: string;
+  clientSecret: string;
+  scope: string;
+  audience: string;
+  cert: string;
+  key: string;
+  ca: string;
   extensions: ExtensionRow[];
   rateLimit: string;
   notices: boolean;
@@ -76,6 +86,8 @@ function draftOf(record: Subscription | undefined, jsonpath = ''): Draft {
   const auth = record?.auth ?? {};
   const basic = 'basic' in auth ? auth.basic : undefined;
   const header = 'header' in auth ? auth.header : undefined;
+  const oauth2 = 'oauth2' in auth ? auth.oauth2 : undefined;
+  const mtls = 'mtls' in auth ? auth.mtls : undefined;
   return {
     name: record?.name ?? '',
     jsonpath: record?.jsonpath ?? jsonpath,
@@ -86,6 +98,14 @@ function draftOf(record: Subscription | undefined, jsonpath = ''): Draft {
     password: basic?.password ?? '',
     scheme: header?.type ?? 'Bearer',
     credentials: header?.credentials ?? '',
+    tokenUrl: oauth2?.token_url ?? '',
+    clientId: oauth2?.client_id ?? '',
+    clientSecret: oauth2?.client_secret ?? '',
+    scope: oauth2?.scope ?? '',
+    audience: oauth2?.audience ?? '',
+    cert: mtls?.cert ?? '',
+    key: mtls?.key ?? '',
+    ca: mtls?.ca ?? '',
     extensions: Object.entries(record?.extensions ?? {}).map(([name, value]) => ({
       key: rowKeys++,
       name,
@@ -104,12 +124,7 @@ function draftOf(record: Subscription | undefined, jsonpath = ''): Draft {
 function inputOf(draft: Draft, editing: boolean): { input: SubscriptionInput } | { errors: Partial<Record<Field, string>> } {
   const errors: Partial<Record<Field, string>> = {};
   const push = draft.delivery === 'push';
-  const auth: Auth =
-    draft.authType === 'basic'
-      ? { type: 'basic', basic: { username: draft.username, password: draft.password } }
-      : draft.authType === 'header'
-        ? { type: 'header', header: { type: draft.scheme, credentials: draft.credentials } }
-        : {};
+  const auth = authOf(draft);
   const extensions: Record<string, ExtensionValue> = {};
   for (const row of draft.extensions) {
     if (row.type === 'integer' && !/^-?\d+$/.test(row.value.trim())) {
@@ -127,6 +142,32 @@ function inputOf(draft: Draft, editing: boolean): { input: SubscriptionInput } |
   if (!editing) input.delivery = draft.delivery;
   if (push) Object.assign(input, { target_url: draft.target_url, auth, rate_limit: rateLimit });
   return { input };
+}
+
+/** The `auth` the draft says; optional members left blank are not sent. */
+function authOf(draft: Draft): Auth {
+  const optional = (name: string, value: string) => (value.trim() === '' ? {} : { [name]: value });
+  switch (draft.authType) {
+    case 'basic':
+      return { type: 'basic', basic: { username: draft.username, password: draft.password } };
+    case 'header':
+      return { type: 'header', header: { type: draft.scheme, credentials: draft.credentials } };
+    case 'oauth2':
+      return {
+        type: 'oauth2',
+        oauth2: {
+          token_url: draft.tokenUrl,
+          client_id: draft.clientId,
+          client_secret: draft.clientSecret,
+          ...optional('scope', draft.scope),
+          ...optional('audience', draft.audience),
+        },
+      };
+    case 'mtls':
+      return { type: 'mtls', mtls: { cert: draft.cert, key: draft.key, ...optional('ca', draft.ca) } };
+    case 'none':
+      return {};
+  }
 }
 
 export function SubscriptionForm(props: ViewProps & { uuid?: string; jsonpath?: string }): VNode {
@@ -289,6 +330,8 @@ export function SubscriptionForm(props: ViewProps & { uuid?: string; jsonpath?: 
             <option value="none">Nothing</option>
             <option value="basic">HTTP Basic (user name and password)</option>
             <option value="header">Authorization header (e.g. a bearer token)</option>
+            <option value="oauth2">OAuth 2.0 client credentials (a bearer token from a token endpoint)</option>
+            <option value="mtls">Client certificate (mutual TLS, https targets)</option>
           </select>
         </div>
         ${
@@ -324,7 +367,72 @@ export function SubscriptionForm(props: ViewProps & { uuid?: string; jsonpath?: 
                     onInput=${(event: Event) => set('credentials', 'auth')(text(event))}
                   />
                 </div>`
-              : null
+              : draft.authType === 'oauth2'
+                ? html`<${TextField}
+                      id="field-auth-token-url"
+                      label="Token URL"
+                      help="The token endpoint, asked for a token with the client credentials grant (client authenticated by HTTP Basic)"
+                      value=${draft.tokenUrl}
+                      inputmode="url"
+                      code
+                      onInput=${(event: Event) => set('tokenUrl', 'auth')(text(event))}
+                    />
+                    <div class="row">
+                      <${TextField}
+                        id="field-auth-client-id"
+                        label="Client ID"
+                        value=${draft.clientId}
+                        onInput=${(event: Event) => set('clientId', 'auth')(text(event))}
+                      />
+                      <${TextField}
+                        id="field-auth-client-secret"
+                        label="Client secret"
+                        type="password"
+                        help=${`Never shown again once saved (${MASKED_SECRET}): leave it to keep the stored secret`}
+                        value=${draft.clientSecret}
+                        onInput=${(event: Event) => set('clientSecret', 'auth')(text(event))}
+                      />
+                    </div>
+                    <div class="row">
+                      <${TextField}
+                        id="field-auth-scope"
+                        label="Scope (optional)"
+                        value=${draft.scope}
+                        onInput=${(event: Event) => set('scope', 'auth')(text(event))}
+                      />
+                      <${TextField}
+                        id="field-auth-audience"
+                        label="Audience (optional)"
+                        value=${draft.audience}
+                        onInput=${(event: Event) => set('audience', 'auth')(text(event))}
+                      />
+                    </div>`
+                : draft.authType === 'mtls'
+                  ? html`<${TextField}
+                        id="field-auth-cert"
+                        label="Certificate (PEM)"
+                        help="The client certificate, then any intermediate certificates"
+                        value=${draft.cert}
+                        multiline
+                        onInput=${(event: Event) => set('cert', 'auth')(text(event))}
+                      />
+                      <${TextField}
+                        id="field-auth-key"
+                        label="Private key (PEM, unencrypted)"
+                        help=${`Never shown again once saved (${MASKED_SECRET}): leave it to keep the stored key`}
+                        value=${draft.key}
+                        multiline
+                        onInput=${(event: Event) => set('key', 'auth')(text(event))}
+                      />
+                      <${TextField}
+                        id="field-auth-ca"
+                        label="Trusted roots (PEM, optional)"
+                        help="Certificate authorities trusted for this target besides the system's"
+                        value=${draft.ca}
+                        multiline
+                        onInput=${(event: Event) => set('ca', 'auth')(text(event))}
+                      />`
+                  : null
         }
         ${errors.auth === undefined ? null : html`<p id="field-auth-error" class="field-error">${errors.auth}</p>`}
       </fieldset>`
@@ -419,25 +527,40 @@ function TextField(props: {
   type?: string;
   inputmode?: string;
   code?: boolean;
+  /** A textarea, for text of several lines (PEM). */
+  multiline?: boolean;
   onInput: (event: Event) => void;
 }): VNode {
   const described = [props.help === undefined ? null : `${props.id}-help`, props.error === undefined ? null : `${props.id}-error`]
     .filter((id) => id !== null)
     .join(' ');
+  const control = props.multiline
+    ? html`<textarea
+        id=${props.id}
+        class="code"
+        rows="6"
+        spellcheck="false"
+        autocomplete="off"
+        aria-invalid=${props.error === undefined ? undefined : 'true'}
+        aria-describedby=${described === '' ? undefined : described}
+        value=${props.value}
+        onInput=${props.onInput}
+      ></textarea>`
+    : html`<input
+        id=${props.id}
+        type=${props.type ?? 'text'}
+        class=${props.code ? 'code' : ''}
+        inputmode=${props.inputmode}
+        spellcheck=${props.code ? 'false' : undefined}
+        autocomplete="off"
+        aria-invalid=${props.error === undefined ? undefined : 'true'}
+        aria-describedby=${described === '' ? undefined : described}
+        value=${props.value}
+        onInput=${props.onInput}
+      />`;
   return html`<div class="field">
     <label for=${props.id}>${props.label}</label>
-    <input
-      id=${props.id}
-      type=${props.type ?? 'text'}
-      class=${props.code ? 'code' : ''}
-      inputmode=${props.inputmode}
-      spellcheck=${props.code ? 'false' : undefined}
-      autocomplete="off"
-      aria-invalid=${props.error === undefined ? undefined : 'true'}
-      aria-describedby=${described === '' ? undefined : described}
-      value=${props.value}
-      onInput=${props.onInput}
-    />
+    ${control}
     ${props.help === undefined ? null : html`<p id=${`${props.id}-help`} class="help">${props.help}</p>`}
     ${props.error === undefined ? null : html`<p id=${`${props.id}-error`} class="field-error">${props.error}</p>`}
   </div>`;

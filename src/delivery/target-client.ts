@@ -1,10 +1,13 @@
 import { type Dispatcher, Pool } from 'undici';
 import { type AddressGuard, literalRefusal, TargetDeniedError } from '../net/address-guard.js';
+import { type ClientTls, tlsConnectOptions, tlsIdentity } from '../net/client-tls.js';
 import { ExchangeDeadline } from '../net/exchange-deadline.js';
 import { describeNetworkError, TargetUrlError } from '../net/network-error.js';
+import { type ClientCredentials, TokenEndpointError, tokenEndpointClient } from '../net/oauth2-token-endpoint.js';
 import { parseRetryAfter } from '../runners/retry-schedule.js';
 import { authorizationHeader } from '../subscriptions/authorization.js';
 import type { Auth } from '../subscriptions/input.js';
+import { type TokenSource, tokenSource } from './oauth2-tokens.js';
 import { type Signing, signatureHeaders } from './signature.js';
 
 export type { Auth } from '../subscriptions/input.js';
@@ -68,8 +71,10 @@ export interface TargetClientOptions {
    * sender whose targets consented to that origin (NOTIFICATIONS_TARGET_VALIDATION=handshake).
    */
   readonly requestOrigin?: string;
-  /** The clock that Retry-After dates and signature timestamps are measured against; Date.now unless testing. */
+  /** The clock that Retry-After dates, signature timestamps and token lifetimes are measured against; Date.now unless testing. */
   readonly now?: () => number;
+  /** Where oauth2 access tokens come from; by default a token source of this client's own, with its guard and time-out. */
+  readonly tokens?: TokenSource;
 }
 
 const CONTENT_TYPE = 'application/cloudevents+json; charset=utf-8';
@@ -82,42 +87,66 @@ const DRAIN_LIMIT_BYTES = 64 * 1024;
 
 export function createTargetClient(options: TargetClientOptions): TargetClient {
   const { timeoutMs, connectionsPerOrigin, guard, requestOrigin, now = Date.now } = options;
-  // One pool per origin: connections are kept alive and reused across deliveries.
-  // undici's Pool costs about a tenth of the CPU of fetch per request here.
-  const origins = new Map<string, { pool: Pool; turns: Turns }>();
+  const tokens = options.tokens ?? tokenSource(tokenEndpointClient({ timeoutMs, guard }), now);
+  // One pool per origin (and client certificate): connections are kept alive and reused across
+  // deliveries. undici's Pool costs about a tenth of the CPU of fetch per request here.
+  const pools = new Map<string, Pool>();
+  // A request is handed to a pool only when one of the origin's connections is free: waiting in
+  // the pool's own queue would count towards the time-out. The delivery runner hands over as
+  // many requests again as an origin has connections, so that a freed connection takes the next
+  // one here, without waiting for the main thread. Shared by an origin's pools: the limit is the origin's.
+  const turnsByOrigin = new Map<string, Turns>();
   let closed = false;
 
-  function originFor(origin: string): { pool: Pool; turns: Turns } {
-    let entry = origins.get(origin);
-    if (!entry) {
-      const pool = new Pool(origin, {
+  /**
+   * The pool that connects to `origin`, presenting `tls`'s client certificate when given: TLS
+   * options are a connection's, so each certificate has pools of its own. How connections are
+   * made is decided here only.
+   */
+  function poolFor(origin: string, tls?: ClientTls): Pool {
+    const key = tls === undefined ? origin : `${origin} ${tlsIdentity(tls)}`;
+    let pool = pools.get(key);
+    if (!pool) {
+      pool = new Pool(origin, {
         connections: connectionsPerOrigin,
         // The guard judges the address each connection is made to, after DNS.
-        connect: { lookup: guard.lookup, timeout: timeoutMs },
+        connect: { lookup: guard.lookup, timeout: timeoutMs, ...(tls === undefined ? {} : tlsConnectOptions(tls)) },
         headersTimeout: timeoutMs,
         bodyTimeout: timeoutMs,
       });
-      // A request is handed to the pool only when one of its connections is free: waiting in
-      // the pool's own queue would count towards the time-out. The delivery runner hands over
-      // as many requests again as an origin has connections, so that a freed connection takes
-      // the next one here, without waiting for the main thread.
-      entry = { pool, turns: new Turns(connectionsPerOrigin) };
-      origins.set(origin, entry);
+      pools.set(key, pool);
     }
-    return entry;
+    return pool;
+  }
+
+  function turnsFor(origin: string): Turns {
+    let turns = turnsByOrigin.get(origin);
+    if (!turns) turnsByOrigin.set(origin, (turns = new Turns(connectionsPerOrigin)));
+    return turns;
   }
 
   async function post(target: TargetRequest): Promise<TargetResponse> {
     if (closed) throw new Error('the target client is closed');
+    const started = performance.now();
     let url: URL;
     try {
       url = checkedUrl(target.url, guard);
     } catch (error) {
       return noAnswer(error, 0);
     }
-    const { pool, turns } = originFor(url.origin);
-    const waitMs = target.endWithinMs === undefined ? Infinity : target.endWithinMs - timeoutMs;
-    if (!(await turns.take(waitMs))) {
+    const oauth2 = oauth2Of(target);
+    let token: string | undefined;
+    if (oauth2 !== undefined) {
+      try {
+        token = await tokens.current(oauth2);
+      } catch (error) {
+        return tokenFailure(error);
+      }
+    }
+    const pool = poolFor(url.origin, mtlsOf(target));
+    const turns = turnsFor(url.origin);
+    const leftMs = () => (target.endWithinMs === undefined ? Infinity : target.endWithinMs - (performance.now() - started));
+    if (!(await turns.take(leftMs() - timeoutMs))) {
       return {
         status: null,
         error: `not sent: every connection to ${url.origin} stayed busy`,
@@ -128,13 +157,28 @@ export function createTargetClient(options: TargetClientOptions): TargetClient {
       };
     }
     try {
-      return await exchange(pool, url, target);
+      const first = await exchange(pool, url, target, token);
+      if (first.status !== 401 || oauth2 === undefined) return first;
+      // The token may have been revoked or rotated before it expired: one new token, one more try.
+      // Only if both still fit in what is left of the lease; otherwise the next attempt fetches it.
+      if (leftMs() < 2 * timeoutMs) {
+        tokens.forget(oauth2, token!);
+        return { ...first, status: null, error: 'answered 401 to the access token; a new token is fetched for the next attempt' };
+      }
+      let renewed: string;
+      try {
+        renewed = await tokens.renewed(oauth2, token!);
+      } catch (error) {
+        return tokenFailure(error);
+      }
+      const second = await exchange(pool, url, target, renewed);
+      return { ...second, durationMs: first.durationMs + second.durationMs };
     } finally {
       turns.release();
     }
   }
 
-  async function exchange(pool: Pool, url: URL, target: TargetRequest): Promise<TargetResponse> {
+  async function exchange(pool: Pool, url: URL, target: TargetRequest, token: string | undefined): Promise<TargetResponse> {
     const started = performance.now();
     const elapsedMs = () => Math.round(performance.now() - started);
     const deadline = new ExchangeDeadline(timeoutMs);
@@ -144,7 +188,7 @@ export function createTargetClient(options: TargetClientOptions): TargetClient {
         response = await pool.request({
           method: 'POST',
           path: `${url.pathname}${url.search}`,
-          headers: requestHeaders(target, now(), requestOrigin),
+          headers: requestHeaders(target, token, now(), requestOrigin),
           body: target.body,
           signal: deadline.signal,
         });
@@ -169,11 +213,26 @@ export function createTargetClient(options: TargetClientOptions): TargetClient {
 
   async function close(): Promise<void> {
     closed = true;
-    await Promise.all([...origins.values()].map(({ pool }) => pool.close()));
-    origins.clear();
+    await Promise.all([...pools.values()].map((pool) => pool.close()));
+    pools.clear();
+    await tokens.close();
   }
 
   return { post, close };
+}
+
+function oauth2Of(target: TargetRequest): ClientCredentials | undefined {
+  return 'type' in target.auth && target.auth.type === 'oauth2' ? target.auth.oauth2 : undefined;
+}
+
+function mtlsOf(target: TargetRequest): ClientTls | undefined {
+  return 'type' in target.auth && target.auth.type === 'mtls' ? target.auth.mtls : undefined;
+}
+
+/** No token, so nothing sent: the attempt fails with what the token endpoint said. */
+function tokenFailure(error: unknown): TargetResponse {
+  if (!(error instanceof TokenEndpointError)) throw error;
+  return { status: null, error: error.message, permanent: error.permanent, durationMs: 0, bodyExcerpt: '' };
 }
 
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -234,10 +293,15 @@ function checkedUrl(text: string, guard: AddressGuard): URL {
   return url;
 }
 
-function requestHeaders(target: TargetRequest, nowMs: number, requestOrigin: string | undefined): Record<string, string> {
+function requestHeaders(
+  target: TargetRequest,
+  token: string | undefined,
+  nowMs: number,
+  requestOrigin: string | undefined,
+): Record<string, string> {
   const headers: Record<string, string> = { 'content-type': CONTENT_TYPE };
   if (requestOrigin !== undefined) headers['webhook-request-origin'] = requestOrigin;
-  const authorization = authorizationHeader(target.auth);
+  const authorization = authorizationHeader(target.auth, token);
   if (authorization !== undefined) headers.authorization = authorization;
   if (target.signing !== undefined) Object.assign(headers, signatureHeaders(target.signing, Math.floor(nowMs / 1000), target.body));
   if (target.traceparent !== undefined) headers.traceparent = target.traceparent;

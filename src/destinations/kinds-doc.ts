@@ -95,7 +95,7 @@ export interface DestinationKind {
   /** The target URL's shape; null: it has none. */
   readonly form: string | null;
   /** The auth types it takes besides none. */
-  readonly auth: readonly ('basic' | 'header')[];
+  readonly auth: readonly ('basic' | 'header' | 'oauth2' | 'mtls')[];
 }
 
 export const DESTINATION_KINDS: readonly DestinationKind[] = ${JSON.stringify(kinds, null, 2)};

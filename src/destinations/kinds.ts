@@ -11,8 +11,8 @@ import { nats } from '../brokers/nats.js';
 import type { BrokerProtocol } from '../brokers/protocol.js';
 import { redis } from '../brokers/redis.js';
 
-export type AuthType = 'basic' | 'header';
-export const AUTH_TYPES: readonly AuthType[] = ['basic', 'header'];
+export type AuthType = 'basic' | 'header' | 'oauth2' | 'mtls';
+export const AUTH_TYPES: readonly AuthType[] = ['basic', 'header', 'oauth2', 'mtls'];
 
 /** The Destination implementations, by the name main.ts wires each under. */
 export type DestinationHandler = 'push' | 'broker' | 'pull';
@@ -31,6 +31,8 @@ export interface DestinationKind {
   readonly rules: string;
   /** The `auth` types it takes besides {} (which every kind takes), each with what it is to this kind. */
   readonly auth: Readonly<Partial<Record<AuthType, string>>>;
+  /** The `auth` types it takes only with some of its schemes (mtls: a certificate is presented in TLS), and those schemes. */
+  readonly authSchemes?: Readonly<Partial<Record<AuthType, readonly string[]>>>;
   /** Whose URL it is, for messages: `a broker's (amqp)`. */
   readonly owner: string;
   readonly handler: DestinationHandler;
@@ -49,7 +51,13 @@ export const WEBHOOK: DestinationKind = {
   schemes: ['http', 'https'],
   form: 'https://host[:port]/path',
   rules: 'written with //, no credentials',
-  auth: { basic: 'HTTP Basic', header: 'sent as "Authorization: <type> <credentials>"' },
+  auth: {
+    basic: 'HTTP Basic',
+    header: 'sent as "Authorization: <type> <credentials>"',
+    oauth2: 'OAuth 2.0 client credentials, a token sent as "Authorization: Bearer <token>"',
+    mtls: 'a client certificate presented in the TLS handshake',
+  },
+  authSchemes: { mtls: ['https'] },
   owner: 'an HTTP target',
   handler: 'push',
   handshake: true,
@@ -134,13 +142,16 @@ export function kindOfSubscription(subscription: { readonly delivery: string; re
 
 /** The `auth` types a target URL's kind does not take: only these need checking when credentials and target meet. */
 export function refusedAuthTypes(targetUrl: string): AuthType[] {
-  const kind = kindOfTarget(targetUrl);
-  return AUTH_TYPES.filter((type) => kind.auth[type] === undefined);
+  return AUTH_TYPES.filter((type) => authRefusal(targetUrl, type) !== undefined);
 }
 
 /** Why `auth` of `type` cannot go with the target URL (for `body.auth.type: …`); undefined when it can. */
 export function authRefusal(targetUrl: string, type: AuthType): string | undefined {
   const kind = kindOfTarget(targetUrl);
+  const schemes = kind.authSchemes?.[type];
+  const scheme = targetUrl.slice(0, Math.max(0, targetUrl.indexOf(':'))).toLowerCase();
+  if (kind.auth[type] !== undefined && schemes !== undefined && !schemes.includes(scheme))
+    return `"${type}" (${kind.auth[type]}) needs a target_url of scheme ${list(schemes, 'or')}`;
   if (kind.auth[type] !== undefined) return undefined;
   const taken = AUTH_TYPES.flatMap((each) => (kind.auth[each] === undefined ? [] : [`"${each}" (${kind.auth[each]})`]));
   return `must be ${list(taken, 'or')}, or send {} for none: the target_url is ${kind.owner}`;

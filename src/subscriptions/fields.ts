@@ -19,8 +19,14 @@ import { authDescription, targetUrlDescription } from '../destinations/kinds-doc
  */
 export const NAME_MAX_CHARACTERS = 200;
 export const TARGET_URL_MAX_CHARACTERS = 2_048;
-/** Each of username, password, header type and credentials. */
+/** Each of username, password, header type and credentials, and oauth2's client_id, client_secret, scope and audience. */
 export const AUTH_STRING_MAX_CHARACTERS = 1_024;
+/** oauth2's token_url, as long as a target URL may be. */
+export const TOKEN_URL_MAX_CHARACTERS = 2_048;
+/** Each of mtls's cert, key and ca (PEM): room for a chain, or a bundle of a few roots. */
+export const PEM_MAX_CHARACTERS = 65_536;
+/** What a record shows in place of a stored oauth2 client_secret or mtls key; sent back on a PUT, it keeps the stored one. */
+export const MASKED_SECRET = '********';
 export const EXTENSIONS_MAX_ENTRIES = 16;
 /** A string value; numbers and booleans are short by nature. */
 export const EXTENSION_VALUE_MAX_CHARACTERS = 256;
@@ -33,7 +39,25 @@ export type DeliveryKind = 'push' | 'pull';
 export type Auth =
   | Record<string, never>
   | { type: 'basic'; basic: { username: string; password: string } }
-  | { type: 'header'; header: { type: string; credentials: string } };
+  | { type: 'header'; header: { type: string; credentials: string } }
+  | { type: 'oauth2'; oauth2: OAuth2Credentials }
+  | { type: 'mtls'; mtls: ClientCertificate };
+
+/** OAuth 2.0 client credentials (RFC 6749 section 4.4): where to get a token, and as whom. */
+export interface OAuth2Credentials {
+  token_url: string;
+  client_id: string;
+  client_secret: string;
+  scope?: string;
+  audience?: string;
+}
+
+/** A client certificate for mutual TLS, PEM: the certificate (chain), its private key, and roots trusted besides the system's. */
+export interface ClientCertificate {
+  cert: string;
+  key: string;
+  ca?: string;
+}
 
 export type ExtensionValue = string | number | boolean;
 export type Extensions = Record<string, ExtensionValue>;
@@ -81,14 +105,19 @@ const timestamp = Type.String({ description: 'UTC, YYYY-MM-DDTHH:MM:SS.ffffff' }
 const nullableTimestamp = nullable(Type.String({ description: 'null, or UTC YYYY-MM-DDTHH:MM:SS.ffffff' }));
 
 const authString = Type.String({ maxLength: AUTH_STRING_MAX_CHARACTERS });
+const pemString = Type.String({ maxLength: PEM_MAX_CHARACTERS });
 const AUTH_DESCRIPTION =
-  'Credentials for the target: {} (none), {"type":"basic","basic":{"username","password"}} (HTTP Basic) or ' +
-  '{"type":"header","header":{"type","credentials"}} (sent as "Authorization: <type> <credentials>"). ' +
-  `${authDescription()} Echoed back to the owner as supplied; stored encrypted when NOTIFICATIONS_SECRET_KEY is set.`;
+  'Credentials for the target: {} (none), {"type":"basic","basic":{"username","password"}} (HTTP Basic), ' +
+  '{"type":"header","header":{"type","credentials"}} (sent as "Authorization: <type> <credentials>"), ' +
+  '{"type":"oauth2","oauth2":{"token_url","client_id","client_secret","scope"?,"audience"?}} (OAuth 2.0 client credentials: ' +
+  'a token from token_url, sent as "Authorization: Bearer <token>") or {"type":"mtls","mtls":{"cert","key","ca"?}} ' +
+  '(PEM: a client certificate presented to an https target; ca adds trusted roots for it). ' +
+  `${authDescription()} Echoed back to the owner as supplied, except oauth2's client_secret and mtls's key, shown as ` +
+  `"${MASKED_SECRET}" (sent back so on a PUT, the stored one is kept); stored encrypted when NOTIFICATIONS_SECRET_KEY is set.`;
 // Which members go with which type, and that they are there, is input.ts's (validateAuth): its messages say so.
 const authWrite = Type.Object(
   {
-    type: Type.Optional(Type.String({ description: '"basic" or "header"' })),
+    type: Type.Optional(Type.String({ description: '"basic", "header", "oauth2" or "mtls"' })),
     basic: Type.Optional(
       Type.Object({ username: Type.Optional(authString), password: Type.Optional(authString) }, { additionalProperties: false }),
     ),
@@ -99,6 +128,30 @@ const authWrite = Type.Object(
             Type.String({ maxLength: AUTH_STRING_MAX_CHARACTERS, description: 'the authentication scheme, e.g. Bearer' }),
           ),
           credentials: Type.Optional(authString),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    oauth2: Type.Optional(
+      Type.Object(
+        {
+          token_url: Type.Optional(
+            Type.String({ maxLength: TOKEN_URL_MAX_CHARACTERS, description: 'absolute http or https URL of the token endpoint' }),
+          ),
+          client_id: Type.Optional(authString),
+          client_secret: Type.Optional(authString),
+          scope: Type.Optional(authString),
+          audience: Type.Optional(authString),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    mtls: Type.Optional(
+      Type.Object(
+        {
+          cert: Type.Optional(pemString),
+          key: Type.Optional(pemString),
+          ca: Type.Optional(pemString),
         },
         { additionalProperties: false },
       ),

@@ -20,6 +20,9 @@ import {
   type SubscriptionWrite,
   WRITABLE_FIELDS,
 } from './fields.js';
+import { refuseMask } from './masked-secrets.js';
+import { validateMtls } from './mtls-input.js';
+import { validateOAuth2 } from './oauth2-input.js';
 
 export {
   type Auth,
@@ -63,6 +66,7 @@ export function validateCreate(body: Body, mode: DialectMode): SubscriptionCreat
   const input = validateUpdate(body, mode);
   const delivery = input.delivery ?? 'push';
   checkDeliveryFields(delivery, input);
+  if (input.auth !== undefined) refuseMask(input.auth);
   if (typeof input.target_url === 'string' && input.auth !== undefined) checkTargetAuth(input.target_url, input.auth);
   return { ...input, delivery } as SubscriptionCreateInput;
 }
@@ -162,8 +166,9 @@ export function validateTargetUrl(text: string): string {
 
 /**
  * Each kind of target takes some `auth` types (destinations/kinds.ts): a broker a user name and
- * password (`basic`), or none; an Authorization header (`header`) means nothing to it. Checked
- * wherever target and credentials meet: a create, a PUT of either.
+ * password (`basic`), or none; an Authorization header (`header`, `oauth2`) or a client
+ * certificate (`mtls`) means nothing to it, and a certificate is presented to https targets only.
+ * Checked wherever target and credentials meet: a create, a PUT of either.
  */
 export function checkTargetAuth(targetUrl: string, auth: Auth): void {
   const refusal = 'type' in auth ? authRefusal(targetUrl, auth.type) : undefined;
@@ -182,13 +187,17 @@ export function validateAuth(auth: SentAuth): Auth {
   const members = Object.keys(auth);
   if (members.length === 0) return {};
   const type = auth.type;
-  if (type === undefined) throw serviceError('FIELD_REQUIRED', 'body.auth.type', '("basic" or "header"), or send {} for no credentials');
-  if (type !== 'basic' && type !== 'header') throw serviceError('FIELD_INVALID', 'body.auth.type', 'must be "basic" or "header"');
+  if (type === undefined)
+    throw serviceError('FIELD_REQUIRED', 'body.auth.type', '("basic", "header", "oauth2" or "mtls"), or send {} for no credentials');
+  if (type !== 'basic' && type !== 'header' && type !== 'oauth2' && type !== 'mtls')
+    throw serviceError('FIELD_INVALID', 'body.auth.type', 'must be "basic", "header", "oauth2" or "mtls"');
   for (const member of members) {
     if (member !== 'type' && member !== type)
       throw serviceError('FIELD_INVALID', `body.auth.${member}`, `not allowed when type is "${type}"`);
   }
   if (auth[type] === undefined) throw serviceError('FIELD_REQUIRED', `body.auth.${type}`, `when type is "${type}"`);
+  if (type === 'oauth2') return { type, oauth2: validateOAuth2(auth.oauth2!) };
+  if (type === 'mtls') return { type, mtls: validateMtls(auth.mtls!) };
   if (type === 'basic') {
     const basic = requireMembers(auth.basic!, 'body.auth.basic', ['username', 'password']);
     // RFC 7617: the user-id cannot hold a colon, and neither part a control character.

@@ -1,11 +1,13 @@
 /**
  * A subscription as the API shows it to its owner: exactly the fields of the specification, in
- * its order, timestamps formatted, and `auth` opened and echoed as supplied.
+ * its order, timestamps formatted, and `auth` opened and echoed as supplied, but for the secrets
+ * that are never shown again (masked-secrets.ts).
  */
 import type { Keyring } from '../config/keyring.js';
 import type { SubscriptionRow } from '../db/tables.js';
 import { formatTimestamp } from '../time/clock.js';
 import { COLUMN_FIELDS, type ColumnFieldName, type Extensions, RECORD_FIELDS, type SubscriptionRecord } from './fields.js';
+import { maskedAuth } from './masked-secrets.js';
 import { openAuth } from './secret-box.js';
 
 /** The `version` label of records this code writes. */
@@ -21,7 +23,7 @@ export function toRecord(row: SubscriptionRow, secretKey: Keyring | null): Subsc
     name: row.name,
     jsonpath: row.jsonpath,
     target_url: row.delivery === 'pull' ? null : row.target_url,
-    auth: openAuth(row.auth, secretKey),
+    auth: maskedAuth(openAuth(row.auth, secretKey)),
     extensions: JSON.parse(row.extensions) as Extensions,
     created: formatTimestamp(row.created),
     updated: formatTimestamp(row.updated),

@@ -41,7 +41,8 @@ import {
   validateTryIt,
   validateUpdate,
 } from './input.js';
-import { COLUMN_FIELDS, COLUMN_INITIAL, type ColumnFieldName } from './fields.js';
+import { type Auth, COLUMN_FIELDS, COLUMN_INITIAL, type ColumnFieldName } from './fields.js';
+import { maskedMember, withStoredSecrets } from './masked-secrets.js';
 import { RECORD_VERSION, type SubscriptionRecord, toRecord } from './record.js';
 import { openAuth, openSecret, sealSecret } from './secret-box.js';
 import { generateSigningSecret, validateGivenSecret } from './signing-secret.js';
@@ -123,6 +124,14 @@ export function subscriptionService(deps: SubscriptionServiceDependencies): Subs
     if (refusal !== null) throw serviceError('TARGET_DENIED', refusal);
   }
 
+  /** 400 when delivery would refuse the address of a new oauth2 token endpoint, as for a target. */
+  async function checkTokenEndpoint(auth: Auth | undefined, stored: Auth | undefined): Promise<void> {
+    if (auth === undefined || !('type' in auth) || auth.type !== 'oauth2') return;
+    if (stored !== undefined && 'type' in stored && stored.type === 'oauth2' && stored.oauth2.token_url === auth.oauth2.token_url) return;
+    const refusal = await deps.targetGuard.hostRefusal(new URL(auth.oauth2.token_url).hostname, lookupTimeoutMs);
+    if (refusal !== null) throw serviceError('FIELD_INVALID', 'body.auth.oauth2.token_url', refusal);
+  }
+
   /**
    * The record a write answers with, made inside its transaction: when the stored credentials
    * do not open with this key (sealed with another, or the key is gone), the 500 this throws
@@ -155,6 +164,7 @@ export function subscriptionService(deps: SubscriptionServiceDependencies): Subs
       // A pull subscription has no target to check or ask.
       const targetUrl = input.delivery === 'push' ? input.target_url! : '';
       if (input.delivery === 'push') await checkTarget(targetUrl);
+      await checkTokenEndpoint(input.auth, undefined);
       const allowed =
         input.delivery === 'push'
           ? await allowedRate({ targetUrl, auth: input.auth ?? {}, ratePerSecond: input.rate_limit ?? null })
@@ -217,8 +227,6 @@ export function subscriptionService(deps: SubscriptionServiceDependencies): Subs
       );
       const key = canonicalUuid(uuid);
       const now = deps.clock();
-      // An empty change set still moves `updated`: the client asked for an update.
-      const changes = changesFrom(input, now, deps.secretKey);
       if (before !== undefined && input.disable === false && input.compiled === undefined && before.disabled !== null)
         checkStoredExpression(before.jsonpath, storedDialect(before));
       // Checked when it changes, outside the write's transaction (a lookup or a handshake can take
@@ -227,8 +235,17 @@ export function subscriptionService(deps: SubscriptionServiceDependencies): Subs
       const stored = touchesDelivery(input) ? (before ?? (await findOwned(owner, uuid))) : undefined;
       if (stored !== undefined) {
         checkUpdateOf(stored, input);
+        if (input.auth !== undefined) {
+          // The record as read shows masks where secrets are: sent back, they keep the stored ones.
+          // Opened only then: new credentials replace stored ones this instance cannot open.
+          const storedAuth = maskedMember(input.auth) === undefined ? undefined : openAuth(stored.auth, deps.secretKey);
+          if (storedAuth !== undefined) input.auth = withStoredSecrets(input.auth, storedAuth);
+          await checkTokenEndpoint(input.auth, storedAuth);
+        }
         checkUpdatedAuth(stored, input, deps.secretKey);
       }
+      // An empty change set still moves `updated`: the client asked for an update.
+      const changes = changesFrom(input, now, deps.secretKey);
       if (typeof input.target_url === 'string' && stored !== undefined && input.target_url !== stored.target_url) {
         await checkTarget(input.target_url);
         changes.allowed_rate = await allowedRate({

@@ -9,7 +9,9 @@
 import { Agent, request } from 'undici';
 import { ServiceError, serviceError } from '../errors.js';
 import { type AddressGuard, literalRefusal } from '../net/address-guard.js';
+import { tlsConnectOptions } from '../net/client-tls.js';
 import { describeNetworkError, ExchangeTimeoutError } from '../net/network-error.js';
+import { TokenEndpointError, tokenEndpointClient } from '../net/oauth2-token-endpoint.js';
 import { authorizationHeader } from './authorization.js';
 import { type Auth, RATE_LIMIT_MAX } from './input.js';
 
@@ -50,11 +52,15 @@ export function targetConsent(options: TargetConsentOptions): TargetConsent {
       'webhook-request-origin': options.origin,
       'webhook-request-rate': String((ratePerSecond ?? RATE_LIMIT_MAX) * 60),
     };
-    const authorization = authorizationHeader(auth);
+    const authorization = authorizationHeader(auth, await accessToken(auth, options));
     if (authorization !== undefined) headers.authorization = authorization;
 
     const dispatcher = new Agent({
-      connect: { lookup: options.guard.lookup, timeout: options.timeoutMs },
+      connect: {
+        lookup: options.guard.lookup,
+        timeout: options.timeoutMs,
+        ...('type' in auth && auth.type === 'mtls' ? tlsConnectOptions(auth.mtls) : {}),
+      },
       headersTimeout: options.timeoutMs,
       bodyTimeout: options.timeoutMs,
     });
@@ -77,6 +83,20 @@ export function targetConsent(options: TargetConsentOptions): TargetConsent {
     }
   };
   return { ask, timeoutMs: options.timeoutMs };
+}
+
+/** oauth2's token for the OPTIONS, fetched for it alone (the deliveries' tokens are kept in the outbound thread). */
+async function accessToken(auth: Auth, options: TargetConsentOptions): Promise<string | undefined> {
+  if (!('type' in auth) || auth.type !== 'oauth2') return undefined;
+  const endpoint = tokenEndpointClient({ timeoutMs: options.timeoutMs, guard: options.guard });
+  try {
+    return (await endpoint.requestToken(auth.oauth2)).accessToken;
+  } catch (error) {
+    if (error instanceof TokenEndpointError) throw serviceError('TARGET_CONSENT_REFUSED', `no access token to ask with: ${error.message}`);
+    throw error;
+  } finally {
+    void endpoint.close().catch(() => undefined);
+  }
 }
 
 type Headers = Record<string, string | string[] | undefined>;

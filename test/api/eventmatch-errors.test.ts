@@ -176,7 +176,12 @@ const INVALID: Array<[string, Record<string, unknown>, RegExp, ErrorCode]> = [
   ['auth not an object', { ...valid, auth: 'basic' }, /^body\.auth: must be an object$/, 'FIELD_TYPE'],
   ['auth array', { ...valid, auth: [] }, /^body\.auth: must be an object$/, 'FIELD_TYPE'],
   ['auth without type', { ...valid, auth: { basic: { username: 'u', password: 'p' } } }, /^body\.auth\.type: required/, 'FIELD_REQUIRED'],
-  ['auth type unknown', { ...valid, auth: { type: 'digest' } }, /^body\.auth\.type: must be "basic" or "header"$/, 'FIELD_INVALID'],
+  [
+    'auth type unknown',
+    { ...valid, auth: { type: 'digest' } },
+    /^body\.auth\.type: must be "basic", "header", "oauth2" or "mtls"$/,
+    'FIELD_INVALID',
+  ],
   ['auth type not a string', { ...valid, auth: { type: 1 } }, /^body\.auth\.type: must be a string$/, 'FIELD_TYPE'],
   ['auth basic missing', { ...valid, auth: { type: 'basic' } }, /^body\.auth\.basic: required when type is "basic"$/, 'FIELD_REQUIRED'],
   ['auth header missing', { ...valid, auth: { type: 'header' } }, /^body\.auth\.header: required when type is "header"$/, 'FIELD_REQUIRED'],

@@ -43,7 +43,17 @@ describe('destination kinds', () => {
 
   it('say which auth a target takes', () => {
     assert.deepEqual(refusedAuthTypes('https://example.org/'), []);
-    assert.deepEqual(refusedAuthTypes('mqtt://h/t'), ['header']);
+    // A client certificate is presented in TLS: not over plain http.
+    assert.deepEqual(refusedAuthTypes('http://example.org/'), ['mtls']);
+    assert.deepEqual(refusedAuthTypes('mqtt://h/t'), ['header', 'oauth2', 'mtls']);
+    assert.equal(
+      authRefusal('HTTP://example.org/', 'mtls'),
+      '"mtls" (a client certificate presented in the TLS handshake) needs a target_url of scheme https',
+    );
+    assert.equal(
+      authRefusal('amqp://h/?routing_key=q', 'oauth2'),
+      `must be "basic" (the broker's user name and password), or send {} for none: the target_url is a broker's (amqp)`,
+    );
     assert.equal(authRefusal('https://example.org/', 'header'), undefined);
     assert.equal(authRefusal('redis://h/k', 'basic'), undefined);
     assert.equal(

@@ -10,6 +10,7 @@ import { ServiceError } from '../../src/errors.js';
 import { addressGuard } from '../../src/net/address-guard.js';
 import { type ConsentRequest, targetConsent } from '../../src/subscriptions/target-consent.js';
 import { type HttpStub, reply, startStub } from '../support/http-stub.js';
+import { startTokenEndpoint } from '../support/oauth2-servers.js';
 import { defaultTargetGuard } from '../support/target-guard.js';
 
 const ORIGIN = 'notifications.example.org';
@@ -49,6 +50,27 @@ describe('target consent handshake', () => {
     assert.equal(sent!.headers['webhook-request-origin'], ORIGIN);
     assert.equal(sent!.headers['webhook-request-rate'], '300');
     assert.equal(sent!.headers.authorization, 'Bearer t0ken');
+  });
+
+  it('asks with a token of an oauth2 client, and names a token endpoint that refuses', async () => {
+    const endpoint = await startTokenEndpoint({ id: 'c', secret: 's' });
+    try {
+      stub.answer(reply(204, '', { 'webhook-allowed-origin': ORIGIN }));
+      const auth = { type: 'oauth2' as const, oauth2: { token_url: endpoint.url, client_id: 'c', client_secret: 's' } };
+      await ask({ auth });
+      assert.equal(stub.requests.at(-1)!.headers.authorization, 'Bearer token-1');
+      endpoint.refusal = { status: 400, error: 'invalid_client', description: 'suspended' };
+      const before = stub.requests.length;
+      const refused = await refusal({ auth });
+      assert.equal(
+        refused.message,
+        'body.target_url: the target did not consent to deliveries (NOTIFICATIONS_TARGET_VALIDATION=handshake): no access token to ask with: ' +
+          `token endpoint ${new URL(endpoint.url).origin}/oauth/token answered 400: invalid_client (suspended)`,
+      );
+      assert.equal(stub.requests.length, before, 'the target is not asked without a token');
+    } finally {
+      await endpoint.close();
+    }
   });
 
   it('asks for the most a subscription may have (10,000 a second) when it has no rate_limit', async () => {
