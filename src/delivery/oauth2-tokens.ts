@@ -9,10 +9,11 @@
  */
 import { createHash } from 'node:crypto';
 import type { ClientCredentials, IssuedToken, TokenEndpointClient } from '../net/oauth2-token-endpoint.js';
+import { RecentlyUsed } from '../recently-used.js';
 
 export const TOKEN_RENEWAL_MARGIN_MS = 30_000;
 export const TOKEN_DEFAULT_LIFETIME_MS = 5 * 60_000;
-/** Sets of credentials whose tokens are kept; past it the one least recently fetched is dropped. */
+/** Sets of credentials whose tokens are kept; past it the one first asked for longest ago is dropped. */
 const MAX_KEPT = 10_000;
 
 export interface TokenSource {
@@ -32,7 +33,7 @@ interface Kept {
 }
 
 export function tokenSource(endpoint: TokenEndpointClient, now: () => number = Date.now): TokenSource {
-  const kept = new Map<string, Kept>();
+  const kept = new RecentlyUsed<string, Kept>(MAX_KEPT);
 
   function entryOf(credentials: ClientCredentials): Kept {
     // Hashed: the map holds no second copy of the secret in its keys.
@@ -48,11 +49,7 @@ export function tokenSource(endpoint: TokenEndpointClient, now: () => number = D
       )
       .digest('base64url');
     let entry = kept.get(key);
-    if (entry === undefined) {
-      if (kept.size >= MAX_KEPT) kept.delete(kept.keys().next().value!);
-      entry = { freshUntil: 0 };
-      kept.set(key, entry);
-    }
+    if (entry === undefined) kept.set(key, (entry = { freshUntil: 0 }));
     return entry;
   }
 
