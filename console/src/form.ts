@@ -43,6 +43,26 @@ const TARGET_HELP = (() => {
   );
 })();
 
+const AUTH_CHOICES: readonly { type: AuthType; label: string }[] = [
+  { type: 'none', label: 'Nothing' },
+  { type: 'basic', label: 'HTTP Basic (user name and password)' },
+  { type: 'header', label: 'Authorization header (e.g. a bearer token)' },
+  { type: 'oauth2', label: 'OAuth 2.0 client credentials (a bearer token from a token endpoint)' },
+  { type: 'mtls', label: 'Client certificate (mutual TLS, https targets)' },
+];
+
+/**
+ * The auth types the Target URL's kind of destination takes (a broker: HTTP Basic only), and the
+ * one chosen (a record's, shown even where its URL no longer takes it); every type while the
+ * URL's scheme is not yet one the service knows.
+ */
+function authChoices(targetUrl: string, chosen: AuthType): readonly { type: AuthType; label: string }[] {
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(targetUrl.trim())?.[1]?.toLowerCase();
+  const kind = DESTINATION_KINDS.find((k) => k.delivery === 'push' && scheme !== undefined && k.schemes.includes(scheme));
+  if (kind === undefined) return AUTH_CHOICES;
+  return AUTH_CHOICES.filter(({ type }) => type === 'none' || type === chosen || (kind.auth as readonly string[]).includes(type));
+}
+
 /** The error of the whole form, not of one field. */
 const FORM_ERROR = 'form-error';
 
@@ -327,11 +347,7 @@ export function SubscriptionForm(props: ViewProps & { uuid?: string; jsonpath?: 
             value=${draft.authType}
             onChange=${(event: Event) => set('authType', 'auth')((event.currentTarget as HTMLSelectElement).value as AuthType)}
           >
-            <option value="none">Nothing</option>
-            <option value="basic">HTTP Basic (user name and password)</option>
-            <option value="header">Authorization header (e.g. a bearer token)</option>
-            <option value="oauth2">OAuth 2.0 client credentials (a bearer token from a token endpoint)</option>
-            <option value="mtls">Client certificate (mutual TLS, https targets)</option>
+            ${authChoices(draft.target_url, draft.authType).map(({ type, label }) => html`<option key=${type} value=${type}>${label}</option>`)}
           </select>
         </div>
         ${

@@ -99,6 +99,15 @@ for (const backend of testBackends()) {
       assert.deepEqual(watch.problems, []);
     });
 
+    it("offers the auth types the Target URL's kind takes: a broker HTTP Basic only, a webhook all", async () => {
+      const offered = () => page.locator('#field-auth option').evaluateAll((options) => options.map((o) => o.getAttribute('value')));
+      await newSubscription(`Offered (${backend.name})`, 'amqp://127.0.0.1/?exchange=e&routing_key=k');
+      assert.deepEqual(await offered(), ['none', 'basic']);
+      await page.getByLabel('Target URL').fill('https://127.0.0.1:8443/hook');
+      assert.deepEqual(await offered(), ['none', 'basic', 'header', 'oauth2', 'mtls']);
+      assert.deepEqual(watch.problems, []);
+    });
+
     it('creates a subscription with a client certificate; a key that does not match is shown beside Authentication', async () => {
       const name = `Certificate client (${backend.name})`;
       await newSubscription(name, 'https://127.0.0.1:8443/hook');
