@@ -1,7 +1,9 @@
-import { type Dispatcher, Pool } from 'undici';
+import type { Dispatcher } from 'undici';
 import { type AddressGuard, literalRefusal, TargetDeniedError } from '../net/address-guard.js';
+import { type EgressSettings, NO_EGRESS_PROXY } from '../net/egress-proxy.js';
 import { ExchangeDeadline } from '../net/exchange-deadline.js';
 import { describeNetworkError, TargetUrlError } from '../net/network-error.js';
+import { type OutboundTls, outboundDispatchers, tlsIdentity } from '../net/outbound-dispatcher.js';
 import { parseRetryAfter } from '../runners/retry-schedule.js';
 import { authorizationHeader } from '../subscriptions/authorization.js';
 import type { Auth } from '../subscriptions/input.js';
@@ -25,6 +27,11 @@ export interface TargetRequest {
   readonly endWithinMs?: number;
   /** The delivery attempt's span (W3C trace context): sent as the `traceparent` header. */
   readonly traceparent?: string;
+  /**
+   * Client certificate and extra trusted roots for an https target, presented to it directly or
+   * through the egress proxy's tunnel. Requests with different TLS never share a connection.
+   */
+  readonly tls?: OutboundTls;
 }
 
 /**
@@ -63,6 +70,8 @@ export interface TargetClientOptions {
   /** At most this many exchanges with one origin at once; the others wait their turn. */
   readonly connectionsPerOrigin: number;
   readonly guard: AddressGuard;
+  /** Which targets go through which egress proxy; none unless given. */
+  readonly egress?: EgressSettings;
   /**
    * WebHook-Request-Origin on every delivery, as the CloudEvents webhook specification asks of a
    * sender whose targets consented to that origin (NOTIFICATIONS_TARGET_VALIDATION=handshake).
@@ -82,27 +91,23 @@ const DRAIN_LIMIT_BYTES = 64 * 1024;
 
 export function createTargetClient(options: TargetClientOptions): TargetClient {
   const { timeoutMs, connectionsPerOrigin, guard, requestOrigin, now = Date.now } = options;
-  // One pool per origin: connections are kept alive and reused across deliveries.
-  // undici's Pool costs about a tenth of the CPU of fetch per request here.
-  const origins = new Map<string, { pool: Pool; turns: Turns }>();
+  const dispatchers = outboundDispatchers({ timeoutMs, guard, egress: options.egress ?? NO_EGRESS_PROXY });
+  // One pool per origin (and TLS identity): connections are kept alive and reused across
+  // deliveries. undici's Pool costs about a tenth of the CPU of fetch per request here.
+  const origins = new Map<string, { pool: Dispatcher; turns: Turns }>();
   let closed = false;
 
-  function originFor(origin: string): { pool: Pool; turns: Turns } {
-    let entry = origins.get(origin);
+  function originFor(origin: string, tls: OutboundTls | undefined): { pool: Dispatcher; turns: Turns } {
+    const key = `${origin} ${tlsIdentity(tls)}`;
+    let entry = origins.get(key);
     if (!entry) {
-      const pool = new Pool(origin, {
-        connections: connectionsPerOrigin,
-        // The guard judges the address each connection is made to, after DNS.
-        connect: { lookup: guard.lookup, timeout: timeoutMs },
-        headersTimeout: timeoutMs,
-        bodyTimeout: timeoutMs,
-      });
+      const pool = dispatchers.outboundDispatcher({ origin, connections: connectionsPerOrigin, ...(tls === undefined ? {} : { tls }) });
       // A request is handed to the pool only when one of its connections is free: waiting in
       // the pool's own queue would count towards the time-out. The delivery runner hands over
       // as many requests again as an origin has connections, so that a freed connection takes
       // the next one here, without waiting for the main thread.
       entry = { pool, turns: new Turns(connectionsPerOrigin) };
-      origins.set(origin, entry);
+      origins.set(key, entry);
     }
     return entry;
   }
@@ -115,7 +120,7 @@ export function createTargetClient(options: TargetClientOptions): TargetClient {
     } catch (error) {
       return noAnswer(error, 0);
     }
-    const { pool, turns } = originFor(url.origin);
+    const { pool, turns } = originFor(url.origin, target.tls);
     const waitMs = target.endWithinMs === undefined ? Infinity : target.endWithinMs - timeoutMs;
     if (!(await turns.take(waitMs))) {
       return {
@@ -134,7 +139,7 @@ export function createTargetClient(options: TargetClientOptions): TargetClient {
     }
   }
 
-  async function exchange(pool: Pool, url: URL, target: TargetRequest): Promise<TargetResponse> {
+  async function exchange(pool: Dispatcher, url: URL, target: TargetRequest): Promise<TargetResponse> {
     const started = performance.now();
     const elapsedMs = () => Math.round(performance.now() - started);
     const deadline = new ExchangeDeadline(timeoutMs);
@@ -171,6 +176,7 @@ export function createTargetClient(options: TargetClientOptions): TargetClient {
     closed = true;
     await Promise.all([...origins.values()].map(({ pool }) => pool.close()));
     origins.clear();
+    await dispatchers.close();
   }
 
   return { post, close };

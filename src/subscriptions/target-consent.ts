@@ -6,10 +6,12 @@
  * time) is a refusal, which the API answers 400. Consent by callback (`WebHook-Request-Callback`)
  * is not offered: a subscription is stored only once its target has said yes.
  */
-import { Agent, request } from 'undici';
+import { request } from 'undici';
 import { ServiceError, serviceError } from '../errors.js';
 import { type AddressGuard, literalRefusal } from '../net/address-guard.js';
+import { type EgressSettings, NO_EGRESS_PROXY } from '../net/egress-proxy.js';
 import { describeNetworkError, ExchangeTimeoutError } from '../net/network-error.js';
+import { outboundDispatchers } from '../net/outbound-dispatcher.js';
 import { authorizationHeader } from './authorization.js';
 import { type Auth, RATE_LIMIT_MAX } from './input.js';
 
@@ -32,6 +34,8 @@ export interface TargetConsentOptions {
   readonly timeoutMs: number;
   /** Applied to the handshake as to deliveries: a denied address is never connected to. */
   readonly guard: AddressGuard;
+  /** The egress proxy of deliveries, which the handshake goes through as they do; none unless given. */
+  readonly egress?: EgressSettings;
 }
 
 export interface TargetConsent {
@@ -53,11 +57,12 @@ export function targetConsent(options: TargetConsentOptions): TargetConsent {
     const authorization = authorizationHeader(auth);
     if (authorization !== undefined) headers.authorization = authorization;
 
-    const dispatcher = new Agent({
-      connect: { lookup: options.guard.lookup, timeout: options.timeoutMs },
-      headersTimeout: options.timeoutMs,
-      bodyTimeout: options.timeoutMs,
+    const dispatchers = outboundDispatchers({
+      timeoutMs: options.timeoutMs,
+      guard: options.guard,
+      egress: options.egress ?? NO_EGRESS_PROXY,
     });
+    const dispatcher = dispatchers.outboundDispatcher({ origin: url.origin });
     const abort = new AbortController();
     const timer = setTimeout(() => abort.abort(new ExchangeTimeoutError(options.timeoutMs)), options.timeoutMs);
     try {
@@ -74,6 +79,7 @@ export function targetConsent(options: TargetConsentOptions): TargetConsent {
     } finally {
       clearTimeout(timer);
       void dispatcher.destroy().catch(() => undefined);
+      void dispatchers.close().catch(() => undefined);
     }
   };
   return { ask, timeoutMs: options.timeoutMs };
