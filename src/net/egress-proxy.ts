@@ -83,8 +83,9 @@ export function noProxyEntry(raw: string): NoProxyEntry {
   if (entry.includes('/')) {
     const [network = '', prefixText = ''] = entry.split('/');
     const family = isIP(network);
+    if (family === 0) throw new TypeError(`is not ${ENTRY_FORMS}`);
     const prefix = /^\d{1,3}$/.test(prefixText) ? Number(prefixText) : NaN;
-    if (family === 0 || !(prefix <= (family === 4 ? 32 : 128))) throw new TypeError(`is not a CIDR block (${ENTRY_FORMS})`);
+    if (!(prefix <= (family === 4 ? 32 : 128))) throw new TypeError(`is not a CIDR block (${ENTRY_FORMS})`);
     const list = new BlockList();
     list.addSubnet(network, prefix, family === 4 ? 'ipv4' : 'ipv6');
     return { kind: 'block', list };
