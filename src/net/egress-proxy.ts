@@ -4,7 +4,6 @@
  * The settings are plain data so that they can be handed to the outbound worker thread.
  */
 import { BlockList, isIP } from 'node:net';
-import { maskUrlPassword } from '../url-password.js';
 
 export interface EgressSettings {
   /** The proxy of http:// targets; null: direct. */
@@ -40,7 +39,8 @@ export function proxyUrlProblem(raw: string): string | null {
 /** Throws a TypeError naming the problem; see `proxyUrlProblem`. */
 export function egressProxy(raw: string): EgressProxy {
   const problem = proxyUrlProblem(raw);
-  if (problem !== null) throw new TypeError(`${maskUrlPassword(raw)} ${problem}`);
+  // Not quoted: it may hold a password.
+  if (problem !== null) throw new TypeError(`the egress proxy URL ${problem}`);
   const url = new URL(raw);
   const credentials = url.username === '' && url.password === '' ? undefined : `${decode(url.username)}:${decode(url.password)}`;
   return {

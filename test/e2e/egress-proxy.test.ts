@@ -77,8 +77,7 @@ for (const backend of testBackends()) {
       });
       assert.equal(received.status, 200);
       const state = async () =>
-        (await server.db.db.selectFrom('matches').select('state').where('subscription_uuid', '=', uuid).executeTakeFirst())
-          ?.state;
+        (await server.db.db.selectFrom('matches').select('state').where('subscription_uuid', '=', uuid).executeTakeFirst())?.state;
       await eventually(async () => (await state()) === 'delivered', `the delivery to ${targetUrl} is delivered`);
     }
 
