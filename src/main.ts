@@ -8,9 +8,11 @@ import './supported-node.js';
 import { readFileSync } from 'node:fs';
 import type { FastifyBaseLogger } from 'fastify';
 import { createLogger } from './api/logger.js';
+import { egressSettings } from './config/egress.js';
 import { ConfigError, loadConfig } from './config/load.js';
 import { type Config, describeSettings } from './config/settings.js';
 import { ExpectedNotifications } from './db/expected-notifications.js';
+import type { EgressSettings } from './net/egress-proxy.js';
 import { packageInfo } from './package-info.js';
 import { pullReader } from './pull/reader.js';
 import { sharedReads } from './pull/shared-reads.js';
@@ -55,8 +57,10 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   let config: Config;
+  let egress: EgressSettings;
   try {
     config = loadConfig({ argv, env: process.env, readFile: (path) => readFileSync(path, 'utf8') });
+    egress = egressSettings(config, process.env);
   } catch (error) {
     if (error instanceof ConfigError) {
       console.error(`${PROGRAM}: ${error.message}`);
@@ -64,7 +68,7 @@ async function main(argv: string[]): Promise<number> {
     }
     throw error;
   }
-  return serve(config);
+  return serve(config, egress);
 }
 
 /**
@@ -73,7 +77,7 @@ async function main(argv: string[]): Promise<number> {
  * built after it. Passing a part itself (not a closure over it) lets the compiler reject an
  * order in which it would be used before it exists.
  */
-async function serve(config: Config): Promise<number> {
+async function serve(config: Config, egress: EgressSettings): Promise<number> {
   const log = createLogger(config.logLevel);
   const tracing = await tracingFromEnvironment(log);
   if (tracing === null) return 1;
@@ -92,6 +96,7 @@ async function serve(config: Config): Promise<number> {
   const base = { config, log, database, clock, metrics, matcher };
   const runners = buildRunners({
     ...base,
+    egress,
     waiters,
     tracing,
     holder,
@@ -109,7 +114,7 @@ async function serve(config: Config): Promise<number> {
   // Instances sharing the database hear of each other's writes; their own creates they apply at once.
   const expected = database.capabilities.sharedByInstances ? new ExpectedNotifications() : undefined;
   const jobs = backgroundJobs({ ...base, waiters, onChange, expected, loadedFrom: prepared.loadedFrom });
-  const http = await buildHttp({ ...base, tracing, runners, holder, waiters, pullReads, onChange, expected });
+  const http = await buildHttp({ ...base, egress, tracing, runners, holder, waiters, pullReads, onChange, expected });
 
   // Stopped in reverse: no new requests, then no new work, then what is left recorded, the
   // leases given back, the outbound thread and the database closed, and the last spans exported.
@@ -126,7 +131,7 @@ async function serve(config: Config): Promise<number> {
     ]),
     http,
   ];
-  logStartup(config, log);
+  logStartup(config, egress, log);
   const stopped = stopOnSignals(
     log,
     config.shutdownGraceMs,

@@ -17,8 +17,10 @@ import {
   parseHttpUrl,
   parseListenAddress,
   parseNonEmpty,
+  parseNoProxyEntry,
   parseOriginName,
   parsePort,
+  parseProxyUrl,
   parseRetention,
   parseKeyring,
   parseSizeBytes,
@@ -62,6 +64,10 @@ export interface Config {
   /** Normalized CIDR blocks, `address/prefix`. */
   readonly targetAllow: readonly string[];
   readonly targetDeny: readonly string[];
+  /** The http:// proxy of deliveries and policy calls; null: HTTPS_PROXY and HTTP_PROXY, or direct (see config/egress.ts). */
+  readonly egressProxy: string | null;
+  /** Targets reached without the proxy, as written; null: NO_PROXY. */
+  readonly egressNoProxy: readonly string[] | null;
   /** null: target credentials are stored as given. Its keys are not frozen: Node cannot freeze a Buffer. */
   readonly secretKey: Keyring | null;
   /** After a rotation, deliveries are signed with the previous signing secret too for this long. */
@@ -217,6 +223,26 @@ export const SETTINGS: { readonly [K in keyof Config]: Setting<Config[K]> } = {
     description:
       'comma-separated CIDR blocks targets may not be in (default: 0.0.0.0/8 and ::, which reach this host, link-local and cloud metadata); ' +
       'the IPv4-mapped and NAT64 (64:ff9b::/96) forms of a denied IPv4 address are denied too',
+  },
+  egressProxy: {
+    env: 'NOTIFICATIONS_EGRESS_PROXY',
+    default: null,
+    whenUnset: 'HTTPS_PROXY and HTTP_PROXY, else direct',
+    parse: parseProxyUrl,
+    sensitive: 'url',
+    description:
+      'http://[user:password@]host:port of the HTTP proxy that deliveries to http(s) targets, the consent handshake and policy calls go through ' +
+      '(https targets by CONNECT); the service resolves the target itself and asks the proxy for the address the target guard permitted. ' +
+      'Broker destinations do not use it',
+  },
+  egressNoProxy: {
+    env: 'NOTIFICATIONS_EGRESS_NO_PROXY',
+    default: null,
+    whenUnset: 'NO_PROXY',
+    parse: listOf(parseNoProxyEntry),
+    description:
+      'comma-separated targets reached without the egress proxy: host names (which match their subdomains too), .domain (its subdomains), ' +
+      'IP addresses and CIDR blocks (matching targets written as addresses), each optionally with :port, or * for all',
   },
   secretKey: {
     env: 'NOTIFICATIONS_SECRET_KEY',

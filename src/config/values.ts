@@ -2,6 +2,7 @@
 // returns the typed value, or throws InvalidValue whose reason completes the
 // sentence `<setting>: "<value>" <reason>`.
 import { BlockList, isIP } from 'node:net';
+import { noProxyEntry, proxyUrlProblem } from '../net/egress-proxy.js';
 import { Keyring } from './keyring.js';
 
 export class InvalidValue extends Error {
@@ -130,6 +131,23 @@ export function parseHttpUrl(raw: string): string {
   const protocol = URL.canParse(raw) ? new URL(raw).protocol : '';
   if (protocol !== 'http:' && protocol !== 'https:') {
     throw new InvalidValue('is not an absolute http:// or https:// URL');
+  }
+  return raw;
+}
+
+/** An egress proxy: `http://host:port`, with `user:password@` at most (sent as Proxy-Authorization). */
+export function parseProxyUrl(raw: string): string {
+  const problem = proxyUrlProblem(raw);
+  if (problem !== null) throw new InvalidValue(problem);
+  return raw;
+}
+
+/** One NO_PROXY entry (a name, .domain, an address or CIDR block, :port, or *); kept as written. */
+export function parseNoProxyEntry(raw: string): string {
+  try {
+    noProxyEntry(raw);
+  } catch (error) {
+    throw new InvalidValue(error instanceof Error ? error.message : String(error));
   }
   return raw;
 }

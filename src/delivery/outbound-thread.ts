@@ -12,6 +12,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import type { AddressRules } from '../net/address-guard.js';
+import type { EgressSettings } from '../net/egress-proxy.js';
 import type { PolicyAnswer, PolicyClient, PolicyClientOptions } from '../policy/policy-client.js';
 import { batchPerTurn } from '../turn-batch.js';
 import type { BrokerAnswer, BrokerClient, BrokerRequest } from './broker-publisher.js';
@@ -22,6 +23,8 @@ export interface OutboundOptions {
   readonly target: Pick<TargetClientOptions, 'timeoutMs' | 'connectionsPerOrigin' | 'requestOrigin'> & { readonly rules: AddressRules };
   /** Absent: no policy service (allow-all). */
   readonly policy?: PolicyClientOptions;
+  /** The egress proxy of deliveries to http(s) targets and of policy calls (not of brokers). */
+  readonly egress?: EgressSettings;
 }
 
 type OutboundCall =

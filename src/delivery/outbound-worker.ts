@@ -4,6 +4,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { addressGuard } from '../net/address-guard.js';
+import { NO_EGRESS_PROXY } from '../net/egress-proxy.js';
 import { createPolicyClient } from '../policy/policy-client.js';
 import { nameThisThread, OUTBOUND_THREAD_NAME } from '../thread-name.js';
 import { batchPerTurn } from '../turn-batch.js';
@@ -15,9 +16,10 @@ const options = workerData as OutboundOptions;
 nameThisThread(OUTBOUND_THREAD_NAME);
 const port = parentPort!;
 const guard = addressGuard(options.target.rules);
-const target = createTargetClient({ ...options.target, guard });
+const egress = options.egress ?? NO_EGRESS_PROXY;
+const target = createTargetClient({ ...options.target, guard, egress });
 const broker = createBrokerPublisher({ timeoutMs: options.target.timeoutMs, guard });
-const policy = options.policy && createPolicyClient(options.policy);
+const policy = options.policy && createPolicyClient({ ...options.policy, egress });
 
 const answer = batchPerTurn<OutboundAnswer>((answers) => port.postMessage(answers));
 

@@ -1,9 +1,11 @@
-import { type Dispatcher, Pool } from 'undici';
+import type { Dispatcher } from 'undici';
 import { type AddressGuard, literalRefusal, TargetDeniedError } from '../net/address-guard.js';
-import { type ClientTls, tlsConnectOptions, tlsIdentity } from '../net/client-tls.js';
+import { type ClientTls, tlsIdentity } from '../net/client-tls.js';
+import { type EgressSettings, NO_EGRESS_PROXY } from '../net/egress-proxy.js';
 import { ExchangeDeadline } from '../net/exchange-deadline.js';
 import { describeNetworkError, TargetUrlError } from '../net/network-error.js';
 import { type ClientCredentials, TokenEndpointError, tokenEndpointClient } from '../net/oauth2-token-endpoint.js';
+import { outboundDispatchers } from '../net/outbound-dispatcher.js';
 import { parseRetryAfter } from '../runners/retry-schedule.js';
 import { authorizationHeader } from '../subscriptions/authorization.js';
 import type { Auth } from '../subscriptions/input.js';
@@ -66,6 +68,8 @@ export interface TargetClientOptions {
   /** At most this many exchanges with one origin at once; the others wait their turn. */
   readonly connectionsPerOrigin: number;
   readonly guard: AddressGuard;
+  /** Which targets go through which egress proxy; none unless given. */
+  readonly egress?: EgressSettings;
   /**
    * WebHook-Request-Origin on every delivery, as the CloudEvents webhook specification asks of a
    * sender whose targets consented to that origin (NOTIFICATIONS_TARGET_VALIDATION=handshake).
@@ -87,10 +91,11 @@ const DRAIN_LIMIT_BYTES = 64 * 1024;
 
 export function createTargetClient(options: TargetClientOptions): TargetClient {
   const { timeoutMs, connectionsPerOrigin, guard, requestOrigin, now = Date.now } = options;
-  const tokens = options.tokens ?? tokenSource(tokenEndpointClient({ timeoutMs, guard }), now);
+  const dispatchers = outboundDispatchers({ timeoutMs, guard, egress: options.egress ?? NO_EGRESS_PROXY });
+  const tokens = options.tokens ?? tokenSource(tokenEndpointClient({ timeoutMs, guard, dispatchers }), now);
   // One pool per origin (and client certificate): connections are kept alive and reused across
   // deliveries. undici's Pool costs about a tenth of the CPU of fetch per request here.
-  const pools = new Map<string, Pool>();
+  const pools = new Map<string, Dispatcher>();
   // A request is handed to a pool only when one of the origin's connections is free: waiting in
   // the pool's own queue would count towards the time-out. The delivery runner hands over as
   // many requests again as an origin has connections, so that a freed connection takes the next
@@ -99,21 +104,15 @@ export function createTargetClient(options: TargetClientOptions): TargetClient {
   let closed = false;
 
   /**
-   * The pool that connects to `origin`, presenting `tls`'s client certificate when given: TLS
-   * options are a connection's, so each certificate has pools of its own. How connections are
-   * made is decided here only.
+   * The pool that connects to `origin` (directly or through the egress proxy), presenting
+   * `tls`'s client certificate when given: TLS options are a connection's, so each certificate
+   * has pools of its own.
    */
-  function poolFor(origin: string, tls?: ClientTls): Pool {
-    const key = tls === undefined ? origin : `${origin} ${tlsIdentity(tls)}`;
+  function poolFor(origin: string, tls: ClientTls | undefined): Dispatcher {
+    const key = `${origin} ${tlsIdentity(tls)}`;
     let pool = pools.get(key);
     if (!pool) {
-      pool = new Pool(origin, {
-        connections: connectionsPerOrigin,
-        // The guard judges the address each connection is made to, after DNS.
-        connect: { lookup: guard.lookup, timeout: timeoutMs, ...(tls === undefined ? {} : tlsConnectOptions(tls)) },
-        headersTimeout: timeoutMs,
-        bodyTimeout: timeoutMs,
-      });
+      pool = dispatchers.outboundDispatcher({ origin, connections: connectionsPerOrigin, ...(tls === undefined ? {} : { tls }) });
       pools.set(key, pool);
     }
     return pool;
@@ -178,7 +177,7 @@ export function createTargetClient(options: TargetClientOptions): TargetClient {
     }
   }
 
-  async function exchange(pool: Pool, url: URL, target: TargetRequest, token: string | undefined): Promise<TargetResponse> {
+  async function exchange(pool: Dispatcher, url: URL, target: TargetRequest, token: string | undefined): Promise<TargetResponse> {
     const started = performance.now();
     const elapsedMs = () => Math.round(performance.now() - started);
     const deadline = new ExchangeDeadline(timeoutMs);
@@ -215,7 +214,7 @@ export function createTargetClient(options: TargetClientOptions): TargetClient {
     closed = true;
     await Promise.all([...pools.values()].map((pool) => pool.close()));
     pools.clear();
-    await tokens.close();
+    await Promise.all([tokens.close(), dispatchers.close()]);
   }
 
   return { post, close };

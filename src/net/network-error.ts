@@ -14,6 +14,18 @@ export class ExchangeTimeoutError extends Error {
   }
 }
 
+/**
+ * The egress proxy refused to open a tunnel or to forward a request (it answered CONNECT other
+ * than 200, or 407), or could not be reached. Named by its origin, never by its credentials.
+ */
+export class EgressProxyError extends Error {
+  readonly code = 'EEGRESSPROXY';
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'EgressProxyError';
+  }
+}
+
 const SIMPLE_MESSAGES: Readonly<Record<string, string>> = {
   ECONNREFUSED: 'connection refused',
   ECONNRESET: 'connection reset',
@@ -45,7 +57,7 @@ export function describeNetworkError(error: unknown): NetworkFailure {
   const cause = firstCause(error);
   const code = codeOf(cause);
   const text = cause instanceof Error ? cause.message : String(cause);
-  if (cause instanceof ExchangeTimeoutError) return { message: text, permanent: false };
+  if (cause instanceof ExchangeTimeoutError || cause instanceof EgressProxyError) return { message: text, permanent: false };
   if (PERMANENT_CODES.has(code)) return { message: text, permanent: true };
   const simple = SIMPLE_MESSAGES[code];
   if (simple !== undefined) return { message: simple, permanent: false };

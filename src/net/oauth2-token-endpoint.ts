@@ -5,10 +5,11 @@
  * endpoint is a user's URL: it is held to the address guard and the time-out targets are.
  * Errors name the endpoint and what it answered, never the secret.
  */
-import { Agent } from 'undici';
+import type { Dispatcher } from 'undici';
 import { type AddressGuard, literalRefusal, TargetDeniedError } from './address-guard.js';
 import { ExchangeDeadline } from './exchange-deadline.js';
 import { describeNetworkError } from './network-error.js';
+import type { OutboundDispatchers } from './outbound-dispatcher.js';
 
 /** Named as a subscription's `auth.oauth2` names them. */
 export interface ClientCredentials {
@@ -46,6 +47,8 @@ export interface TokenEndpointClient {
 export interface TokenEndpointOptions {
   readonly timeoutMs: number;
   readonly guard: AddressGuard;
+  /** Made with `guard`: connections to the endpoint are judged by it, and go through the egress proxy as targets' do. */
+  readonly dispatchers: OutboundDispatchers;
 }
 
 /** An answer is read up to this much; a token answer is a few hundred bytes. */
@@ -54,13 +57,14 @@ const ANSWER_LIMIT_BYTES = 64 * 1024;
 const QUOTED_CHARACTERS = 200;
 
 export function tokenEndpointClient(options: TokenEndpointOptions): TokenEndpointClient {
-  const { timeoutMs, guard } = options;
-  const agent = new Agent({
-    // The guard judges the address each connection is made to, after DNS.
-    connect: { lookup: guard.lookup, timeout: timeoutMs },
-    headersTimeout: timeoutMs,
-    bodyTimeout: timeoutMs,
-  });
+  const { timeoutMs, guard, dispatchers } = options;
+  // One dispatcher per endpoint origin, kept alive: a token is asked for again at every renewal.
+  const byOrigin = new Map<string, Dispatcher>();
+  const dispatcherFor = (origin: string): Dispatcher => {
+    let dispatcher = byOrigin.get(origin);
+    if (dispatcher === undefined) byOrigin.set(origin, (dispatcher = dispatchers.outboundDispatcher({ origin })));
+    return dispatcher;
+  };
 
   async function requestToken(credentials: ClientCredentials): Promise<IssuedToken> {
     const url = checkedUrl(credentials.token_url, guard);
@@ -69,7 +73,7 @@ export function tokenEndpointClient(options: TokenEndpointOptions): TokenEndpoin
     let status: number;
     let text: string;
     try {
-      const answer = await agent.request({
+      const answer = await dispatcherFor(url.origin).request({
         origin: url.origin,
         path: `${url.pathname}${url.search}`,
         method: 'POST',
@@ -93,7 +97,10 @@ export function tokenEndpointClient(options: TokenEndpointOptions): TokenEndpoin
   }
 
   let closing: Promise<void> | undefined;
-  return { requestToken, close: () => (closing ??= agent.close()) };
+  const close = async () => {
+    await Promise.all([...byOrigin.values()].map((dispatcher) => dispatcher.close()));
+  };
+  return { requestToken, close: () => (closing ??= close()) };
 }
 
 function checkedUrl(text: string, guard: AddressGuard): URL {

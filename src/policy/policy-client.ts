@@ -1,7 +1,8 @@
 import { STATUS_CODES } from 'node:http';
-import { Pool } from 'undici';
+import { type EgressSettings, NO_EGRESS_PROXY } from '../net/egress-proxy.js';
 import { ExchangeDeadline } from '../net/exchange-deadline.js';
 import { describeNetworkError } from '../net/network-error.js';
+import { outboundDispatchers } from '../net/outbound-dispatcher.js';
 
 /**
  * The policy service's word on one (event, user). `deny` is a result, not an
@@ -24,6 +25,8 @@ export interface PolicyClientOptions {
   readonly baseUrl: string;
   /** Covers the whole exchange, like a target's. */
   readonly timeoutMs: number;
+  /** The egress proxy, as for targets (NO_PROXY included); none unless given. */
+  readonly egress?: EgressSettings;
 }
 
 const JSON_BODY = { 'content-type': 'application/json' };
@@ -42,7 +45,8 @@ export function createPolicyClient(options: PolicyClientOptions): PolicyClient {
   const { timeoutMs } = options;
   const base = new URL(options.baseUrl);
   const basePath = base.pathname.replace(/\/+$/, '');
-  const pool = new Pool(base.origin, { connect: { timeout: timeoutMs }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+  const dispatchers = outboundDispatchers({ timeoutMs, guard: null, egress: options.egress ?? NO_EGRESS_PROXY });
+  const pool = dispatchers.outboundDispatcher({ origin: base.origin });
 
   async function ask(user: string, event: string, traceparent?: string): Promise<PolicyAnswer> {
     const deadline = new ExchangeDeadline(timeoutMs);
@@ -65,7 +69,7 @@ export function createPolicyClient(options: PolicyClientOptions): PolicyClient {
     }
   }
 
-  return { ask, close: () => pool.close() };
+  return { ask, close: () => pool.close().then(() => dispatchers.close()) };
 }
 
 function answerFor(status: number): PolicyAnswer {

@@ -12,6 +12,7 @@ import type { ExpectedNotifications } from '../db/expected-notifications.js';
 import type { SubscriptionChange } from '../db/stores/subscriptions.js';
 import { EventLogBatch } from '../receive/event-log-batch.js';
 import { addressGuard } from '../net/address-guard.js';
+import type { EgressSettings } from '../net/egress-proxy.js';
 import { peerList } from '../net/peer-list.js';
 import { packageInfo } from '../package-info.js';
 import type { SharedReads } from '../pull/shared-reads.js';
@@ -24,6 +25,8 @@ import { originOf, policyModeOf } from './program.js';
 import type { Runners } from './runners.js';
 
 export interface HttpOptions extends ServerBase {
+  /** The egress proxy, which the consent handshake goes through as deliveries do. */
+  egress: EgressSettings;
   tracing: Tracing | undefined;
   runners: Runners;
   holder: string;
@@ -66,7 +69,7 @@ export async function buildHttp(options: HttpOptions): Promise<Part> {
         userSubscriptions: config.userSubscriptions,
         targetGuard,
         ...(config.targetValidation === 'handshake'
-          ? { targetConsent: targetConsent({ origin, timeoutMs: config.targetTimeoutMs, guard: targetGuard }) }
+          ? { targetConsent: targetConsent({ origin, timeoutMs: config.targetTimeoutMs, guard: targetGuard, egress: options.egress }) }
           : {}),
         identity,
         onChange: options.onChange,

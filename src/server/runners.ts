@@ -12,6 +12,7 @@ import { pullDestination } from '../delivery/pull-destination.js';
 import { pushDestination } from '../delivery/push-destination.js';
 import { type DeliveryRunner, deliveryRunner } from '../delivery/runner.js';
 import { operationalEvents } from '../receive/operational-events.js';
+import type { EgressSettings } from '../net/egress-proxy.js';
 import { allowAll } from '../policy/policy-client.js';
 import { POLICY_SLOTS_PER_USER, type PolicyRunner, policyRunner } from '../policy/runner.js';
 import type { PullWaiters } from '../pull/waiters.js';
@@ -27,6 +28,8 @@ import { unlessStorageFull } from './database.js';
 import { originOf } from './program.js';
 
 export interface RunnersOptions extends ServerBase {
+  /** The egress proxy of deliveries to targets and of policy calls. */
+  egress: EgressSettings;
   /** Pull readers waiting for their subscriptions' next events (counted in the metrics). */
   waiters: PullWaiters;
   /** Rows of `subscription` were made readable by this instance (committed). */
@@ -48,7 +51,7 @@ export interface Runners {
 
 /** Built, not started; the outbound thread starts at once (a failure of it ends the process). */
 export function buildRunners(options: RunnersOptions): Runners {
-  const { config, log, database, clock, metrics, matcher, waiters, tracing, holder } = options;
+  const { config, log, database, clock, metrics, matcher, waiters, tracing, holder, egress } = options;
   const leaseUs = config.leaseMs * 1000;
   const outbound = startOutboundThread(
     {
@@ -59,6 +62,7 @@ export function buildRunners(options: RunnersOptions): Runners {
         ...(config.targetValidation === 'handshake' ? { requestOrigin: originOf(config) } : {}),
       },
       ...(config.policyUrl ? { policy: { baseUrl: config.policyUrl, timeoutMs: config.targetTimeoutMs } } : {}),
+      egress,
     },
     (error) => {
       log.fatal(

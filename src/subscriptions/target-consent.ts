@@ -6,12 +6,13 @@
  * time) is a refusal, which the API answers 400. Consent by callback (`WebHook-Request-Callback`)
  * is not offered: a subscription is stored only once its target has said yes.
  */
-import { Agent, request } from 'undici';
+import { type Dispatcher, request } from 'undici';
 import { ServiceError, serviceError } from '../errors.js';
 import { type AddressGuard, literalRefusal } from '../net/address-guard.js';
-import { tlsConnectOptions } from '../net/client-tls.js';
+import { type EgressSettings, NO_EGRESS_PROXY } from '../net/egress-proxy.js';
 import { describeNetworkError, ExchangeTimeoutError } from '../net/network-error.js';
 import { TokenEndpointError, tokenEndpointClient } from '../net/oauth2-token-endpoint.js';
+import { type OutboundDispatchers, outboundDispatchers } from '../net/outbound-dispatcher.js';
 import { authorizationHeader } from './authorization.js';
 import { type Auth, RATE_LIMIT_MAX } from './input.js';
 
@@ -34,6 +35,8 @@ export interface TargetConsentOptions {
   readonly timeoutMs: number;
   /** Applied to the handshake as to deliveries: a denied address is never connected to. */
   readonly guard: AddressGuard;
+  /** The egress proxy of deliveries, which the handshake goes through as they do; none unless given. */
+  readonly egress?: EgressSettings;
 }
 
 export interface TargetConsent {
@@ -48,47 +51,57 @@ export function targetConsent(options: TargetConsentOptions): TargetConsent {
     const url = new URL(targetUrl);
     const refusal = literalRefusal(url, options.guard);
     if (refusal !== null) throw serviceError('TARGET_DENIED', refusal);
-    const headers: Record<string, string> = {
-      'webhook-request-origin': options.origin,
-      'webhook-request-rate': String((ratePerSecond ?? RATE_LIMIT_MAX) * 60),
-    };
-    const authorization = authorizationHeader(auth, await accessToken(auth, options));
-    if (authorization !== undefined) headers.authorization = authorization;
-
-    const dispatcher = new Agent({
-      connect: {
-        lookup: options.guard.lookup,
-        timeout: options.timeoutMs,
-        ...('type' in auth && auth.type === 'mtls' ? tlsConnectOptions(auth.mtls) : {}),
-      },
-      headersTimeout: options.timeoutMs,
-      bodyTimeout: options.timeoutMs,
+    const dispatchers = outboundDispatchers({
+      timeoutMs: options.timeoutMs,
+      guard: options.guard,
+      egress: options.egress ?? NO_EGRESS_PROXY,
     });
-    const abort = new AbortController();
-    const timer = setTimeout(() => abort.abort(new ExchangeTimeoutError(options.timeoutMs)), options.timeoutMs);
     try {
-      const answer = await request(url, { method: 'OPTIONS', headers, dispatcher, signal: abort.signal });
-      // The body says nothing the headers do not; it is read away so the connection can close cleanly.
-      await answer.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
-      return judge(answer.statusCode, answer.headers, options.origin);
-    } catch (error) {
-      if (error instanceof ServiceError) throw error;
-      throw serviceError(
-        'TARGET_CONSENT_REFUSED',
-        `no answer to OPTIONS ${url.origin}${url.pathname}: ${describeNetworkError(error).message}`,
-      );
+      const headers: Record<string, string> = {
+        'webhook-request-origin': options.origin,
+        'webhook-request-rate': String((ratePerSecond ?? RATE_LIMIT_MAX) * 60),
+      };
+      const authorization = authorizationHeader(auth, await accessToken(auth, options, dispatchers));
+      if (authorization !== undefined) headers.authorization = authorization;
+      const tls = 'type' in auth && auth.type === 'mtls' ? { tls: auth.mtls } : {};
+      return await optionsExchange(url, headers, dispatchers.outboundDispatcher({ origin: url.origin, ...tls }), options);
     } finally {
-      clearTimeout(timer);
-      void dispatcher.destroy().catch(() => undefined);
+      void dispatchers.close().catch(() => undefined);
     }
   };
   return { ask, timeoutMs: options.timeoutMs };
 }
 
+/** The OPTIONS request and what its answer says; `dispatcher` is destroyed after it. */
+async function optionsExchange(
+  url: URL,
+  headers: Record<string, string>,
+  dispatcher: Dispatcher,
+  options: TargetConsentOptions,
+): Promise<Consent> {
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(new ExchangeTimeoutError(options.timeoutMs)), options.timeoutMs);
+  try {
+    const answer = await request(url, { method: 'OPTIONS', headers, dispatcher, signal: abort.signal });
+    // The body says nothing the headers do not; it is read away so the connection can close cleanly.
+    await answer.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
+    return judge(answer.statusCode, answer.headers, options.origin);
+  } catch (error) {
+    if (error instanceof ServiceError) throw error;
+    throw serviceError(
+      'TARGET_CONSENT_REFUSED',
+      `no answer to OPTIONS ${url.origin}${url.pathname}: ${describeNetworkError(error).message}`,
+    );
+  } finally {
+    clearTimeout(timer);
+    void dispatcher.destroy().catch(() => undefined);
+  }
+}
+
 /** oauth2's token for the OPTIONS, fetched for it alone (the deliveries' tokens are kept in the outbound thread). */
-async function accessToken(auth: Auth, options: TargetConsentOptions): Promise<string | undefined> {
+async function accessToken(auth: Auth, options: TargetConsentOptions, dispatchers: OutboundDispatchers): Promise<string | undefined> {
   if (!('type' in auth) || auth.type !== 'oauth2') return undefined;
-  const endpoint = tokenEndpointClient({ timeoutMs: options.timeoutMs, guard: options.guard });
+  const endpoint = tokenEndpointClient({ timeoutMs: options.timeoutMs, guard: options.guard, dispatchers });
   try {
     return (await endpoint.requestToken(auth.oauth2)).accessToken;
   } catch (error) {

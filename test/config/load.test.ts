@@ -55,6 +55,8 @@ describe('loadConfig: defaults', () => {
         maxBodyBytes: 1_048_576,
         targetAllow: [],
         targetDeny: ['0.0.0.0/8', '::/128', '169.254.0.0/16', 'fe80::/10', '100.100.100.200/32', 'fd00:ec2::254/128'],
+        egressProxy: null,
+        egressNoProxy: null,
         secretKey: null,
         secretOverlapMs: 24 * HOUR_MS,
         targetValidation: 'off',

@@ -10,11 +10,14 @@ import { ROOT } from './project.js';
 export const SERVER_BIN = fileURLToPath(new URL('../../src/main.js', import.meta.url));
 export const CLI_BIN = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 
-/** The environment without the caller's NOTIFICATIONS_* settings and OpenTelemetry's OTEL_*, plus `extra`. */
+/** The server reads these as its egress proxy when NOTIFICATIONS_EGRESS_* are unset: a test sets them itself. */
+const PROXY_VARIABLES = new Set(['http_proxy', 'https_proxy', 'no_proxy']);
+
+/** The environment without the caller's NOTIFICATIONS_* settings, OpenTelemetry's OTEL_* and proxy variables, plus `extra`. */
 export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [key, value] of Object.entries(process.env))
-    if (!key.startsWith('NOTIFICATIONS_') && !key.startsWith('OTEL_')) env[key] = value;
+    if (!key.startsWith('NOTIFICATIONS_') && !key.startsWith('OTEL_') && !PROXY_VARIABLES.has(key.toLowerCase())) env[key] = value;
   return { ...env, ...extra };
 }
 
