@@ -12,6 +12,7 @@ import { createTargetClient, type TargetRequest } from '../../src/delivery/targe
 import { addressGuard, type ResolveAll } from '../../src/net/address-guard.js';
 import type { EgressSettings } from '../../src/net/egress-proxy.js';
 import { type ForwardProxy, startForwardProxy } from '../support/forward-proxy.js';
+import { startTokenEndpoint, startTokenTarget } from '../support/oauth2-servers.js';
 import { CLIENT_NAME, makeTestPki, type TestPki } from '../support/test-pki.js';
 import { DEFAULT_TARGET_RULES } from '../support/target-guard.js';
 import { type StubServer, startStubServer, unusedPort } from './stub-server.js';
@@ -159,6 +160,26 @@ describe('target client through the egress proxy', () => {
     assert.equal(response.status, null);
     assert.match(response.error ?? '', /^TLS failed: /);
     assert.equal(response.permanent, false);
+  });
+
+  it('asks an oauth2 token endpoint through the proxy too, by its checked address', async (t) => {
+    clear();
+    const endpoint = await startTokenEndpoint({ id: 'pipeline', secret: 'client-secret' });
+    const target = await startTokenTarget(endpoint);
+    t.after(() => Promise.all([endpoint.close(), target.close()]));
+    const tokenUrl = new URL(endpoint.url);
+    tokenUrl.hostname = NAME;
+    const oauth2 = { token_url: tokenUrl.href, client_id: 'pipeline', client_secret: 'client-secret' };
+    const response = await client(t, settings()).post(post(target.url, { auth: { type: 'oauth2', oauth2 } }));
+    assert.deepEqual([response.status, response.error], [204, null]);
+    assert.equal(endpoint.issued(), 1);
+    assert.deepEqual(
+      proxy.seen.map((request) => [request.method, request.target]),
+      [
+        ['POST', `http://127.0.0.1:${tokenUrl.port}${tokenUrl.pathname}`],
+        ['POST', target.url],
+      ],
+    );
   });
 
   for (const [form, entry] of [
