@@ -5,28 +5,17 @@
  * form when editing, and kept when the form is saved as it is.
  */
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { after, before, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { describeOn, testBackends } from '../support/database.js';
-import { CHROMIUM_SKIP, launchChromium, lookAt, watchPage, WIDE } from '../support/browser.js';
+import { CHROMIUM_SKIP, chromiumForFile, lookAt, watchPage, WIDE } from '../support/browser.js';
 import { serverOn } from '../support/server-on.js';
 import { makeTestPki, type TestPki } from '../support/test-pki.js';
 
 const USER = 'alice';
-const BUILT = fileURLToPath(new URL('../../console/main.js', import.meta.url));
 const MASK = '********';
 
-let browser: Browser | undefined;
-before(async () => {
-  if (CHROMIUM_SKIP) return;
-  if (!existsSync(BUILT)) throw new Error(`${BUILT} is missing: run \`npm run build\`, which compiles the console too`);
-  browser = await launchChromium();
-});
-after(async () => {
-  await browser?.close();
-});
+const browser = chromiumForFile();
 
 for (const backend of testBackends()) {
   describeOn({ skip: backend.skip || CHROMIUM_SKIP }, `the console's OAuth 2.0 and client certificate auth (${backend.name})`, () => {
@@ -37,7 +26,7 @@ for (const backend of testBackends()) {
     after(() => context?.close());
     const server = serverOn(backend, {}, { open: true });
     before(async () => {
-      context = await browser!.newContext({ viewport: WIDE, extraHTTPHeaders: { 'http-remote-user': USER } });
+      context = await browser().newContext({ viewport: WIDE, extraHTTPHeaders: { 'http-remote-user': USER } });
       context.setDefaultTimeout(30_000);
       page = await context.newPage();
       watch = watchPage(page);

@@ -11,19 +11,16 @@
  * identity header, as the proxy would add it.
  */
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { TARGET_SCHEMES } from '../../src/destinations/kinds.js';
 import { describeOn, testBackends } from '../support/database.js';
-import { CHROMIUM_SKIP, keepFailure, launchChromium, lookAt, tabTo, watchPage, WIDE } from '../support/browser.js';
+import { CHROMIUM_SKIP, chromiumForFile, keepFailure, lookAt, tabTo, watchPage, WIDE } from '../support/browser.js';
 import { eventually, type HttpStub, type StubAnswer, startStub } from '../support/http-stub.js';
 import { facilityEventText, facilityEventTextWithId } from '../support/fixtures.js';
 import { serverOn } from '../support/server-on.js';
 
 const USER = 'alice';
-const BUILT = fileURLToPath(new URL('../../console/main.js', import.meta.url));
 const FACILITY_EVENT = facilityEventText();
 /** The label of the form's checkbox of `notices`. */
 const NOTICES = 'Notices: also send me this service’s notices about my subscriptions (disabled, enabled, failing)';
@@ -34,15 +31,7 @@ const target: StubAnswer = (request, response) => {
   else response.writeHead(204).end();
 };
 
-let browser: Browser | undefined;
-before(async () => {
-  if (CHROMIUM_SKIP) return;
-  if (!existsSync(BUILT)) throw new Error(`${BUILT} is missing: run \`npm run build\`, which compiles the console too`);
-  browser = await launchChromium();
-});
-after(async () => {
-  await browser?.close();
-});
+const browser = chromiumForFile();
 
 for (const backend of testBackends()) {
   describeOn({ skip: backend.skip || CHROMIUM_SKIP }, `the web console in Chromium (${backend.name})`, () => {
@@ -67,7 +56,7 @@ for (const backend of testBackends()) {
     const server = serverOn(backend, { NOTIFICATIONS_RETRY_DELAYS: '200ms' });
     after(() => stub?.close());
     before(async () => {
-      context = await browser!.newContext({
+      context = await browser().newContext({
         viewport: WIDE,
         extraHTTPHeaders: { 'http-remote-user': USER },
         permissions: ['clipboard-read', 'clipboard-write'],
@@ -98,7 +87,7 @@ for (const backend of testBackends()) {
     const delivery = (eventId: string) => page.locator('li.delivery', { has: page.getByRole('heading', { name: `Event ${eventId}` }) });
 
     it('says who is missing when the request has no identity, in a page that holds no user data', async () => {
-      const anonymous = await browser!.newContext({ viewport: WIDE });
+      const anonymous = await browser().newContext({ viewport: WIDE });
       try {
         const lost = await anonymous.newPage();
         const problems = watchPage(lost).problems;
@@ -557,7 +546,7 @@ for (const backend of testBackends()) {
     after(() => context?.close());
     const server = serverOn(backend, { NOTIFICATIONS_USER_SUBSCRIPTIONS: String(LIMIT) });
     before(async () => {
-      context = await browser!.newContext({ viewport: WIDE, extraHTTPHeaders: { 'http-remote-user': USER } });
+      context = await browser().newContext({ viewport: WIDE, extraHTTPHeaders: { 'http-remote-user': USER } });
       context.setDefaultTimeout(30_000);
       page = await context.newPage();
       watch = watchPage(page);

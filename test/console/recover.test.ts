@@ -8,30 +8,19 @@
  * beside the field. The views pass axe-core at 1280 and 390 px.
  */
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { after, before, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import type { DeliveryRecord } from '../../src/subscriptions/delivery-history.js';
-import { CHROMIUM_SKIP, launchChromium, lookAt, watchPage, WIDE } from '../support/browser.js';
+import { CHROMIUM_SKIP, chromiumForFile, lookAt, watchPage, WIDE } from '../support/browser.js';
 import { describeOn, testBackends } from '../support/database.js';
 import { facilityEventTextWithId } from '../support/fixtures.js';
 import { eventually, type HttpStub, reply, startStub } from '../support/http-stub.js';
 import { serverOn } from '../support/server-on.js';
 
 const USER = 'alice';
-const BUILT = fileURLToPath(new URL('../../console/main.js', import.meta.url));
 const IDS = ['R-1', 'R-2', 'R-3'];
 
-let browser: Browser | undefined;
-before(async () => {
-  if (CHROMIUM_SKIP) return;
-  if (!existsSync(BUILT)) throw new Error(`${BUILT} is missing: run \`npm run build\`, which compiles the console too`);
-  browser = await launchChromium();
-});
-after(async () => {
-  await browser?.close();
-});
+const browser = chromiumForFile();
 
 for (const backend of testBackends()) {
   describeOn({ skip: backend.skip || CHROMIUM_SKIP }, `sending failed deliveries again from the console (${backend.name})`, () => {
@@ -59,7 +48,7 @@ for (const backend of testBackends()) {
       await policy?.close();
     });
     before(async () => {
-      context = await browser!.newContext({ viewport: WIDE, extraHTTPHeaders: { 'http-remote-user': USER } });
+      context = await browser().newContext({ viewport: WIDE, extraHTTPHeaders: { 'http-remote-user': USER } });
       context.setDefaultTimeout(30_000);
       page = await context.newPage();
       watch = watchPage(page);

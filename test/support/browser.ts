@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { after, before } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { type Browser, chromium, type Page } from 'playwright-core';
 
@@ -34,6 +35,28 @@ export const CHROMIUM_SKIP: string | false = existsSync(CHROMIUM)
 export async function launchChromium(): Promise<Browser> {
   if (CHROMIUM_SKIP) throw new Error(CHROMIUM_SKIP);
   return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+}
+
+const BUILT_CONSOLE = fileURLToPath(new URL('../../console/main.js', import.meta.url));
+
+/**
+ * For a test file of the console: Chromium launched before its tests (the console built first)
+ * and closed after them; none when CHROMIUM_SKIP. The browser is there once the tests run.
+ */
+export function chromiumForFile(): () => Browser {
+  let browser: Browser | undefined;
+  before(async () => {
+    if (CHROMIUM_SKIP) return;
+    if (!existsSync(BUILT_CONSOLE)) throw new Error(`${BUILT_CONSOLE} is missing: run \`npm run build\`, which compiles the console too`);
+    browser = await launchChromium();
+  });
+  after(async () => {
+    await browser?.close();
+  });
+  return () => {
+    if (!browser) throw new Error('chromiumForFile: Chromium is launched in a before hook; use it in a test or a later hook');
+    return browser;
+  };
 }
 
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
