@@ -1,12 +1,15 @@
 /**
- * The undici dispatchers of outbound HTTP: to a target (deliveries, the consent handshake) or to
- * the policy service, direct or through the egress proxy.
+ * The undici dispatchers of outbound HTTP: to a target (deliveries, the consent handshake, token
+ * endpoints) or to the policy service, direct or through the egress proxy.
  *
  * Through the proxy the address guard still holds: the service resolves the target's name
- * itself, drops refused addresses as it does when connecting directly, and asks the proxy for
- * the checked address, never the name (`CONNECT 203.0.113.5:443` for https, an absolute-form
- * `POST http://203.0.113.5:8080/path` for http). TLS (SNI, certificate verification) and the
- * `Host` header keep the name. The proxy's own address is the operator's: it is not judged.
+ * itself, drops refused addresses as it does when connecting directly, and asks the proxy for a
+ * tunnel to the checked address, never the name (`CONNECT 203.0.113.5:443`), for https and http
+ * targets alike. TLS (SNI, certificate verification) and the `Host` header keep the name. An
+ * absolute-form request (`POST http://203.0.113.5/hook`) could not do both: a proxy replaces
+ * `Host` with the request line's authority (RFC 9112, section 3.2.2), so a name-based virtual
+ * host would get the address, and naming the host instead would let the proxy resolve it anew.
+ * The proxy's own address is the operator's: it is not judged.
  */
 import { STATUS_CODES } from 'node:http';
 import { isIP, type Socket } from 'node:net';
@@ -66,19 +69,20 @@ export function outboundDispatchers(options: OutboundDispatchersOptions): Outbou
       const lookup = guard === null ? {} : { lookup: guard.lookup };
       return new Pool(origin.origin, { connections, connect: { ...lookup, timeout: timeoutMs, ...tls }, ...timeouts });
     }
-    if (origin.protocol === 'https:') {
-      const connect = tunnelConnector(proxy, tunnelPool(proxy), buildConnector({ timeout: timeoutMs, ...tls }));
-      return new Pool(origin.origin, { connections, connect, ...timeouts });
-    }
-    return new Pool(origin.origin, { connections, connect: proxyConnector(proxy, timeoutMs), ...timeouts }).compose(absoluteForm(proxy));
+    const overTunnel = origin.protocol === 'https:' ? buildConnector({ timeout: timeoutMs, ...tls }) : undefined;
+    return new Pool(origin.origin, { connections, connect: tunnelConnector(proxy, tunnelPool(proxy), overTunnel), ...timeouts });
   }
 
-  /** Opens a tunnel through the proxy to the checked address of the host undici connects to, then TLS in it. */
-  function tunnelConnector(proxy: EgressProxy, proxyPool: Pool, tlsConnect: buildConnector.connector): buildConnector.connector {
+  /** Opens a tunnel through the proxy to the checked address of the host undici connects to; for https, then TLS in it. */
+  function tunnelConnector(
+    proxy: EgressProxy,
+    proxyPool: Pool,
+    tlsConnect: buildConnector.connector | undefined,
+  ): buildConnector.connector {
     return (connection, callback) => {
       checkedAddress(connection.hostname, (error, address) => {
         if (error !== null) return callback(error, null);
-        const authority = `${isIP(address) === 6 ? `[${address}]` : address}:${connection.port || 443}`;
+        const authority = `${isIP(address) === 6 ? `[${address}]` : address}:${connection.port || (connection.protocol === 'https:' ? 443 : 80)}`;
         const headers: Record<string, string> = { host: authority };
         if (proxy.authorization !== undefined) headers['proxy-authorization'] = proxy.authorization;
         proxyPool.connect({ path: authority, headers }).then(
@@ -91,32 +95,12 @@ export function outboundDispatchers(options: OutboundDispatchersOptions): Outbou
               );
             }
             // A CONNECT's socket is the net.Socket to the proxy; undici types it as any Duplex.
-            tlsConnect({ ...connection, httpSocket: socket as Socket }, callback);
+            if (tlsConnect === undefined) callback(null, socket as Socket);
+            else tlsConnect({ ...connection, httpSocket: socket as Socket }, callback);
           },
           (failure: unknown) => callback(unreachable(proxy, failure), null),
         );
       });
-    };
-  }
-
-  /**
-   * The http requests of a pool whose connections go to the proxy: each names the checked
-   * address in absolute form, its `Host` the name; a 407 is the proxy's, so it is an error.
-   */
-  function absoluteForm(proxy: EgressProxy): Dispatcher.DispatcherComposeInterceptor {
-    return (dispatch) => (request, handler) => {
-      const origin = new URL(String(request.origin));
-      // Set by request(): the lookup may take longer than the exchange may.
-      const { signal } = request as { signal?: AbortSignal | null };
-      checkedAddress(origin.hostname, (error, address) => {
-        if (signal?.aborted) return handler.onResponseError?.(null as never, signal.reason as Error);
-        if (error !== null) return handler.onResponseError?.(null as never, error);
-        const authority = `${isIP(address) === 6 ? `[${address}]` : address}:${origin.port || 80}`;
-        const headers: Record<string, string | string[] | undefined> = { ...headerRecord(request.headers), host: origin.host };
-        if (proxy.authorization !== undefined) headers['proxy-authorization'] = proxy.authorization;
-        dispatch({ ...request, path: `http://${authority}${request.path}`, headers }, new ProxyAnswers(handler, proxy));
-      });
-      return true;
     };
   }
 
@@ -141,53 +125,6 @@ export function outboundDispatchers(options: OutboundDispatchersOptions): Outbou
   return { outboundDispatcher, close };
 }
 
-/** Connects to the proxy whatever the origin of the pool: its requests are absolute-form. */
-function proxyConnector(proxy: EgressProxy, timeoutMs: number): buildConnector.connector {
-  const connect = buildConnector({ timeout: timeoutMs });
-  const at = { hostname: proxy.hostname, host: `${proxy.hostname}:${proxy.port}`, protocol: 'http:', port: String(proxy.port) };
-  return (connection, callback) => {
-    const { servername: _ignored, ...rest } = connection;
-    connect({ ...rest, ...at }, (error, socket) => {
-      if (error !== null) callback(unreachable(proxy, error), null);
-      else callback(null, socket);
-    });
-  };
-}
-
-/** Passes everything on to `handler`, except the proxy's own 407, which is an error naming it. */
-class ProxyAnswers implements Dispatcher.DispatchHandler {
-  constructor(
-    private readonly handler: Dispatcher.DispatchHandler,
-    private readonly proxy: EgressProxy,
-  ) {}
-
-  onRequestStart(controller: Dispatcher.DispatchController, context: unknown): void {
-    this.handler.onRequestStart?.(controller, context);
-  }
-
-  onResponseStart(
-    controller: Dispatcher.DispatchController,
-    statusCode: number,
-    headers: Record<string, string | string[] | undefined>,
-    statusMessage?: string,
-  ): void {
-    if (statusCode === 407) return controller.abort(new EgressProxyError(`egress proxy ${this.proxy.shown} refused: ${answered(407)}`));
-    this.handler.onResponseStart?.(controller, statusCode, headers, statusMessage);
-  }
-
-  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
-    this.handler.onResponseData?.(controller, chunk);
-  }
-
-  onResponseEnd(controller: Dispatcher.DispatchController, trailers: Record<string, string | string[] | undefined>): void {
-    this.handler.onResponseEnd?.(controller, trailers);
-  }
-
-  onResponseError(controller: Dispatcher.DispatchController, error: Error): void {
-    this.handler.onResponseError?.(controller, error);
-  }
-}
-
 function answered(status: number): string {
   const phrase = STATUS_CODES[status];
   return `answered ${status}${phrase === undefined ? '' : ` ${phrase}`}`;
@@ -197,15 +134,4 @@ function unreachable(proxy: EgressProxy, failure: unknown): EgressProxyError {
   return new EgressProxyError(`egress proxy ${proxy.shown} could not be reached: ${describeNetworkError(failure).message}`, {
     cause: failure,
   });
-}
-
-function headerRecord(headers: Dispatcher.DispatchOptions['headers']): Record<string, string | string[] | undefined> {
-  if (headers === null || headers === undefined) return {};
-  if (Array.isArray(headers)) {
-    const record: Record<string, string> = {};
-    for (let i = 0; i + 1 < headers.length; i += 2) record[String(headers[i])] = String(headers[i + 1]);
-    return record;
-  }
-  if (Symbol.iterator in headers) return Object.fromEntries(headers as Iterable<[string, string | string[] | undefined]>);
-  return { ...(headers as Record<string, string | string[] | undefined>) };
 }

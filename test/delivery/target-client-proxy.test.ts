@@ -108,13 +108,14 @@ describe('target client through the egress proxy', () => {
     proxy.refuse(null);
   };
 
-  it('sends an http delivery to the proxy in absolute form, naming the checked address, Host the name', async (t) => {
+  it('tunnels an http delivery by CONNECT to the checked address; Host keeps the name', async (t) => {
     clear();
     const response = await client(t, settings()).post(post(`http://${NAME}:${httpTarget.port}/hook?x=1`));
     assert.deepEqual([response.status, response.error], [200, null]);
     assert.equal(proxy.seen.length, 1);
-    assert.equal(proxy.seen[0]?.method, 'POST');
-    assert.equal(proxy.seen[0]?.target, `http://127.0.0.1:${httpTarget.port}/hook?x=1`);
+    assert.equal(proxy.seen[0]?.method, 'CONNECT');
+    assert.equal(proxy.seen[0]?.target, `127.0.0.1:${httpTarget.port}`);
+    assert.equal(httpTarget.received[0]?.url, '/hook?x=1');
     assert.equal(proxy.seen[0]?.proxyAuthorization, `Basic ${Buffer.from('egress:s3cret').toString('base64')}`);
     assert.equal(httpTarget.received[0]?.headers.host, `${NAME}:${httpTarget.port}`);
     assert.equal(httpTarget.received[0]?.headers['proxy-authorization'], undefined);
@@ -176,8 +177,8 @@ describe('target client through the egress proxy', () => {
     assert.deepEqual(
       proxy.seen.map((request) => [request.method, request.target]),
       [
-        ['POST', `http://127.0.0.1:${tokenUrl.port}${tokenUrl.pathname}`],
-        ['POST', target.url],
+        ['CONNECT', `127.0.0.1:${tokenUrl.port}`],
+        ['CONNECT', new URL(target.url).host],
       ],
     );
   });
@@ -230,13 +231,17 @@ describe('target client through the egress proxy', () => {
     assert.deepEqual(httpsTarget.seen, []);
   });
 
-  it('fails an http attempt the proxy answers 407, naming the proxy', async (t) => {
+  it('fails an http attempt whose CONNECT the proxy answers 407, naming the proxy', async (t) => {
     clear();
     proxy.refuse(407);
     const refused = await client(t, settings()).post(post(`http://${NAME}:${httpTarget.port}/hook`));
     assert.deepEqual(
       [refused.status, refused.error, refused.permanent],
-      [null, `egress proxy ${proxy.origin} refused: answered 407 Proxy Authentication Required`, false],
+      [
+        null,
+        `egress proxy ${proxy.origin} refused CONNECT 127.0.0.1:${httpTarget.port}: answered 407 Proxy Authentication Required`,
+        false,
+      ],
     );
     assert.doesNotMatch(refused.error ?? '', /s3cret/);
     assert.deepEqual(httpTarget.received, []);

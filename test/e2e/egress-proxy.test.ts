@@ -88,7 +88,7 @@ for (const backend of testBackends()) {
       assert.deepEqual(
         proxy.seen.map(({ method, target, proxyAuthorization }) => [method, target, proxyAuthorization]),
         [
-          ['POST', `http://127.0.0.1:${httpPort()}/hook`, `Basic ${Buffer.from('egress:s3cret').toString('base64')}`],
+          ['CONNECT', `127.0.0.1:${httpPort()}`, `Basic ${Buffer.from('egress:s3cret').toString('base64')}`],
           ['CONNECT', `127.0.0.1:${httpsPort()}`, `Basic ${Buffer.from('egress:s3cret').toString('base64')}`],
         ],
       );

@@ -24,7 +24,7 @@ describe('policy client through the egress proxy', () => {
     return created;
   }
 
-  it('asks the policy service through the proxy, in absolute form, with the proxy credentials', async (t) => {
+  it('asks the policy service through a tunnel of the proxy, with the proxy credentials', async (t) => {
     proxy.seen.length = 0;
     const egress = { httpProxy: `http://egress:pw@127.0.0.1:${proxy.port}`, httpsProxy: null, noProxy: [] };
     assert.deepEqual(await client(t, egress).ask('alice', '{}'), { kind: 'allow', status: 200 });
@@ -32,9 +32,13 @@ describe('policy client through the egress proxy', () => {
     assert.deepEqual(
       proxy.seen.map(({ method, target, proxyAuthorization }) => [method, target, proxyAuthorization !== undefined]),
       [
-        ['POST', `http://127.0.0.1:${policy.port}/policy/events/alice`, true],
-        ['POST', `http://127.0.0.1:${policy.port}/policy/events/bob`, true],
+        ['CONNECT', `127.0.0.1:${policy.port}`, true],
+        ['CONNECT', `127.0.0.1:${policy.port}`, true],
       ],
+    );
+    assert.deepEqual(
+      policy.received.slice(-2).map((request) => request.url),
+      ['/policy/events/alice', '/policy/events/bob'],
     );
     assert.equal(policy.received.at(-1)?.headers['proxy-authorization'], undefined);
   });
@@ -54,7 +58,7 @@ describe('policy client through the egress proxy', () => {
     assert.deepEqual(answer, {
       kind: 'retry',
       status: null,
-      error: `egress proxy ${proxy.origin} refused: answered 407 Proxy Authentication Required`,
+      error: `egress proxy ${proxy.origin} refused CONNECT 127.0.0.1:${policy.port}: answered 407 Proxy Authentication Required`,
     });
   });
 });

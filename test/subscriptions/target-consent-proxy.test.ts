@@ -45,7 +45,7 @@ describe('target consent through the egress proxy', () => {
     });
     assert.deepEqual(
       proxy.seen.map(({ method, target: line }) => [method, line]),
-      [['OPTIONS', `http://127.0.0.1:${port}/hook`]],
+      [['CONNECT', `127.0.0.1:${port}`]],
     );
     assert.equal(target.requests[0]?.headers.host, `${NAME}:${port}`);
   });

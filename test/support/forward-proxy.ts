@@ -1,10 +1,11 @@
 /**
  * A forward HTTP proxy on 127.0.0.1, as an institution's egress proxy: absolute-form requests
- * (`POST http://127.0.0.1:8080/hook`) are forwarded, `CONNECT 127.0.0.1:8443` opens a tunnel. It
+ * (`POST http://127.0.0.1:8080/hook`) are forwarded with `Host` made the request line's authority,
+ * as RFC 9112 (section 3.2.2) has a proxy do; `CONNECT 127.0.0.1:8443` opens a tunnel. It
  * records each request line and whether Proxy-Authorization came, and can refuse every request
  * (403, 407). It reaches 127.0.0.1 only: any other destination is answered 502.
  */
-import { createServer, type IncomingMessage, request as httpRequest } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, request as httpRequest } from 'node:http';
 import { type AddressInfo, connect, isIP, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 
@@ -54,7 +55,7 @@ export async function startForwardProxy(): Promise<ForwardProxy> {
       response.writeHead(502).end('this test proxy reaches http://127.0.0.1 only');
       return;
     }
-    const headers = { ...request.headers };
+    const headers: IncomingHttpHeaders = { ...request.headers, host: url.host };
     delete headers['proxy-authorization'];
     delete headers['proxy-connection'];
     const upstream = httpRequest(
