@@ -56,7 +56,12 @@ describeOn({ skip: CLONE_SKIP || DOCKER_SKIP }, 'the container image', () => {
   }
 
   async function state(name: string): Promise<ContainerState> {
-    return JSON.parse(await dockerOk(['inspect', '--format', '{{json .State}}', name])) as ContainerState;
+    // A loaded daemon has been seen to answer an inspect with nothing (exit 0): asked again.
+    for (let tries = 1; ; tries++) {
+      const text = (await dockerOk(['inspect', '--format', '{{json .State}}', name])).trim();
+      if (text !== '') return JSON.parse(text) as ContainerState;
+      if (tries === 10) throw new Error(`docker inspect ${name} answered nothing ${tries} times`);
+    }
   }
 
   /** Waits until the container's server answers /readyz; fails with its logs when it exits first. */
