@@ -26,6 +26,6 @@ export async function* readAhead<T>(source: AsyncIterable<T>): AsyncGenerator<T>
     }
   } finally {
     // The caller stopped early: the source is closed once the read under way has ended.
-    if (!done) void next.then(() => iterator.return?.(), () => undefined);
+    if (!done) void next.then(() => iterator.return?.()).catch(() => undefined);
   }
 }

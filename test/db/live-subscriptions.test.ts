@@ -78,7 +78,10 @@ for (const backend of testBackends()) {
         assert.deepEqual(byUuid(paged), byUuid(whole));
         assert.equal(unusable.paged.length, 3);
         assert.deepEqual(unusable.paged, unusable.whole);
-        assert.ok(!byUuid(paged).some((m) => m.uuid === subscription(3).uuid || m.uuid === subscription(10).uuid), 'disabled, deleted: left out');
+        assert.ok(
+          !byUuid(paged).some((m) => m.uuid === subscription(3).uuid || m.uuid === subscription(10).uuid),
+          'disabled, deleted: left out',
+        );
       } finally {
         await t.close();
       }
