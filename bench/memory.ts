@@ -39,16 +39,7 @@ export async function benchMemory(label: string, databaseUrl: string): Promise<R
   const writer = facilityRows(r);
   let written = 0;
   for (const size of MEMORY_SIZES) {
-    const database = openDatabase(databaseUrl);
-    try {
-      await insertRows(database, writer, size - written);
-      // As autovacuum soon would, where it runs: without statistics on a table just loaded,
-      // PostgreSQL read each page of the start-up load by sorting every live row (0.7 s a page,
-      // 2 minutes for 1,000,000 rows) rather than along the primary key. SQLite is left as is.
-      if (databaseUrl.startsWith('postgres')) await sql`analyze subscriptions`.execute(database.db);
-    } finally {
-      await database.close();
-    }
+    await addSubscriptionRows(databaseUrl, writer, size - written);
     written = size;
     rows.push({ database: label, subscriptions: size, ...(await measureLoaded(databaseUrl)) });
   }
@@ -86,6 +77,20 @@ function peakResidentBytes(pid: number): number {
   }
 }
 
+/** Inserts `count` rows made by `next` into the subscriptions table of the database `databaseUrl` (schema current). */
+export async function addSubscriptionRows(databaseUrl: string, next: () => SubscriptionRow, count: number): Promise<void> {
+  const database = openDatabase(databaseUrl);
+  try {
+    await insertRows(database, next, count);
+    // As autovacuum soon would, where it runs: without statistics on a table just loaded,
+    // PostgreSQL read each page of the start-up load by sorting every live row (0.7 s a page,
+    // 2 minutes for 1,000,000 rows) rather than along the primary key. SQLite is left as is.
+    if (databaseUrl.startsWith('postgres')) await sql`analyze subscriptions`.execute(database.db);
+  } finally {
+    await database.close();
+  }
+}
+
 async function insertRows(database: DatabaseHandle, next: () => SubscriptionRow, count: number): Promise<void> {
   const perTransaction = SUBSCRIPTION_ROWS_PER_STATEMENT * STATEMENTS_PER_TRANSACTION;
   for (let done = 0; done < count; done += perTransaction) {
@@ -99,7 +104,7 @@ async function insertRows(database: DatabaseHandle, next: () => SubscriptionRow,
 }
 
 /** The rows POST /eventmatch would write for the facility's subscriptions, one a call. */
-function facilityRows(r: Random): () => SubscriptionRow {
+export function facilityRows(r: Random): () => SubscriptionRow {
   // The dialect each expression compiles in, as a create finds it (about 150,000 distinct at 1,000,000).
   const dialects = new Map<string, Dialect>();
   const clock = systemClock();

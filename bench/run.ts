@@ -1,6 +1,6 @@
 /**
  * `npm run bench [-- section…]`: prints the benchmark tables and writes bench/results.json.
- * Sections: jsonpath, matching, memory, outbound, creates, receive, burst, latency, sustained, isolation, tracing, brokers, disk, import,
+ * Sections: jsonpath, matching, memory, startup, outbound, creates, receive, burst, latency, sustained, isolation, tracing, brokers, disk, import,
  * fanout
  * (all by default). The services run on SQLite, and on PostgreSQL too when NOTIFICATIONS_BENCH_DATABASE_URL
  * names a database. Run with --expose-gc (the npm script does) so heap figures are settled.
@@ -20,6 +20,7 @@ import { goals } from './goals.js';
 import { benchEvaluation } from './jsonpath-evaluation.js';
 import { benchMemory } from './memory.js';
 import { benchOutbound } from './outbound.js';
+import { benchStartup } from './startup.js';
 import { benchBurst, benchCeiling, benchLatency, benchReceive, benchSustained, benchTracing } from './receive.js';
 import { benchMatching } from './subscription-matching.js';
 import { printTable, type Row } from './table.js';
@@ -28,6 +29,7 @@ const SECTIONS = [
   'jsonpath',
   'matching',
   'memory',
+  'startup',
   'outbound',
   'creates',
   'receive',
@@ -65,6 +67,9 @@ async function main(): Promise<void> {
   );
   await section('memory', 'The server process with 100,000 and 1,000,000 facility-shaped subscriptions loaded', () =>
     forEachBenchDatabase(benchMemory),
+  );
+  await section('startup', 'Start-up: from spawning the server to /readyz ready, 1,000,000 facility-shaped subscriptions', () =>
+    forEachBenchDatabase(benchStartup),
   );
 
   await section(

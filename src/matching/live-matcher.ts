@@ -94,18 +94,19 @@ export class LiveMatcher {
     // An unchanged expression is not compiled again; a change of `notices` alone changes the answer only.
     const known = this.unusable.get(row.uuid);
     if (known?.dialect === dialect && known.jsonpath === row.jsonpath) return;
-    if (this.index.holds(row.uuid, dialect, row.jsonpath)) {
-      const held = this.index.found(row.uuid)!;
+    // One lookup of the uuid for a subscription not held yet (every one at start-up).
+    const held = this.index.found(row.uuid);
+    if (held !== undefined && this.index.holds(row.uuid, dialect, row.jsonpath)) {
       if (held.notices !== notices) this.index.answerWith(row.uuid, { uuid: held.uuid, owner: held.owner, notices });
       return;
     }
-    this.forget(row.uuid);
+    if (held !== undefined || known !== undefined) this.forget(row.uuid);
     // Kept for as long as the subscription lives: a uuid made here (randomUUID) is a rope of
     // ~14 pieces, ~490 bytes against ~60 for a copy in one piece.
     const uuid = compactCopy(row.uuid);
     const owner = this.ownerName(row.owner);
     try {
-      this.index.setExpression(uuid, dialect, row.jsonpath, () => compileJsonPath(row.jsonpath, dialect), { uuid, owner, notices });
+      this.index.addExpression(uuid, dialect, row.jsonpath, () => compileJsonPath(row.jsonpath, dialect), { uuid, owner, notices });
     } catch (error) {
       this.releaseOwner(owner);
       this.unusable.set(uuid, { dialect, jsonpath: row.jsonpath });

@@ -122,6 +122,14 @@ export class SubscriptionIndex<Id, Match = Id> {
    */
   setExpression(id: Id, dialect: Dialect, source: string, compile: () => CompiledJsonPath, ...match: Answer<Id, Match>): void {
     this.delete(id);
+    this.addExpression(id, dialect, source, compile, ...match);
+  }
+
+  /**
+   * `setExpression` for an `id` not indexed (`found` says undefined): one lookup of the id
+   * fewer, at start-up a million of them.
+   */
+  addExpression(id: Id, dialect: Dialect, source: string, compile: () => CompiledJsonPath, ...match: Answer<Id, Match>): void {
     const entries = this.entries[dialect];
     let entry = entries.get(source);
     if (!entry) {

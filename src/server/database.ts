@@ -6,6 +6,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Keyring } from '../config/keyring.js';
 import type { Config } from '../config/settings.js';
 import { type DatabaseHandle, DatabaseMissing, openDatabase } from '../db/connect.js';
+import { readAhead } from '../db/read-ahead.js';
 import { releaseAllLeases } from '../db/stores/matches.js';
 import { schemaStatus, syncSchema } from '../db/migrate.js';
 import { isStorageFull, StorageWatch } from '../db/storage-full.js';
@@ -70,7 +71,7 @@ export async function prepareDatabase(
     if (!database.capabilities.sharedByInstances) await releaseAllLeases(database.db);
     // Instances sharing PostgreSQL hear of each other's writes otherwise (subscription-sync.ts).
     const loadedFrom = database.capabilities.sharedByInstances || database.inMemory ? undefined : await subscriptionsState(database.db);
-    for await (const page of liveSubscriptionPages(database.db)) matcher.load(page);
+    for await (const page of readAhead(liveSubscriptionPages(database.db))) matcher.load(page);
     return { loadedFrom };
   } catch (error) {
     console.error(`${PROGRAM}: cannot use the database ${database.description}: ${error instanceof Error ? error.message : String(error)}`);

@@ -27,6 +27,7 @@ import {
   jsonpath,
   Nothing,
   type Token,
+  TokenKind,
 } from 'json-p3';
 import { isJsonObject } from '../../json.js';
 
@@ -67,7 +68,9 @@ function queryWalk(query: JSONPathQuery): Test {
   const { environment, segments } = query;
   const steps = segments.map((segment): Select => {
     const select = anySelector(segment.selectors.map((selector) => selectorOf(selector, environment)));
-    if (!segment.toString().startsWith('..')) return select;
+    // json-p3 makes a descendant segment (`..`) from the `..` token alone. (Asking its text
+    // serialized the whole segment, filters and all: a fifth of compiling at start-up.)
+    if (segment.token.kind !== TokenKind.DDOT) return select;
     const { token } = segment;
     const limit = environment.maxRecursionDepth;
     return (value, root, each) => someDescendant(value, (reached) => select(reached, root, each), limit, token);
