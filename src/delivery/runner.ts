@@ -10,7 +10,8 @@
  *   (lanes.ts) whose slots are the origin's window (origin-health.ts): the connections, and
  *   for a target that answers quickly up to eight times as many, waiting in the sender's thread
  *   for the next free connection. A slow or hanging target fills only its own slots, and
- *   claims leave out the work of an origin that has as much again waiting;
+ *   claims leave out the work of an origin that has as much again waiting, and take no more
+ *   than the lanes' room (a row claimed only to be given back is two writes for nothing);
  * - an origin that keeps giving no answer is down: probed once a second, its other rows
  *   waiting, untried;
  * - a row waits in memory only while its lease still has room for a whole exchange; then it is
@@ -86,6 +87,8 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
   const originOf = new Map<string, string>();
   const subscriptions = new SubscriptionCache(queue.subscriptions, SUBSCRIPTIONS_KEPT);
   const pacing = new RatePacing(clock, () => core.dispatch());
+  /** What the lane of an origin not seen yet takes: twice its connections. */
+  const newLaneRoom = 2 * options.connectionsPerOrigin;
 
   const deliveries: AttemptStrategy<Delivery, Attempted> = {
     slots: (origin) => health.window(origin),
@@ -95,6 +98,9 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
     claimFilter: (leftOut) => ({
       excludeSubscriptions: [...[...leftOut].flatMap((origin) => [...(subscriptionsOf.get(origin) ?? [])]), ...pacing.saturated()],
     }),
+    claimRoom,
+    // Not for a down origin: it is only probed.
+    laneSlack: (origin) => (health.isDown(origin) ? 0 : newLaneRoom),
     stays: handedRowStays,
     probes: claimProbes,
     workOf,
@@ -171,6 +177,22 @@ export function deliveryRunner(options: DeliveryRunnerOptions): DeliveryRunner {
       takenFor.set(origin, taken + 1);
       return false;
     };
+  }
+
+  /**
+   * The room of the lanes a claim may fill: those with work here that it does not leave out, and
+   * a new lane's worth for rows of origins not seen yet. With no lanes at all (nothing known of
+   * what waits in the queue), the batch.
+   */
+  function claimRoom(leftOut: ReadonlySet<string>): number {
+    let room = newLaneRoom;
+    let lanes = leftOut.size;
+    for (const origin of subscriptionsOf.keys()) {
+      if (leftOut.has(origin) || !core.lanes.has(origin)) continue;
+      room += core.lanes.room(origin);
+      lanes++;
+    }
+    return lanes === 0 ? Infinity : room;
   }
 
   /** A down origin with nothing waiting gets one row of its own claimed, to probe it with (when claims may be made). */

@@ -26,6 +26,12 @@ export interface ClaimSource {
   leftOut(): ReadonlySet<string>;
   /** Claims at most `limit` rows, leaving out the work of lanes `leftOut`. */
   claim(limit: number, leftOut: ReadonlySet<string>): Promise<MatchesTable[]>;
+  /**
+   * How many rows a claim leaving out `leftOut` may take at most: the room its lanes have. A
+   * row claimed with no room in its lane would be given back at once, a write for nothing, and
+   * claimed again (under a slow target, most of what a claim took). None: as many as asked.
+   */
+  room?(leftOut: ReadonlySet<string>): number;
 }
 
 /**
@@ -41,9 +47,12 @@ export async function nextBatch(
 ): Promise<Batch> {
   const { inbox, pacer } = sources;
   const handed = inbox?.take(limit, now, stays) ?? [];
-  const room = limit - handed.length;
-  if (room <= 0 || claims === undefined) return { handed, claimed: [] };
+  if (limit - handed.length <= 0 || claims === undefined) return { handed, claimed: [] };
   const leftOut = claims.leftOut();
+  // The rows handed over take lane room too, wherever they go.
+  const lanesRoom = claims.room === undefined ? Infinity : claims.room(leftOut) - handed.length;
+  const room = Math.min(limit - handed.length, lanesRoom);
+  if (room <= 0) return { handed, claimed: [] };
   const mayClaim = handed.length > 0 ? (pacer?.mayClaimBesides(leftOut) ?? false) : mayClaimUnhanded(sources, leftOut);
   if (!mayClaim) return { handed, claimed: [] };
   let claimed: MatchesTable[];

@@ -73,6 +73,14 @@ export interface AttemptStrategy<W extends Work, R extends AttemptResult> {
   slots(lane: string): number;
   /** What a claim leaves out so as to leave out the work of lanes `leftOut` (full, or down). */
   claimFilter(leftOut: ReadonlySet<string>): ClaimFilter;
+  /** How many rows a claim leaving out `leftOut` may take at most (next-batch.ts); none: no bound but the batch. */
+  claimRoom?(leftOut: ReadonlySet<string>): number;
+  /**
+   * Claimed work a lane takes in past full (claims leave it out from full on): the room
+   * `claimRoom` counts for lanes not seen yet, which a claim's rows may turn out to be a full
+   * lane's. Given back instead, each would be a write for nothing, and a claim again.
+   */
+  laneSlack?(lane: string): number;
   /** Rows taken in, with their events, as the work to attempt; rows not to be tried it cancels or gives back itself. */
   workOf(taken: readonly HandedMatch[]): Promise<W[]>;
   /** Reads what `workOf` will need of these rows, at the same time as their events are read. */
@@ -160,7 +168,7 @@ export class RunnerCore<W extends Work, R extends AttemptResult> {
       const probes = (await this.strategy.probes?.(now)) ?? [];
       taken.push(...probes);
       const [claimed] = await Promise.all([this.withEvents([...batch.claimed, ...probes]), this.strategy.prepare?.(taken)]);
-      this.place(await this.strategy.workOf([...batch.handed, ...claimed]));
+      this.place(await this.strategy.workOf([...batch.handed, ...claimed]), new Set(batch.claimed));
     } catch (error) {
       this.giveBack(taken);
       throw error;
@@ -174,6 +182,7 @@ export class RunnerCore<W extends Work, R extends AttemptResult> {
     return {
       leftOut: () => new Set([...this.waiting.fullKeys(), ...(this.strategy.downLanes?.() ?? [])]),
       claim: (limit, leftOut) => this.claim(now, limit, this.strategy.claimFilter(leftOut)),
+      ...(this.strategy.claimRoom === undefined ? {} : { room: (leftOut: ReadonlySet<string>) => this.strategy.claimRoom!(leftOut) }),
     };
   }
 
@@ -196,11 +205,15 @@ export class RunnerCore<W extends Work, R extends AttemptResult> {
     });
   }
 
-  /** Puts work in its lane; what finds its lane full (or its pacing's share) goes back to the queue, which keeps it until there is room. */
-  private place(work: readonly W[]): void {
+  /**
+   * Puts work in its lane; what finds its lane full (past its slack, for rows of `claimed`) or
+   * its pacing's share goes back to the queue, which keeps it until there is room.
+   */
+  private place(work: readonly W[], claimed: ReadonlySet<MatchesTable>): void {
     const full: W[] = [];
     for (const w of work) {
-      if (this.waiting.isFull(w.lane) || this.strategy.pacing?.full(w) === true) {
+      const slack = claimed.has(w.rows[0]!) ? (this.strategy.laneSlack?.(w.lane) ?? 0) : 0;
+      if (this.waiting.room(w.lane) + slack <= 0 || this.strategy.pacing?.full(w) === true) {
         full.push(w);
         continue;
       }

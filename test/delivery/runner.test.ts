@@ -12,6 +12,7 @@ import { Webhook } from 'standardwebhooks';
 import { Keyring } from '../../src/config/keyring.js';
 import { type DatabaseHandle, openDatabase } from '../../src/db/connect.js';
 import { logEvent, pendingMatch } from '../../src/db/stores/events.js';
+import { type MatchQueue, matchQueue } from '../../src/db/stores/match-queue.js';
 import { syncSchema } from '../../src/db/migrate.js';
 import { insertSubscription } from '../../src/db/stores/subscriptions.js';
 import type { MatchesTable, SubscriptionRow } from '../../src/db/tables.js';
@@ -227,6 +228,52 @@ for (const backend of testBackends()) {
       const taken = (await Promise.all(slowRows.map((r) => s.read(r.uuid)))).filter((r) => r.state === 'delivered');
       assert.equal(taken.length, 4, 'the slow lane held four rows, no more');
       assert.equal(slow.requests.length, 4);
+    });
+
+    it('claims take no more than the lanes have room for: rows of a slow origin are claimed as room comes, none given back', async (t) => {
+      const s = await scene(t, backend, { connections: 2 });
+      const held: Array<() => void> = [];
+      const stub = await s.stub(async (_request, response) => {
+        await new Promise<void>((resolve) => held.push(resolve));
+        response.writeHead(200).end();
+      });
+      t.after(() => held.forEach((answer) => answer()));
+      const subscription = await s.subscribe(stub.url);
+      const rows: MatchesTable[] = [];
+      for (let i = 0; i < 16; i++) rows.push(await s.queue(subscription));
+      const inner = matchQueue(s.handle);
+      let claimed = 0;
+      let givenBack = 0;
+      const queue: MatchQueue = {
+        ...inner,
+        claim: async (...args) => {
+          const taken = await inner.claim(...args);
+          claimed += taken.length;
+          return taken;
+        },
+        settle: (holder, settlement, at) => {
+          givenBack += settlement.release?.length ?? 0;
+          return inner.settle(holder, settlement, at);
+        },
+      };
+      const runner = testDeliveryRunner(
+        { handle: s.handle, clock: s.clock, queue },
+        { target: s.target, connectionsPerOrigin: 2, batchSize: 4 },
+      );
+      const delivered = async () => (await Promise.all(rows.map((r) => s.read(r.uuid)))).filter((r) => r.state === 'delivered').length;
+      // Four: two on the wire, two waiting, the lane full.
+      await runner.intake();
+      assert.equal(claimed, 4);
+      // The target answers one at a time: each answer leaves the lane room for one, and a claim
+      // of the batch would have given three back.
+      for (let done = 1; done <= 16; done++) {
+        await eventually(() => held.length > 0, 'a request waiting');
+        held.shift()!();
+        await eventually(async () => (await delivered()) === done, `${done} delivered`);
+        await runner.intake();
+      }
+      assert.equal(givenBack, 0, 'none claimed only to be given back');
+      assert.equal(claimed, 16, 'each row claimed once');
     });
 
     it('a handed row of a full lane waits in the handoff while its origin keeps up, and goes back to the queue once it does not', async (t) => {
