@@ -86,7 +86,7 @@ function peakResidentBytes(pid: number): number {
   }
 }
 
-async function insertRows(database: DatabaseHandle, next: () => SubscriptionRow, count: number): Promise<void> {
+export async function insertRows(database: DatabaseHandle, next: () => SubscriptionRow, count: number): Promise<void> {
   const perTransaction = SUBSCRIPTION_ROWS_PER_STATEMENT * STATEMENTS_PER_TRANSACTION;
   for (let done = 0; done < count; done += perTransaction) {
     await database.db.transaction().execute(async (tx) => {
@@ -99,7 +99,7 @@ async function insertRows(database: DatabaseHandle, next: () => SubscriptionRow,
 }
 
 /** The rows POST /eventmatch would write for the facility's subscriptions, one a call. */
-function facilityRows(r: Random): () => SubscriptionRow {
+export function facilityRows(r: Random): () => SubscriptionRow {
   // The dialect each expression compiles in, as a create finds it (about 150,000 distinct at 1,000,000).
   const dialects = new Map<string, Dialect>();
   const clock = systemClock();
