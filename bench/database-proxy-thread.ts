@@ -1,6 +1,7 @@
 /**
  * test/support/database-proxy.ts in a worker thread of its own: a proxy between the server and
- * PostgreSQL that counts the chunks the server sends (about one a statement), without sharing an
+ * PostgreSQL that counts the chunks the server sends (about one a statement) and PostgreSQL's
+ * ReadyForQuery messages (one a round trip), without sharing an
  * event loop with the bench's readers. In the bench's own loop, the callbacks of thousands of
  * readers woken at once would hold the server's statements back, and the latencies measured
  * would be partly the bench's.
@@ -13,12 +14,14 @@ export interface CountingProxy {
   readonly url: string;
   /** Chunks the clients have sent through it so far. */
   sent(): Promise<number>;
+  /** ReadyForQuery messages PostgreSQL has sent so far: the round trips (and one a connection). */
+  readyForQuery(): Promise<number>;
   close(): Promise<void>;
 }
 
 const ROLE = 'bench-database-proxy';
 
-type Request = { id: number; op: 'sent' | 'close' };
+type Request = { id: number; op: 'sent' | 'readyForQuery' | 'close' };
 type Reply = { id: number; value: number };
 
 export async function startDatabaseProxyThread(upstream: string): Promise<CountingProxy> {
@@ -49,6 +52,7 @@ export async function startDatabaseProxyThread(upstream: string): Promise<Counti
   return {
     url,
     sent: () => ask('sent'),
+    readyForQuery: () => ask('readyForQuery'),
     close: async () => {
       await ask('close');
       await worker.terminate();
@@ -61,6 +65,7 @@ if (!isMainThread && (workerData as { role?: string } | null)?.role === ROLE) {
   const proxy = await startDatabaseProxy((workerData as { upstream: string }).upstream);
   port.on('message', (request: Request) => {
     if (request.op === 'sent') port.postMessage({ id: request.id, value: proxy.sent() } satisfies Reply);
+    else if (request.op === 'readyForQuery') port.postMessage({ id: request.id, value: proxy.readyForQuery() } satisfies Reply);
     else void proxy.close().then(() => port.postMessage({ id: request.id, value: proxy.sent() } satisfies Reply));
   });
   port.postMessage({ url: proxy.url });

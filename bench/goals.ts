@@ -230,9 +230,50 @@ export function goals(results: Results, postgres: boolean): Row[] {
       },
     );
   }
-  const deliveryRuns = ['receive', 'burst', 'latency', 'sustained'].flatMap((section) =>
-    (results[section] ?? []).map((row) => ({ run: `${section} ${row.database}`, row })),
-  );
+  /** A counts row (counts.ts): a phase, a database, and for the load the run (pipeline, burst); or why there is none. */
+  const counted = (phase: string, database: string, run?: string): Row | string => {
+    const row = results.counts?.find((r) => r.phase === phase && r.database === database && (run === undefined || r.run === run));
+    return row ?? missing('counts', database);
+  };
+  const countGoal = (name: string, most: number, phase: string, database: string, column: string, run?: string, unit = '') =>
+    goal(name, `≤ ${most.toLocaleString('en-US')}${unit}`, () => {
+      const row = counted(phase, database, run);
+      if (typeof row === 'string') return row;
+      const value = row[column];
+      if (typeof value !== 'number') return `${NOT_MEASURED}: ${value}`;
+      return { measured: `${value >= 100 ? whole(value) : fixed(value)}${unit}`, met: value <= most };
+    });
+  countGoal('counts, burst, PostgreSQL: `matches` row updates per event', 9, 'load', 'postgres', 'matches updates', 'burst');
+  countGoal('counts, burst, PostgreSQL: WAL bytes per event', 9_000, 'load', 'postgres', 'WAL bytes', 'burst');
+  countGoal('counts, pipeline, PostgreSQL: round trips per event', 2.2, 'load', 'postgres', 'round trips', 'pipeline');
+  countGoal('counts, pipeline, PostgreSQL: commits per event', 1.6, 'load', 'postgres', 'commits', 'pipeline');
+  countGoal('counts, pipeline, PostgreSQL: WAL bytes per event', 8_000, 'load', 'postgres', 'WAL bytes', 'pipeline');
+  countGoal('counts, pipeline, SQLite: WAL bytes per event', 24_000, 'load', 'sqlite', 'WAL bytes', 'pipeline');
+  countGoal('counts, pipeline, SQLite: fsyncs per event', 0.7, 'load', 'sqlite', 'fsyncs', 'pipeline');
+  countGoal('counts, idle, PostgreSQL: commits', 0.1, 'idle', 'postgres', 'commits', undefined, '/s');
+  countGoal('counts, idle, PostgreSQL: round trips', 1, 'idle', 'postgres', 'round trips', undefined, '/s');
+  goal('counts, idle, SQLite: fsyncs', '0/s', () => {
+    const row = counted('idle', 'sqlite');
+    if (typeof row === 'string') return row;
+    const value = row.fsyncs;
+    if (typeof value !== 'number') return `${NOT_MEASURED}: ${value}`;
+    return { measured: `${fixed(value)}/s`, met: value === 0 };
+  });
+  countGoal('counts, creates, PostgreSQL: round trips per POST /eventmatch', 1.1, 'creates', 'postgres', 'round trips');
+  goal(`start-up with ${whole(GOAL_SUBSCRIPTIONS)} subscriptions, to /readyz`, '≤ 10 s', () => {
+    const rows = (results.counts ?? []).filter((row) => row.phase === 'start-up');
+    if (rows.length === 0) return missing('counts');
+    return {
+      measured: rows.map((row) => `${fixed(num(row['to /readyz s']), 1)} s (${row.database})`).join(', '),
+      met: rows.every((row) => num(row['to /readyz s']) <= 10),
+    };
+  });
+  const deliveryRuns = [
+    ...['receive', 'burst', 'latency', 'sustained'].flatMap((section) =>
+      (results[section] ?? []).map((row) => ({ run: `${section} ${row.database}`, row })),
+    ),
+    ...(results.counts ?? []).filter((row) => row.phase === 'load').map((row) => ({ run: `counts ${row.run} ${row.database}`, row })),
+  ];
   goal('nothing lost: every answered event delivered', 'in every run', () => {
     if (deliveryRuns.length === 0) return `${NOT_MEASURED} (no delivery section run)`;
     const lost = deliveryRuns.filter(({ row }) => row['all delivered'] !== 'yes');

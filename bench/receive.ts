@@ -32,7 +32,7 @@ import { startOtlpSink } from './otlp-sink.js';
 import { startBenchServer } from './server.js';
 import type { Row } from './table.js';
 
-const SUBSCRIPTIONS = 999;
+export const SUBSCRIPTIONS = 999;
 const PROJECTS = 333; // 999 subscriptions over 333 projects: exactly three match each event
 export const MATCHES_PER_EVENT = SUBSCRIPTIONS / PROJECTS;
 /** The three subscriptions of a project belong to three users: one policy call each. */
@@ -57,7 +57,7 @@ export const BURST_TARGET_DELAY_MS = 1_000;
  * 16/s and the backlog of a 10 s burst would take an hour; at 1,024 the server's 1,024 rows in
  * flight bound it, ~1,000 deliveries/s.
  */
-const BURST_TARGET_CONCURRENCY = '1024';
+export const BURST_TARGET_CONCURRENCY = '1024';
 /** Longer than the target's delay: no answer for this long means nothing more is coming. */
 const BURST_QUIET_MS = 5_000;
 
@@ -378,7 +378,7 @@ function load(url: string, label: string, duration: number): Promise<autocannon.
 }
 
 /** Subscription i is to project i % PROJECTS, owned by user ⌊i / PROJECTS⌋: a project's three have three owners. */
-async function createSubscriptions(server: RunningServer, targetUrl: string): Promise<void> {
+export async function createSubscriptions(server: RunningServer, targetUrl: string): Promise<void> {
   for (let start = 0; start < SUBSCRIPTIONS; start += 100) {
     await Promise.all(
       Array.from({ length: Math.min(100, SUBSCRIPTIONS - start) }, async (_, i) => {

@@ -1,7 +1,7 @@
 /**
  * `npm run bench [-- section…]`: prints the benchmark tables and writes bench/results.json.
- * Sections: jsonpath, matching, memory, startup, outbound, creates, receive, burst, latency, sustained, isolation, tracing, brokers, disk, import,
- * fanout
+ * Sections: jsonpath, matching, memory, startup, outbound, creates, receive, burst, counts, latency, sustained, isolation, tracing,
+ * brokers, disk, import, fanout
  * (all by default). The services run on SQLite, and on PostgreSQL too when NOTIFICATIONS_BENCH_DATABASE_URL
  * names a database. Run with --expose-gc (the npm script does) so heap figures are settled.
  * Last, the goals of issue 15 with the figures of this run (bench/goals.ts).
@@ -11,6 +11,7 @@ import os from 'node:os';
 import { createPostgres, createSqlite } from '../test/support/database.js';
 import { facilityEvent } from '../test/support/fixtures.js';
 import { benchBrokers } from './brokers.js';
+import { benchCounts, COUNTS_TABLES } from './counts.js';
 import { benchCreates } from './creates.js';
 import { benchDisk, DISK_EVENTS, DISK_MATCHES_PER_EVENT, DISK_RETRIED_EVENTS, FAILURES_BEFORE_DELIVERY } from './disk-usage.js';
 import { benchFanout, FANOUT_TABLES } from './fanout.js';
@@ -34,6 +35,7 @@ const SECTIONS = [
   'creates',
   'receive',
   'burst',
+  'counts',
   'latency',
   'sustained',
   'isolation',
@@ -105,6 +107,11 @@ async function main(): Promise<void> {
       significantDigits: 3,
     });
   }
+  if (want('counts')) {
+    // One table a phase, as fanout's; results.counts keeps every row, with its phase.
+    results.counts = await benchCounts(process.env.NOTIFICATIONS_BENCH_DATABASE_URL);
+    printPhases(results.counts, COUNTS_TABLES);
+  }
   await section('latency', 'From receive to delivered at a fixed 1,000 events/s for 10 s (3 policy calls and 3 deliveries each)', () =>
     forEachBenchDatabase(benchLatency),
   );
@@ -141,11 +148,7 @@ async function main(): Promise<void> {
   if (want('fanout')) {
     // One table a phase (their columns differ); results.fanout keeps every row, with its phase.
     results.fanout = await forEachBenchDatabase(benchFanout);
-    for (const [phase, title] of FANOUT_TABLES)
-      printTable(
-        title,
-        results.fanout.filter((row) => row.phase === phase).map(({ phase: _phase, ...row }) => row),
-      );
+    printPhases(results.fanout, FANOUT_TABLES);
   }
   results.goals = goals(results, Boolean(process.env.NOTIFICATIONS_BENCH_DATABASE_URL));
   printTable('Goals, with the figures of this run', results.goals);
@@ -153,6 +156,15 @@ async function main(): Promise<void> {
     new URL('../../bench/results.json', import.meta.url),
     JSON.stringify({ date: new Date().toISOString(), node: process.version, cpus: os.cpus().length, results }, null, 2),
   );
+}
+
+/** A table for each phase of `rows`, without the phase column. */
+function printPhases(rows: Row[], tables: ReadonlyArray<readonly [string, string]>): void {
+  for (const [phase, title] of tables)
+    printTable(
+      title,
+      rows.filter((row) => row.phase === phase).map(({ phase: _phase, ...row }) => row),
+    );
 }
 
 /** The import reads an original on PostgreSQL: without NOTIFICATIONS_BENCH_DATABASE_URL there is none to read. */

@@ -40,6 +40,11 @@ export interface DatabaseProxy {
   readonly url: string;
   /** Chunks the clients have sent through it so far: a client's write, unless it waits for none of its answers between writes. */
   sent(): number;
+  /**
+   * ReadyForQuery messages PostgreSQL has sent so far: one at the end of each exchange (a
+   * query, or a batch up to its Sync) and one when a connection starts: the round trips.
+   */
+  readyForQuery(): number;
   /** From now on nothing passes either way: bytes, ends and new connections wait. */
   hold(): void;
   /** Lets everything held through, in order, and what comes after. */
@@ -54,6 +59,7 @@ export async function startDatabaseProxy(upstream: string): Promise<DatabaseProx
   /** What arrived during a hold, to pass on at release. */
   let backlog: Array<() => void> = [];
   let sent = 0;
+  let ready = 0;
   const pass = (action: () => void) => (held ? backlog.push(action) : action());
   const forward = (from: Socket, to: Socket) => {
     from.on('data', (chunk: Buffer) => pass(() => to.write(chunk)));
@@ -64,6 +70,10 @@ export async function startDatabaseProxy(upstream: string): Promise<DatabaseProx
     const database = connect(Number(target.port || 5432), target.hostname);
     track(sockets, database);
     client.on('data', () => sent++);
+    database.on(
+      'data',
+      countMessages(READY_FOR_QUERY, () => ready++),
+    );
     forward(client, database);
     forward(database, client);
   });
@@ -74,6 +84,7 @@ export async function startDatabaseProxy(upstream: string): Promise<DatabaseProx
   return {
     url: url.toString(),
     sent: () => sent,
+    readyForQuery: () => ready,
     hold: () => {
       held = true;
     },
@@ -84,6 +95,36 @@ export async function startDatabaseProxy(upstream: string): Promise<DatabaseProx
       for (const action of actions) action();
     },
     close: () => closeAll(server, sockets),
+  };
+}
+
+/** The type byte of PostgreSQL's ReadyForQuery message. */
+const READY_FOR_QUERY = 0x5a;
+
+/**
+ * Calls `found` for each message of `type` in what a PostgreSQL server sends on one connection
+ * (without TLS): a type byte and a length that counts itself, across chunk boundaries.
+ */
+function countMessages(type: number, found: () => void): (chunk: Buffer) => void {
+  let header = Buffer.alloc(0);
+  let skip = 0;
+  return (chunk) => {
+    let at = 0;
+    while (at < chunk.length) {
+      if (skip > 0) {
+        const n = Math.min(skip, chunk.length - at);
+        skip -= n;
+        at += n;
+        continue;
+      }
+      const n = Math.min(5 - header.length, chunk.length - at);
+      header = Buffer.concat([header, chunk.subarray(at, at + n)]);
+      at += n;
+      if (header.length < 5) break;
+      if (header[0] === type) found();
+      skip = header.readUInt32BE(1) - 4;
+      header = Buffer.alloc(0);
+    }
   };
 }
 
