@@ -65,7 +65,7 @@ if (!isMainThread && (workerData as { role?: string } | null)?.role === ROLE) {
   const proxy = await startDatabaseProxy((workerData as { upstream: string }).upstream);
   port.on('message', (request: Request) => {
     if (request.op === 'sent') port.postMessage({ id: request.id, value: proxy.sent() } satisfies Reply);
-    else if (request.op === 'readyForQuery') port.postMessage({ id: request.id, value: proxy.readyForQuery() } satisfies Reply);
+    else if (request.op === 'readyForQuery') port.postMessage({ id: request.id, value: proxy.answered().roundTrips } satisfies Reply);
     else void proxy.close().then(() => port.postMessage({ id: request.id, value: proxy.sent() } satisfies Reply));
   });
   port.postMessage({ url: proxy.url });

@@ -113,7 +113,11 @@ async function serve(config: Config, egress: EgressSettings): Promise<number> {
   const onChange = followSubscriptionWrites(matcher, deliveries, pullReads);
   // Instances sharing the database hear of each other's writes; their own creates they apply at once.
   const expected = database.capabilities.sharedByInstances ? new ExpectedNotifications() : undefined;
-  const jobs = backgroundJobs({ ...base, waiters, onChange, expected, loadedFrom: prepared.loadedFrom });
+  const wakeRunners = () => {
+    policy.wake();
+    deliveries.wake();
+  };
+  const jobs = backgroundJobs({ ...base, waiters, onChange, expected, loadedFrom: prepared.loadedFrom, wakeRunners });
   const http = await buildHttp({ ...base, egress, tracing, runners, holder, waiters, pullReads, onChange, expected });
 
   // Stopped in reverse: no new requests, then no new work, then what is left recorded, the

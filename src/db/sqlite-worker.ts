@@ -138,7 +138,8 @@ function operationsGroupCommit(): GroupCommit {
     async () => void (connection!.inTransaction && connection!.exec('rollback')),
     options.timeoutMs,
   );
-  const walSync = options.walPath === undefined ? undefined : new WalSync(options.walPath);
+  const totalChanges = () => prepared('select total_changes()').pluck().get() as number;
+  const walSync = options.walPath === undefined ? undefined : new WalSync(options.walPath, totalChanges);
   closeWalSync = () => walSync?.close();
   return new GroupCommit(
     async (work) => {

@@ -51,7 +51,8 @@ export interface SubscriptionListenerOptions {
   backoffMs?: { first: number; max: number };
   /**
    * A connection that only listens never sends, so a dead peer would go unnoticed: it is
-   * probed this often, and given up when a probe takes as long.
+   * probed this often (a round trip that commits nothing: syncRoundTrip), and given up when a
+   * probe takes as long.
    */
   probeMs?: number;
 }
@@ -109,13 +110,7 @@ export function startSubscriptionListener(options: SubscriptionListenerOptions):
     const probe = setInterval(() => {
       const timeout = setTimeout(() => lose(new Error(`the listening connection did not answer a probe in ${probeMs} ms`)), probeMs);
       timeout.unref();
-      current.query('select 1').then(
-        () => clearTimeout(timeout),
-        (error: unknown) => {
-          clearTimeout(timeout);
-          lose(error);
-        },
-      );
+      void syncRoundTrip(current).then(() => clearTimeout(timeout));
     }, probeMs);
     probe.unref();
     try {
@@ -168,6 +163,21 @@ export function startSubscriptionListener(options: SubscriptionListenerOptions):
       await Promise.race([done, timeUp()]);
     },
   };
+}
+
+/**
+ * One round trip that starts no transaction: a bare Sync message, which PostgreSQL answers with
+ * ReadyForQuery. A `select 1` is a transaction: as the probe, it was a commit every 10 s of an
+ * idle instance. Only on a connection with no query under way (the listener's, between probes):
+ * pg has no public call for it, and would take the answer for a query's. A connection that
+ * fails is reported by its 'error' and 'end' events, as for a query.
+ */
+function syncRoundTrip(client: pg.Client): Promise<void> {
+  const { connection } = client as unknown as { connection: { sync(): void; once(event: 'readyForQuery', listener: () => void): void } };
+  return new Promise((resolve) => {
+    connection.once('readyForQuery', () => resolve());
+    connection.sync();
+  });
 }
 
 /** The pool's connection settings (see postgres-target.ts): `?schema=` becomes the search_path. */

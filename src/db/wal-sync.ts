@@ -10,6 +10,11 @@
  * Syncs are shared: a call while one is running waits for it and then for one more (the running
  * one may have started before the caller's commit wrote its frames); every call arriving
  * meanwhile shares that next one.
+ *
+ * A commit that changed no row (a claim that found nothing due, the runners' look at an idle
+ * queue) wrote nothing to the log: told by the connection's count of changed rows
+ * (`changes`), which has not moved since the last sync began, it waits for that sync only, and
+ * an idle server never syncs.
  */
 import { type FileHandle, open } from 'node:fs/promises';
 
@@ -19,12 +24,19 @@ export class WalSync {
   private queued: Promise<void> | undefined;
   /** After a failed fsync the kernel may have dropped the pages: nothing is durable any more. */
   private failure: unknown;
+  /** The count of changed rows when the last sync began: every commit up to it is in that sync. */
+  private covered: number | undefined;
 
-  constructor(private readonly walPath: string) {}
+  /** `changes`: the connection's count of rows changed so far (SQLite's total_changes()); without it, every call syncs. */
+  constructor(
+    private readonly walPath: string,
+    private readonly changes?: () => number,
+  ) {}
 
   /** Settles once everything written to the log before this call is on disk. */
   sync(): Promise<void> {
     if (this.failure !== undefined) return Promise.reject(this.failure);
+    if (this.changes !== undefined && this.changes() === this.covered) return this.running ?? Promise.resolve();
     if (this.queued) return this.queued;
     if (!this.running) return this.begin();
     this.queued = this.running
@@ -45,6 +57,7 @@ export class WalSync {
   }
 
   private begin(): Promise<void> {
+    this.covered = this.changes?.();
     const run = this.datasync().finally(() => {
       if (this.running === run) this.running = undefined;
     });

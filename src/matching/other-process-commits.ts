@@ -71,6 +71,8 @@ export interface OtherProcessCommitsOptions {
   maxErrorPauseMs: number;
   /** A look failed; it is tried again after a pause, from the same state. */
   onError: (error: unknown) => void;
+  /** Another process committed (an `eventretry`, say): the runners, waiting long while idle, look at the queue. */
+  onCommitted?: () => void;
 }
 
 export interface OtherProcessCommits {
@@ -138,6 +140,7 @@ export function followOtherProcessCommits(options: OtherProcessCommitsOptions): 
     step: async () => {
       if (performance.now() < pausedUntil) return 0;
       if ((await dataVersion(db)) === known.dataVersion) return 0;
+      options.onCommitted?.();
       // Read before the rows it leads to: a commit after it moves the data version again, for the next look.
       const now = await subscriptionsState(db);
       options.metrics.otherProcessCommits(await follow(known.fingerprint, now.fingerprint));

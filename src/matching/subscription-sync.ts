@@ -17,8 +17,12 @@ import { subscriptionRefresh } from './subscription-refresh.js';
 
 /** Other instances' subscription writes are polled for this often while notifications do not flow. */
 export const SYNC_POLL_MS = 500;
-/** The poll while notifications flow: it only catches what they missed. */
-export const SYNC_LISTENING_POLL_MS = 5_000;
+/**
+ * The poll while notifications flow. PostgreSQL delivers every notification to a session that
+ * listened when the write committed, and a read of notified rows that failed makes the poll due
+ * at once: this one is only a safety net, slow enough that an idle instance commits seldom.
+ */
+export const SYNC_LISTENING_POLL_MS = 60_000;
 /** Ten seconds of clock skew between instances is tolerated. */
 export const SYNC_CLOCK_SKEW_US = 10_000_000;
 
@@ -63,19 +67,23 @@ export interface SubscriptionSync {
 
 export function startSubscriptionSync(options: SubscriptionSyncOptions): SubscriptionSync {
   const { log } = options;
+  let loop: WorkerLoop | undefined;
+  // Due at once: at start, and when listening begins (again), since writes committed before
+  // LISTEN took effect were not heard.
+  let pollDue = true;
   const refresh = subscriptionRefresh({
     database: options.database,
     matcher: options.matcher,
     apply: options.apply,
     clock: options.clock,
     windowUs: options.skewUs,
-    onError: (error) => log.error({ err: error }, 'reading notified subscriptions failed; the poll will find them'),
+    onError: (error) => {
+      log.error({ err: error }, 'reading notified subscriptions failed; the poll will find them');
+      pollDue = true;
+      loop?.wake();
+    },
     ...(options.expected ? { expected: options.expected } : {}),
   });
-  let loop: WorkerLoop | undefined;
-  // Due at once: at start, and when listening begins (again), since writes committed before
-  // LISTEN took effect were not heard.
-  let pollDue = true;
   let lastPoll = 0;
   /** Listening was lost since the last reload: notifications may have been missed. */
   let lost = false;

@@ -129,7 +129,13 @@ export class RunnerCore<W extends Work, R extends AttemptResult> {
   ) {
     this.leaseRoom = new LeaseRoom(timeoutMs);
     this.waiting = new Lanes<W>((lane) => strategy.slots(lane));
-    this.loop = new RunnerLoop(() => this.intake(), options.settler, options);
+    this.loop = new RunnerLoop(
+      () => this.intake(),
+      options.settler,
+      options,
+      () => this.waiting.size > 0 || (options.inbox?.size ?? 0) > 0 || !isEmpty(strategy.downLanes?.()),
+      options.clock,
+    );
     // Claims were held back for the outcomes kept (settler.ts): they may be made again.
     options.settler.whenHeldWritten(() => this.wake());
   }
@@ -257,6 +263,7 @@ export class RunnerCore<W extends Work, R extends AttemptResult> {
     }
     const at = this.options.clock();
     const after = afterAttempt(this.stage, work.rows, result.outcome, { at, durationMs: result.durationMs }, this.options.schedule);
+    if (after.change?.state === this.stage && after.change.due !== undefined) this.loop.idleWait.scheduled(after.change.due);
     const ended = { work, result, after, at };
     const settling = this.strategy.ended(ended);
     this.waiting.finished(work.lane);
@@ -323,12 +330,16 @@ export class RunnerCore<W extends Work, R extends AttemptResult> {
     const unwritten = this.options.settler.unwrittenPast(now);
     // So many can only be a database too slow to take writes: claim nothing more for now.
     if (unwritten.length > MAX_LEFT_OUT) return Promise.resolve([]);
-    return this.options.queue.claim(
+    const claimed = this.options.queue.claim(
       this.stage,
       this.lease(now),
       limit,
       unwritten.length === 0 ? filter : { ...filter, excludeMatches: unwritten },
     );
+    return claimed.then((rows) => {
+      this.loop.idleWait.claimed(now);
+      return rows;
+    });
   }
 
   /** The lease of a claim made `now`. */
@@ -356,6 +367,12 @@ export class RunnerCore<W extends Work, R extends AttemptResult> {
   settle(rows: readonly MatchesTable[], after: AfterAttempt, subscription?: AttemptedFor): Promise<Settled> {
     return this.options.settler.settle(settlementOf(this.stage, rows, after, subscription), leaseEnds(rows));
   }
+}
+
+function isEmpty(lanes: Iterable<string> | undefined): boolean {
+  if (lanes === undefined) return true;
+  for (const _ of lanes) return false;
+  return true;
 }
 
 function rowsOf(work: readonly Work[]): MatchesTable[] {

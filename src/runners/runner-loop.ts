@@ -4,14 +4,17 @@
  * takes nothing more and waits for those calls and their settlement.
  */
 import type { MatchesTable } from '../db/tables.js';
+import { IdleWait } from './idle-wait.js';
 import type { Settler } from './settler.js';
 import { startWorkerLoop, type WorkerLoop } from './worker-loop.js';
 
 /**
- * How often a runner looks at the queue when nothing wakes it: retries coming due, and on
- * PostgreSQL other instances' work, are found this often.
+ * How often a runner holding work looks at the queue when nothing wakes it: retries coming
+ * due, and on PostgreSQL other instances' work, are found this often.
  */
 export const RUNNER_POLL_MS = 1_000;
+/** The longest wait of a runner that holds nothing (idle-wait.ts). */
+export const RUNNER_IDLE_POLL_MS = 30_000;
 
 /** What the policy and delivery runners offer alike. */
 export interface Runner {
@@ -30,6 +33,8 @@ export interface Runner {
 export interface RunnerLoopOptions {
   /** How often the queue is looked at when nothing wakes the runner (ms). */
   pollMs: number;
+  /** Holding nothing, the runner waits longer each round up to this (ms; idle-wait.ts); without it, always `pollMs`. */
+  idlePollMs?: number;
   maxErrorPauseMs: number;
   onError: (error: unknown) => void;
 }
@@ -37,6 +42,10 @@ export interface RunnerLoopOptions {
 /** Work started and not finished yet: waited for at shutdown, and by tests. */
 class InFlight {
   private readonly running = new Set<Promise<void>>();
+
+  get size(): number {
+    return this.running.size;
+  }
 
   add(work: Promise<void>): void {
     const tracked = work.finally(() => this.running.delete(tracked));
@@ -54,12 +63,18 @@ export class RunnerLoop {
   readonly inFlight = new InFlight();
   private loop: WorkerLoop | undefined;
   private stopped = false;
+  readonly idleWait: IdleWait;
 
+  /** `holding`: whether the runner holds work besides what is in flight (waiting in its lanes, origins down). */
   constructor(
     private readonly intake: () => Promise<number>,
     private readonly settler: Settler,
     private readonly options: RunnerLoopOptions,
-  ) {}
+    private readonly holding: () => boolean = () => false,
+    private readonly clock: () => number = () => Date.now() * 1000,
+  ) {
+    this.idleWait = new IdleWait(options.pollMs, options.idlePollMs ?? options.pollMs);
+  }
 
   /** Taking nothing more: no new call may start. */
   get stopping(): boolean {
@@ -68,14 +83,19 @@ export class RunnerLoop {
 
   start(): void {
     this.loop ??= startWorkerLoop({
-      step: this.intake,
-      idleMs: this.options.pollMs,
+      step: async () => {
+        const taken = await this.intake();
+        if (taken > 0) this.idleWait.reset();
+        return taken;
+      },
+      idleMs: () => this.idleWait.next(this.clock(), this.holding() || this.inFlight.size > 0 || this.settler.pending),
       maxErrorPauseMs: this.options.maxErrorPauseMs,
       onError: this.options.onError,
     });
   }
 
   wake(): void {
+    this.idleWait.reset();
     this.loop?.wake();
   }
 

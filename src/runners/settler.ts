@@ -101,6 +101,11 @@ export class Settler {
     return written;
   }
 
+  /** Settlements not written yet: being written, or held. */
+  get pending(): boolean {
+    return this.unwritten.size > 0;
+  }
+
   /** Outcomes wait for the database: no claim may be made until they are written. */
   get holding(): boolean {
     return this.held > 0;

@@ -23,7 +23,8 @@ export interface WorkerLoop {
 export interface WorkerLoopOptions {
   /** Processes what is due; returns how many items it took (0: nothing was due). */
   step: () => Promise<number>;
-  idleMs: number;
+  /** The wait after a step that took nothing (asked each time when a function). */
+  idleMs: number | (() => number);
   maxErrorPauseMs: number;
   onError: (error: unknown) => void;
 }
@@ -36,13 +37,14 @@ export function startWorkerLoop(options: WorkerLoopOptions): WorkerLoop {
 
   const done = (async () => {
     // Twice the idle wait after the first failure, doubling with each one after.
-    const errorPause = new Backoff(options.idleMs * 2, options.maxErrorPauseMs);
+    const idleMs = typeof options.idleMs === 'number' ? () => options.idleMs as number : options.idleMs;
+    const errorPause = new Backoff(idleMs() * 2, options.maxErrorPauseMs);
     while (running) {
       try {
         wokenDuringStep = false;
         const taken = await options.step();
         errorPause.reset();
-        if (taken === 0 && running && !wokenDuringStep) await pause.for(options.idleMs);
+        if (taken === 0 && running && !wokenDuringStep) await pause.for(idleMs());
       } catch (error) {
         options.onError(error);
         if (running) await pause.for(errorPause.next());

@@ -25,6 +25,8 @@ export interface BackgroundOptions extends ServerBase {
   expected: ExpectedNotifications | undefined;
   /** Given on a SQLite file (prepareDatabase): other processes' commits are followed from there. */
   loadedFrom: SubscriptionsState | undefined;
+  /** Work may have come to the queue unannounced (another process committed, listening began again): the runners look. */
+  wakeRunners: () => void;
 }
 
 export interface BackgroundJobs {
@@ -36,7 +38,7 @@ export interface BackgroundJobs {
 }
 
 export function backgroundJobs(options: BackgroundOptions): BackgroundJobs {
-  const { config, log, database, clock, metrics, matcher, waiters, onChange, expected, loadedFrom } = options;
+  const { config, log, database, clock, metrics, matcher, waiters, onChange, expected, loadedFrom, wakeRunners } = options;
   const sync =
     expected === undefined
       ? undefined
@@ -56,7 +58,10 @@ export function backgroundJobs(options: BackgroundOptions): BackgroundJobs {
             log,
             // Other instances' readable rows, heard on the same connection; missed ones while it was down.
             onReadable: (subscription) => waiters.wake(subscription),
-            onListening: () => waiters.wakeAll(),
+            onListening: () => {
+              waiters.wakeAll();
+              wakeRunners();
+            },
           }),
         );
   // One server per SQLite file, but the CLI and an import write to it too.
@@ -73,6 +78,7 @@ export function backgroundJobs(options: BackgroundOptions): BackgroundJobs {
             log,
             pollMs: OTHER_PROCESS_COMMITS_POLL_MS,
             maxErrorPauseMs: MAX_ERROR_PAUSE_MS,
+            onCommitted: wakeRunners,
             onError: unlessStorageFull((error) =>
               log.error({ err: error }, "following other processes' commits to the database failed; retrying"),
             ),

@@ -18,7 +18,7 @@ import { POLICY_SLOTS_PER_USER, type PolicyRunner, policyRunner } from '../polic
 import type { PullWaiters } from '../pull/waiters.js';
 import { BUSY_CLAIM_MS, ClaimPacer, QUIET_CLAIM_MS } from '../runners/claim-pacer.js';
 import { Handoff, HANDOFF_LEASE_LEFT, HANDOFF_ROWS } from '../runners/handoff.js';
-import { RUNNER_POLL_MS } from '../runners/runner-loop.js';
+import { RUNNER_IDLE_POLL_MS, RUNNER_POLL_MS } from '../runners/runner-loop.js';
 import { CLAIM_BATCH, RUNNER_CAPACITY } from '../runners/runner-options.js';
 import { Settler } from '../runners/settler.js';
 import { MAX_ERROR_PAUSE_MS } from '../runners/worker-loop.js';
@@ -95,6 +95,7 @@ export function buildRunners(options: RunnersOptions): Runners {
     schedule: { delaysMs: config.retryDelaysMs, random: Math.random },
     metrics,
     pollMs: RUNNER_POLL_MS,
+    idlePollMs: RUNNER_IDLE_POLL_MS,
     maxErrorPauseMs: MAX_ERROR_PAUSE_MS,
   };
   const secrets = { secretKey: config.secretKey, secretOverlapUs: config.secretOverlapMs * 1000, clock };

@@ -1,7 +1,7 @@
 /**
  * Several instances on one PostgreSQL database: a subscription written through one of them
  * matches the events another receives within a second, by NOTIFY (while an instance listens it
- * polls only every 5 s). (SQLite serves one instance.)
+ * polls only every 60 s). (SQLite serves one instance.)
  */
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';

@@ -3,7 +3,8 @@
  * every connection and never says a word, and a proxy to a real PostgreSQL that can hold all
  * traffic for a while (nothing passes either way, new connections are accepted and wait), as
  * when the database host is partitioned away, and let it through again afterwards, in order.
- * The proxy also counts what its clients send, so that a test can count a client's writes.
+ * The proxy also counts what its clients send, so that a test can count a client's writes, and
+ * reads PostgreSQL's answers to count the transactions they commit (serverCounts).
  */
 import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net';
 
@@ -40,11 +41,8 @@ export interface DatabaseProxy {
   readonly url: string;
   /** Chunks the clients have sent through it so far: a client's write, unless it waits for none of its answers between writes. */
   sent(): number;
-  /**
-   * ReadyForQuery messages PostgreSQL has sent so far: one at the end of each exchange (a
-   * query, or a batch up to its Sync) and one when a connection starts: the round trips.
-   */
-  readyForQuery(): number;
+  /** What PostgreSQL's answers through it say so far: round trips ended, and transactions committed. */
+  answered(): ServerCounts;
   /** From now on nothing passes either way: bytes, ends and new connections wait. */
   hold(): void;
   /** Lets everything held through, in order, and what comes after. */
@@ -59,7 +57,7 @@ export async function startDatabaseProxy(upstream: string): Promise<DatabaseProx
   /** What arrived during a hold, to pass on at release. */
   let backlog: Array<() => void> = [];
   let sent = 0;
-  let ready = 0;
+  const answered: ServerCounts = { roundTrips: 0, commits: 0 };
   const pass = (action: () => void) => (held ? backlog.push(action) : action());
   const forward = (from: Socket, to: Socket) => {
     from.on('data', (chunk: Buffer) => pass(() => to.write(chunk)));
@@ -70,10 +68,7 @@ export async function startDatabaseProxy(upstream: string): Promise<DatabaseProx
     const database = connect(Number(target.port || 5432), target.hostname);
     track(sockets, database);
     client.on('data', () => sent++);
-    database.on(
-      'data',
-      countMessages(READY_FOR_QUERY, () => ready++),
-    );
+    database.on('data', countAnswers(answered));
     forward(client, database);
     forward(database, client);
   });
@@ -84,7 +79,7 @@ export async function startDatabaseProxy(upstream: string): Promise<DatabaseProx
   return {
     url: url.toString(),
     sent: () => sent,
-    readyForQuery: () => ready,
+    answered: () => ({ ...answered }),
     hold: () => {
       held = true;
     },
@@ -98,32 +93,35 @@ export async function startDatabaseProxy(upstream: string): Promise<DatabaseProx
   };
 }
 
-/** The type byte of PostgreSQL's ReadyForQuery message. */
-const READY_FOR_QUERY = 0x5a;
+export interface ServerCounts {
+  /** ReadyForQuery messages: each ends one round trip (a query, a Sync; the first after start-up too). */
+  roundTrips: number;
+  /**
+   * Transactions committed: a round trip that completed a command and left the session outside
+   * a transaction (a statement in autocommit, or a COMMIT). A bare Sync, which runs nothing,
+   * commits nothing, and neither does a round trip inside a transaction.
+   */
+  commits: number;
+}
 
-/**
- * Calls `found` for each message of `type` in what a PostgreSQL server sends on one connection
- * (without TLS): a type byte and a length that counts itself, across chunk boundaries.
- */
-function countMessages(type: number, found: () => void): (chunk: Buffer) => void {
-  let header = Buffer.alloc(0);
-  let skip = 0;
+/** Reads PostgreSQL's messages off one connection (after start-up, every message is a type byte and a length) and counts into `counts`. */
+function countAnswers(counts: ServerCounts): (chunk: Buffer) => void {
+  let pending = Buffer.alloc(0);
+  let completed = false;
   return (chunk) => {
-    let at = 0;
-    while (at < chunk.length) {
-      if (skip > 0) {
-        const n = Math.min(skip, chunk.length - at);
-        skip -= n;
-        at += n;
-        continue;
+    pending = Buffer.concat([pending, chunk]);
+    while (pending.length >= 5) {
+      const length = pending.readInt32BE(1);
+      if (pending.length < length + 1) break;
+      const type = String.fromCharCode(pending[0]!);
+      const status = String.fromCharCode(pending[5] ?? 0);
+      pending = pending.subarray(length + 1);
+      if (type === 'C') completed = true;
+      if (type === 'Z') {
+        counts.roundTrips++;
+        if (completed && status === 'I') counts.commits++;
+        completed = false;
       }
-      const n = Math.min(5 - header.length, chunk.length - at);
-      header = Buffer.concat([header, chunk.subarray(at, at + n)]);
-      at += n;
-      if (header.length < 5) break;
-      if (header[0] === type) found();
-      skip = header.readUInt32BE(1) - 4;
-      header = Buffer.alloc(0);
     }
   };
 }
