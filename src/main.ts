@@ -126,7 +126,7 @@ async function serve(config: Config, egress: EgressSettings): Promise<number> {
     ...(tracing ? [{ name: 'tracing', stop: () => tracing.shutdown() }] : []),
     { name: 'database', stop: () => database.close() },
     { name: 'outbound thread', stop: () => outbound.close() },
-    leaseRelease(database.db, holder),
+    leaseRelease(database, holder),
     { name: 'settler', stop: () => settler.close() },
     together('runners and background jobs', [
       ...jobs.parts,
@@ -136,12 +136,7 @@ async function serve(config: Config, egress: EgressSettings): Promise<number> {
     http,
   ];
   logStartup(config, egress, log);
-  const stopped = stopOnSignals(
-    log,
-    config.shutdownGraceMs,
-    () => stopAll(parts),
-    abandonInFlight({ db: database.db, holder, tracing, log }),
-  );
+  const stopped = stopOnSignals(log, config.shutdownGraceMs, () => stopAll(parts), abandonInFlight({ database, holder, tracing, log }));
   try {
     await startAll(parts);
   } catch (error) {

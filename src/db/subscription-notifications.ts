@@ -21,6 +21,18 @@ const CHANNEL = channelOf('notifications_subscriptions_');
 /** Pull rows became readable: the payload is their subscription's uuid (pull/waiters.ts wakes its readers). */
 const READABLE_CHANNEL = channelOf('notifications_readable_');
 
+/**
+ * Rows went back to the queue for anyone to claim (given back, released at shutdown, routed
+ * again by `eventretry`): instances whose runners wait idle claim now rather than at their
+ * next poll. No payload is needed; PostgreSQL sends one per transaction.
+ */
+const QUEUE_CHANNEL = channelOf('notifications_queue_');
+
+/** Tells every instance, on commit, that rows wait in the queue for a claim. */
+export function queueNotification(): RawBuilder<unknown> {
+  return sql`select pg_notify(${sql.raw(QUEUE_CHANNEL)}, 'queued')`;
+}
+
 /** Tells every instance, on commit, that these subscriptions have new readable rows. */
 export function readableNotification(subscriptions: readonly string[]): RawBuilder<unknown> {
   return sql`select ${sql.join(subscriptions.map((uuid) => sql`pg_notify(${sql.raw(READABLE_CHANNEL)}, ${uuid})`))}`;
@@ -43,6 +55,8 @@ export interface SubscriptionListenerOptions {
   onNotify(uuid: string): void;
   /** Rows of a pull subscription became readable (on any instance, this one included). */
   onReadable?(subscription: string): void;
+  /** Rows went back to the queue for a claim (by any instance, this one included, or the CLI). */
+  onQueued?(): void;
   /** LISTEN is in place (again): writes committed before now may have gone unheard. */
   onListening(info: { channel: string; backendPid: number }): void;
   /** The connection failed or was lost; the next attempt is in `retryInMs`. */
@@ -90,19 +104,22 @@ export function startSubscriptionListener(options: SubscriptionListenerOptions):
     current.on('error', (error) => lose(error));
     current.on('end', () => lose(new Error('the listening connection ended')));
     await current.connect();
-    const { rows } = await current.query<{ channel: string; readable: string }>(
-      `select ${CHANNEL} as channel, ${READABLE_CHANNEL} as readable`,
+    const { rows } = await current.query<{ channel: string; readable: string; queue: string }>(
+      `select ${CHANNEL} as channel, ${READABLE_CHANNEL} as readable, ${QUEUE_CHANNEL} as queue`,
     );
     const channel = rows[0]?.channel;
     const readable = rows[0]?.readable;
-    if (!channel || !readable) throw new Error('no current schema: cannot name the notification channel');
+    const queue = rows[0]?.queue;
+    if (!channel || !readable || !queue) throw new Error('no current schema: cannot name the notification channel');
     current.on('notification', (message) => {
       if (!message.payload) return;
       if (message.channel === channel) options.onNotify(message.payload);
       else if (message.channel === readable) options.onReadable?.(message.payload);
+      else if (message.channel === queue) options.onQueued?.();
     });
     await current.query(`listen ${current.escapeIdentifier(channel)}`);
     if (options.onReadable) await current.query(`listen ${current.escapeIdentifier(readable)}`);
+    if (options.onQueued) await current.query(`listen ${current.escapeIdentifier(queue)}`);
     if (closed) return undefined;
     listening = true;
     backendPid = (current as unknown as { processID?: number }).processID;

@@ -54,6 +54,8 @@ export interface SubscriptionSyncOptions {
   onReadable?: (subscription: string) => void;
   /** Listening began (again): what was committed meanwhile went unheard. */
   onListening?: () => void;
+  /** Rows went back to the queue for a claim, on any instance or by the CLI (heard on the same connection). */
+  onQueued?: () => void;
   /** This instance's creates, applied already: their notifications are not read back. */
   expected?: ExpectedNotifications;
 }
@@ -93,6 +95,7 @@ export function startSubscriptionSync(options: SubscriptionSyncOptions): Subscri
     applicationName: options.applicationName,
     onNotify: (uuid) => refresh.notified(uuid),
     ...(options.onReadable ? { onReadable: options.onReadable } : {}),
+    ...(options.onQueued ? { onQueued: options.onQueued } : {}),
     onListening: ({ channel, backendPid }) => {
       log.info({ channel, backendPid }, 'listening for subscription changes');
       options.onListening?.();

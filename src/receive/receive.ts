@@ -21,6 +21,7 @@ import type { Tracing } from '../tracing/tracing.js';
 import { timeOrderedUuid } from '../uuid.js';
 import type { EventLogBatch } from './event-log-batch.js';
 import { operationalMatchesAgain } from './operational-events.js';
+import { queueNotification } from '../db/subscription-notifications.js';
 
 export interface ReceiveDependencies {
   eventLog: EventLogBatch;
@@ -106,6 +107,8 @@ export async function routeAgain(
         : newMatches(matcher, eventUuid, document, clock());
     const matches = matched.filter((row) => !unfinished.has(row.subscription_uuid));
     await insertMatches(tx, matches);
+    // Routed again from the CLI, or by another instance: runners waiting idle anywhere claim them now.
+    if (matches.length > 0 && database.capabilities.notify) await queueNotification().execute(tx);
     return { matches, inProgress: matched.filter((row) => unfinished.has(row.subscription_uuid)).map((row) => row.subscription_uuid) };
   });
 }

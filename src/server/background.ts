@@ -58,6 +58,8 @@ export function backgroundJobs(options: BackgroundOptions): BackgroundJobs {
             log,
             // Other instances' readable rows, heard on the same connection; missed ones while it was down.
             onReadable: (subscription) => waiters.wake(subscription),
+            // Rows given back or routed again anywhere: idle runners claim now, not at their next poll.
+            onQueued: wakeRunners,
             onListening: () => {
               waiters.wakeAll();
               wakeRunners();

@@ -2,9 +2,8 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { FastifyBaseLogger } from 'fastify';
-import type { Kysely } from 'kysely';
+import type { DatabaseHandle } from '../db/connect.js';
 import { releaseLeasesOf } from '../db/stores/matches.js';
-import type { Database } from '../db/tables.js';
 import { within } from '../time/within.js';
 import type { Tracing } from '../tracing/tracing.js';
 import type { Part } from './lifecycle.js';
@@ -20,11 +19,11 @@ export function leaseHolder(): string {
 }
 
 /** Stopped once the runners have stopped and every outcome is recorded: what is left leased goes back to the queue. */
-export function leaseRelease(db: Kysely<Database>, holder: string): Part {
+export function leaseRelease(database: DatabaseHandle, holder: string): Part {
   return {
     name: 'leases',
     stop: async () => {
-      await releaseLeasesOf(db, holder);
+      await releaseLeasesOf(database, holder);
     },
   };
 }
@@ -34,17 +33,17 @@ export function leaseRelease(db: Kysely<Database>, holder: string): Part {
  * spans of what ended meanwhile are exported in the same second.
  */
 export function abandonInFlight(options: {
-  db: Kysely<Database>;
+  database: DatabaseHandle;
   holder: string;
   tracing: Tracing | undefined;
   log: FastifyBaseLogger;
 }): () => Promise<void> {
-  const { db, holder, tracing, log } = options;
+  const { database, holder, tracing, log } = options;
   return async () => {
     const flushed =
       tracing && within(tracing.shutdown(), RELEASE_AT_EXIT_MS, () => new Error('spans not exported in time')).catch(() => {});
     const released = await within(
-      releaseLeasesOf(db, holder),
+      releaseLeasesOf(database, holder),
       RELEASE_AT_EXIT_MS,
       () => new Error(`the database did not answer within ${RELEASE_AT_EXIT_MS} ms`),
     );

@@ -28,6 +28,7 @@ import {
 import { inOneRoundTrip } from '../postgres-round-trip.js';
 import { makeReadable } from './pull.js';
 import { logNotices, type NoticeEvents, type SubscriptionNotice } from './subscription-notices.js';
+import { queueNotification } from '../subscription-notifications.js';
 import { disableSubscription, subscriptionsByUuid } from './subscriptions.js';
 import { type Database, type MatchesTable, OPEN_STATES, type SubscriptionRow } from '../tables.js';
 
@@ -135,6 +136,7 @@ export async function settleClaimed(
   // lease goes all the same.
   const cancelledMeanwhile = settlement.changes.filter((c) => OPEN_STATES.includes(c.change.state) && !rows.has(c.uuid)).map((c) => c.uuid);
   await releaseMatches(tx, holder, [...(settlement.release ?? []), ...cancelledMeanwhile]);
+  if (givesBack(capabilities, settlement)) await queueNotification().execute(tx);
   await recordAttempts(tx, capabilities, settlement.attempts);
   const failing = await countRuns(tx, settlement.runs ?? []);
   const disabled: SubscriptionRow[] = [];
@@ -162,6 +164,14 @@ export async function settleClaimed(
 }
 
 /**
+ * Rows given back untried go to the queue for anyone to claim: other instances, whose runners may
+ * wait idle, are told on commit (rows moving on to their next stage are this instance's own work).
+ */
+function givesBack(capabilities: Capabilities, settlement: Settlement): boolean {
+  return capabilities.notify && (settlement.release?.length ?? 0) > 0;
+}
+
+/**
  * A plain settlement's statements in one round trip (PostgreSQL): one write to the socket instead
  * of one a statement, and, with nothing else in its commit, without BEGIN and COMMIT (see
  * group-commit.ts). A settlement was five round trips (BEGIN, the change, the attempts, the runs
@@ -182,6 +192,7 @@ async function settlePlainInOneRoundTrip(
   const statements = [
     ...changes.map(({ change, uuids }) => settleStatement(tx, uuids, holder, change, at).compile()),
     ...(released.length > 0 ? [releaseStatement(tx, holder, released).compile()] : []),
+    ...(givesBack(capabilities, settlement) ? [queueNotification().compile(tx)] : []),
     ...attemptStatements(capabilities, settlement.attempts).map((statement) => statement.compile(tx)),
     ...(ended.length > 0 ? [endRunsStatement(tx, ended).compile()] : []),
   ];

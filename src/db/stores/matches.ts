@@ -4,7 +4,8 @@
 import { type ExpressionBuilder, type Kysely, sql } from 'kysely';
 import { timeOrderedUuid } from '../../uuid.js';
 import { chunks } from '../chunks.js';
-import type { Capabilities } from '../connect.js';
+import type { Capabilities, DatabaseHandle } from '../connect.js';
+import { queueNotification } from '../subscription-notifications.js';
 import { type AttemptsTable, type Database, type MatchesTable, type MatchState, OPEN_STATES, UNFINISHED_STATES } from '../tables.js';
 
 /**
@@ -349,13 +350,16 @@ const LEASES_PER_STATEMENT = 10_000;
  * for the rows still waiting in memory (runners/handoff.ts), so that others need not wait
  * for the leases to run out.
  */
-export async function releaseLeasesOf(db: Kysely<Database>, holder: string): Promise<number> {
-  const result = await db
+export async function releaseLeasesOf(database: DatabaseHandle, holder: string): Promise<number> {
+  const result = await database.db
     .updateTable('matches')
     .set({ locked_until: null, locked_by: null })
     .where('locked_by', '=', holder)
     .executeTakeFirst();
-  return Number(result.numUpdatedRows);
+  const released = Number(result.numUpdatedRows);
+  // Committed: the other instances' runners, which may be waiting idle, claim these now.
+  if (released > 0 && database.capabilities.notify) await queueNotification().execute(database.db);
+  return released;
 }
 
 /**
