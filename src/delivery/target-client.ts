@@ -1,10 +1,11 @@
 import type { Dispatcher } from 'undici';
-import { type AddressGuard, literalRefusal, TargetDeniedError } from '../net/address-guard.js';
+import type { AddressGuard } from '../net/address-guard.js';
 import { type ClientTls, tlsIdentity } from '../net/client-tls.js';
 import { type EgressSettings, NO_EGRESS_PROXY } from '../net/egress-proxy.js';
 import { ExchangeDeadline } from '../net/exchange-deadline.js';
-import { describeNetworkError, TargetUrlError } from '../net/network-error.js';
+import { describeNetworkError } from '../net/network-error.js';
 import { type ClientCredentials, TokenEndpointError, tokenEndpointClient } from '../net/oauth2-token-endpoint.js';
+import { guardedHttpUrl } from '../net/http-url.js';
 import { outboundDispatchers } from '../net/outbound-dispatcher.js';
 import { parseRetryAfter } from '../runners/retry-schedule.js';
 import { authorizationHeader } from '../subscriptions/authorization.js';
@@ -129,7 +130,7 @@ export function createTargetClient(options: TargetClientOptions): TargetClient {
     const started = performance.now();
     let url: URL;
     try {
-      url = checkedUrl(target.url, guard);
+      url = guardedHttpUrl(target.url, guard);
     } catch (error) {
       return noAnswer(error, 0);
     }
@@ -279,19 +280,6 @@ class Turns {
 }
 
 /** Throws TargetUrlError or TargetDeniedError: both permanent. */
-function checkedUrl(text: string, guard: AddressGuard): URL {
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    throw new TargetUrlError('not an absolute URL');
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TargetUrlError(`${url.protocol} is not http: or https:`);
-  const refusal = literalRefusal(url, guard);
-  if (refusal !== null) throw new TargetDeniedError(refusal);
-  return url;
-}
-
 function requestHeaders(
   target: TargetRequest,
   token: string | undefined,

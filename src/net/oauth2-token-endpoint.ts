@@ -6,7 +6,8 @@
  * Errors name the endpoint and what it answered, never the secret.
  */
 import type { Dispatcher } from 'undici';
-import { type AddressGuard, literalRefusal, TargetDeniedError } from './address-guard.js';
+import { type AddressGuard, TargetDeniedError } from './address-guard.js';
+import { guardedHttpUrl } from './http-url.js';
 import { ExchangeDeadline } from './exchange-deadline.js';
 import { describeNetworkError } from './network-error.js';
 import type { OutboundDispatchers } from './outbound-dispatcher.js';
@@ -104,17 +105,12 @@ export function tokenEndpointClient(options: TokenEndpointOptions): TokenEndpoin
 }
 
 function checkedUrl(text: string, guard: AddressGuard): URL {
-  let url: URL;
   try {
-    url = new URL(text);
-  } catch {
-    throw new TokenEndpointError('token endpoint URL is not usable: not an absolute URL', true);
+    return guardedHttpUrl(text, guard);
+  } catch (error) {
+    if (error instanceof TargetDeniedError) throw new TokenEndpointError(`token endpoint ${new URL(text).origin}: ${error.message}`, true);
+    throw new TokenEndpointError(`token endpoint URL is not usable: ${(error as Error).message}`, true);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:')
-    throw new TokenEndpointError(`token endpoint URL is not usable: ${url.protocol} is not http: or https:`, true);
-  const refusal = literalRefusal(url, guard);
-  if (refusal !== null) throw new TokenEndpointError(`token endpoint ${url.origin}: ${new TargetDeniedError(refusal).message}`, true);
-  return url;
 }
 
 /** RFC 6749 section 2.3.1: id and secret form-encoded, then joined by a colon, as HTTP Basic. */
