@@ -9,6 +9,7 @@ import * as failureRuns from './0007-failure-runs.js';
 import * as eventTraceparent from './0008-event-traceparent.js';
 import * as matchesPageRoom from './0009-matches-page-room.js';
 import * as subscriptionNotices from './0010-subscription-notices.js';
+import * as attemptsByMatch from './0011-attempts-by-match.js';
 
 /** Every migration, in order. Names are permanent: they are recorded in the database. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -22,4 +23,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0008-event-traceparent': eventTraceparent,
   '0009-matches-page-room': matchesPageRoom,
   '0010-subscription-notices': subscriptionNotices,
+  '0011-attempts-by-match': attemptsByMatch,
 };
