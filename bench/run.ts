@@ -1,6 +1,6 @@
 /**
  * `npm run bench [-- section…]`: prints the benchmark tables and writes bench/results.json.
- * Sections: jsonpath, matching, memory, startup, outbound, creates, receive, burst, counts, latency, sustained, isolation, tracing,
+ * Sections: jsonpath, matching, memory, startup, outbound, creates, receive, burst, counts, wal, latency, sustained, isolation, tracing,
  * brokers, disk, import, fanout
  * (all by default). The services run on SQLite, and on PostgreSQL too when NOTIFICATIONS_BENCH_DATABASE_URL
  * names a database. Run with --expose-gc (the npm script does) so heap figures are settled.
@@ -22,6 +22,7 @@ import { benchEvaluation } from './jsonpath-evaluation.js';
 import { benchMemory } from './memory.js';
 import { benchOutbound } from './outbound.js';
 import { benchStartup } from './startup.js';
+import { benchWalPages, WAL_SECONDS } from './wal-pages.js';
 import { benchBurst, benchCeiling, benchLatency, benchReceive, benchSustained, benchTracing } from './receive.js';
 import { benchMatching } from './subscription-matching.js';
 import { printTable, type Row } from './table.js';
@@ -36,6 +37,7 @@ const SECTIONS = [
   'receive',
   'burst',
   'counts',
+  'wal',
   'latency',
   'sustained',
   'isolation',
@@ -112,6 +114,11 @@ async function main(): Promise<void> {
     results.counts = await benchCounts(process.env.NOTIFICATIONS_BENCH_DATABASE_URL);
     printPhases(results.counts, COUNTS_TABLES);
   }
+  await section(
+    'wal',
+    `SQLite's log by table and index: the counts workload for ${WAL_SECONDS} s (no checkpoint meanwhile), drained; each page a commit changed is written whole`,
+    benchWalPages,
+  );
   await section('latency', 'From receive to delivered at a fixed 1,000 events/s for 10 s (3 policy calls and 3 deliveries each)', () =>
     forEachBenchDatabase(benchLatency),
   );
