@@ -1,9 +1,9 @@
 /**
  * SQLite's log, page by page: what each commit writes, by the table or index each page belongs
  * to. The counts workload (receive.ts: 999 subscriptions, three matching each event, targets
- * answering at once) at 300 events/s, for 3 s only, so that the log holds it all: it restarts
+ * answering at once) at 300 events/s, for 2 s only, so that the log holds it all: it restarts
  * after a checkpoint (every 10,000 pages), and the frames read afterwards would be the last
- * checkpoint's only. The log is read after the drain: each frame is one page, whole (its
+ * checkpoint's only; the log is emptied (a checkpoint) before the load. It is read after the drain: each frame is one page, whole (its
  * number, and a commit's size on its last frame); the pages are named by SQLite's `dbstat`
  * table on a copy of the database. Pages a commit freed and a later one reused count for their
  * new owner.
@@ -23,7 +23,7 @@ import { createSubscriptions, MATCHES_PER_EVENT, pacedLoad } from './receive.js'
 import { startBenchServer } from './server.js';
 import type { Row } from './table.js';
 
-export const WAL_SECONDS = 3;
+export const WAL_SECONDS = 2;
 const WAL_HEADER_BYTES = 32;
 const FRAME_HEADER_BYTES = 24;
 const DRAIN_QUIET_MS = 3_000;
@@ -41,21 +41,17 @@ export async function benchWalPages(): Promise<Row[]> {
   const dir = mkdtempSync(join(tmpdir(), 'notifications-bench-wal-'));
   try {
     const file = join(dir, 'notifications.sqlite3');
-    const { events, before, after } = await loggedRun(file, dir);
+    const { events, log } = await loggedRun(file, dir);
     const copy = join(dir, 'copy.sqlite3');
     copyFileSync(file, copy);
-    copyFileSync(after, `${copy}-wal`);
+    copyFileSync(log, `${copy}-wal`);
     const database = new Database(copy, { readonly: true });
     try {
       const pageSize = database.pragma('page_size', { simple: true }) as number;
       const owners = new Map<number, string>();
       for (const { name, pageno } of database.prepare('select name, pageno from dbstat').all() as Array<{ name: string; pageno: number }>)
         owners.set(pageno, name);
-      const earlier = framesOf(readFileSync(before), pageSize);
-      const all = framesOf(readFileSync(after), pageSize);
-      if (all.salt !== earlier.salt || all.frames.length < earlier.frames.length)
-        throw new Error('the log was checkpointed during the run: the frames read would be the last part only');
-      return pagesByOwner(all.frames.slice(earlier.frames.length), owners, events, pageSize);
+      return pagesByOwner(framesOf(readFileSync(log), pageSize), owners, events, pageSize);
     } finally {
       database.close();
     }
@@ -64,21 +60,20 @@ export async function benchWalPages(): Promise<Row[]> {
   }
 }
 
-/** Runs the workload on `file`; the log's copies from before the load and after the drain. */
-async function loggedRun(file: string, dir: string): Promise<{ events: number; before: string; after: string }> {
+/** Runs the workload on `file`, the log emptied first; a copy of the log after the drain. */
+async function loggedRun(file: string, dir: string): Promise<{ events: number; log: string }> {
   const target = await startCountingTarget();
   const policy = await startCountingTarget();
   const server = await startBenchServer(`sqlite:${file}`, { NOTIFICATIONS_POLICY_URL: policy.url });
   try {
     await createSubscriptions(server, target.url);
-    const before = join(dir, 'before-wal');
-    copyFileSync(`${file}-wal`, before);
+    emptyLog(file);
     const load = await pacedLoad(`${server.url}/receive`, 'wal-pages', WAL_SECONDS, COUNTS_RATE);
     await target.reach(load.ok * MATCHES_PER_EVENT, DRAIN_QUIET_MS, DRAIN_TIMEOUT_MS);
     await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
-    const after = join(dir, 'after-wal');
-    copyFileSync(`${file}-wal`, after);
-    return { events: load.ok, before, after };
+    const log = join(dir, 'after-wal');
+    copyFileSync(`${file}-wal`, log);
+    return { events: load.ok, log };
   } finally {
     await server.stop();
     await target.close();
@@ -86,12 +81,30 @@ async function loggedRun(file: string, dir: string): Promise<{ events: number; b
   }
 }
 
-/** The log's frames, and its salt (a new one each time the log restarts). */
-function framesOf(log: Buffer, pageSize: number): { salt: number; frames: Frame[] } {
+/** Copies the log into the database and empties it, while the server is idle. */
+function emptyLog(file: string): void {
+  const database = new Database(file);
+  try {
+    const [result] = database.pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number }>;
+    if (result?.busy !== 0) throw new Error('the log could not be emptied before the load: the server was writing');
+  } finally {
+    database.close();
+  }
+}
+
+/**
+ * The log's frames. Each carries the salt of the log's header when written, a new one each time
+ * the log restarts after a checkpoint: a frame of another salt is an earlier round's.
+ */
+function framesOf(log: Buffer, pageSize: number): Frame[] {
   const frames: Frame[] = [];
-  for (let at = WAL_HEADER_BYTES; at + FRAME_HEADER_BYTES + pageSize <= log.length; at += FRAME_HEADER_BYTES + pageSize)
+  const salt = log.readUInt32BE(16);
+  for (let at = WAL_HEADER_BYTES; at + FRAME_HEADER_BYTES + pageSize <= log.length; at += FRAME_HEADER_BYTES + pageSize) {
+    if (log.readUInt32BE(at + 8) !== salt)
+      throw new Error('the log was checkpointed during the run: it holds only what came after; run fewer events');
     frames.push({ page: log.readUInt32BE(at), commit: log.readUInt32BE(at + 4) });
-  return { salt: log.length >= WAL_HEADER_BYTES ? log.readUInt32BE(16) : 0, frames };
+  }
+  return frames;
 }
 
 function pagesByOwner(frames: readonly Frame[], owners: ReadonlyMap<number, string>, events: number, pageSize: number): Row[] {
