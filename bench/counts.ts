@@ -8,7 +8,9 @@
  * - PostgreSQL (a database of the bench's own, postgres-counters.ts): rows inserted and
  *   updated (`matches` apart), WAL records and bytes, commits, and round trips: PostgreSQL's
  *   ReadyForQuery messages (one an exchange), counted by a proxy in a thread of its own
- *   (database-proxy-thread.ts), beside the chunks the server sends it.
+ *   (database-proxy-thread.ts), beside the chunks the server sends it and the connections it
+ *   opens (each one's start-up is a commit to PostgreSQL), and autovacuum's runs in the
+ *   database (its transactions are commits too).
  * - SQLite: bytes written to the `-wal` file (and to the database file, by checkpoints) and
  *   fsyncs (fdatasync and fsync), from `perf trace` (syscall-trace.ts).
  * - Idle: an instance that has been idle, not one slowing down: after the pipeline run's drain,
@@ -111,6 +113,7 @@ interface Snapshot {
   postgres?: PostgresSnapshot;
   chunks?: number;
   roundTrips?: number;
+  connections?: number;
   mark?: number;
 }
 
@@ -120,6 +123,7 @@ interface Counted {
   postgres?: PostgresSnapshot;
   roundTrips?: number;
   chunks?: number;
+  connections?: number;
   sqlite?: { walBytes: number; databaseBytes: number; syncs: number } | string;
 }
 
@@ -144,6 +148,7 @@ async function countedRun(kind: 'sqlite' | 'postgres', database: string | BenchP
       postgres: await postgres?.snapshot(),
       chunks: await proxy?.sent(),
       roundTrips: await proxy?.readyForQuery(),
+      connections: await proxy?.accepted(),
       mark: typeof trace === 'object' ? trace.mark() : undefined,
     });
     await createSubscriptions(server, target.url);
@@ -164,6 +169,7 @@ async function countedRun(kind: 'sqlite' | 'postgres', database: string | BenchP
       postgres: from.postgres && to.postgres && difference(from.postgres, to.postgres),
       roundTrips: from.roundTrips !== undefined && to.roundTrips !== undefined ? to.roundTrips - from.roundTrips : undefined,
       chunks: from.chunks !== undefined && to.chunks !== undefined ? to.chunks - from.chunks : undefined,
+      connections: from.connections !== undefined && to.connections !== undefined ? to.connections - from.connections : undefined,
       sqlite: typeof trace === 'object' ? sqliteCounts(trace, from.mark!, to.mark!, walPath) : undefined,
     });
     const delivered = target.delivered() >= load.ok * MATCHES_PER_EVENT;
@@ -226,6 +232,8 @@ function perUnit(counted: Counted, units: number, trace: SyscallTrace | string |
     commits: of(pg?.commits, '–'),
     'round trips': of(counted.roundTrips, '–'),
     'chunks sent': of(counted.chunks, '–'),
+    'connections opened': of(counted.connections, '–'),
+    'autovacuum runs': of(pg?.autovacuums, '–'),
     fsyncs: of(sqlite?.syncs, perf),
     'database file bytes': of(sqlite?.databaseBytes, perf),
     'other databases’ commits': of(pg?.otherCommits, '–'),
