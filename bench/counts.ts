@@ -8,10 +8,15 @@
  * - PostgreSQL (a database of the bench's own, postgres-counters.ts): rows inserted and
  *   updated (`matches` apart), WAL records and bytes, commits, and round trips: PostgreSQL's
  *   ReadyForQuery messages (one an exchange), counted by a proxy in a thread of its own
- *   (database-proxy-thread.ts), beside the chunks the server sends it.
+ *   (database-proxy-thread.ts), beside the chunks the server sends it and the connections it
+ *   opens (each one's start-up is a commit to PostgreSQL), and autovacuum's runs in the
+ *   database (its transactions are commits too).
  * - SQLite: bytes written to the `-wal` file (and to the database file, by checkpoints) and
  *   fsyncs (fdatasync and fsync), from `perf trace` (syscall-trace.ts).
- * - Idle: the 20 s after the pipeline run's drain, nothing sent: the same counts a second.
+ * - Idle: an instance that has been idle, not one slowing down: after the pipeline run's drain,
+ *   nothing sent, the window starts once the runners' waits between empty rounds have grown to
+ *   their longest (they double from 1 s to 30 s: runners/idle-wait.ts), and counts 60 s, two of
+ *   those waits; the same counts a second.
  * - Creates: 100 POST /eventmatch after the idle window, one at a time (no batching), per create.
  * - Start-up: a database with 1,000,000 subscriptions (inserted straight into the table, as the
  *   memory section does), from spawning the server to /readyz answering 200.
@@ -21,6 +26,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase } from '../src/db/connect.js';
 import { syncSchema } from '../src/db/migrate.js';
+import { RUNNER_IDLE_POLL_MS, RUNNER_POLL_MS } from '../src/runners/runner-loop.js';
 import { Random } from '../test/support/random.js';
 import { startCountingTarget } from './counting-target.js';
 import { type CountingProxy, startDatabaseProxyThread } from './database-proxy-thread.js';
@@ -41,21 +47,29 @@ import type { Row } from './table.js';
 
 export const COUNTS_RATE = 300;
 export const COUNTS_SECONDS = 10;
-export const IDLE_SECONDS = 20;
+/** After the last answer: the server records it (a commit or two) well within this. */
+const SETTLE_MS = 2_000;
+export const IDLE_SECONDS = 60;
+/**
+ * From the drain (the last answer) to the idle window: the last outcomes recorded, then the
+ * runners' waits after empty rounds (1 s, 2 s, 4 s …) until every wait is the longest, and a margin.
+ */
+export const IDLE_SETTLE_MS = SETTLE_MS + backOffMs(RUNNER_POLL_MS, RUNNER_IDLE_POLL_MS) + 5_000;
 /** Subscriptions created one at a time after the idle window. */
 const CREATES = 100;
 /** No answer at the target for this long (more than a slow target's delay): nothing more is coming. */
 const DRAIN_QUIET_MS = 5_000;
 const DRAIN_TIMEOUT_MS = 300_000;
-/** After the last answer: the server records it (a commit or two) well within this. */
-const SETTLE_MS = 2_000;
 
 export const COUNTS_TABLES: ReadonlyArray<readonly [string, string]> = [
   [
     'load',
     `Counts per event: ${SUBSCRIPTIONS} subscriptions, 3 matching each event (3 owners), ${(COUNTS_RATE * COUNTS_SECONDS).toLocaleString('en-US')} events at ${COUNTS_RATE}/s, drained; pipeline: targets answer at once, burst: after ${BURST_TARGET_DELAY_MS / 1000} s (PostgreSQL's WAL is the cluster's: see other databases' commits)`,
   ],
-  ['idle', `Counts a second, idle: the ${IDLE_SECONDS} s after the pipeline run, nothing sent`],
+  [
+    'idle',
+    `Counts a second, idle: ${IDLE_SECONDS} s from ${IDLE_SETTLE_MS / 1000} s after the pipeline run's drain (the runners' waits grown to ${RUNNER_IDLE_POLL_MS / 1000} s), nothing sent`,
+  ],
   ['creates', `Counts per POST /eventmatch: ${CREATES} creates after the idle window, one at a time`],
   [
     'start-up',
@@ -99,6 +113,7 @@ interface Snapshot {
   postgres?: PostgresSnapshot;
   chunks?: number;
   roundTrips?: number;
+  connections?: number;
   mark?: number;
 }
 
@@ -108,6 +123,7 @@ interface Counted {
   postgres?: PostgresSnapshot;
   roundTrips?: number;
   chunks?: number;
+  connections?: number;
   sqlite?: { walBytes: number; databaseBytes: number; syncs: number } | string;
 }
 
@@ -132,6 +148,7 @@ async function countedRun(kind: 'sqlite' | 'postgres', database: string | BenchP
       postgres: await postgres?.snapshot(),
       chunks: await proxy?.sent(),
       roundTrips: await proxy?.readyForQuery(),
+      connections: await proxy?.accepted(),
       mark: typeof trace === 'object' ? trace.mark() : undefined,
     });
     await createSubscriptions(server, target.url);
@@ -139,9 +156,11 @@ async function countedRun(kind: 'sqlite' | 'postgres', database: string | BenchP
     const beforeLoad = await snapshot();
     const load = await pacedLoad(`${server.url}/receive`, `counts-${kind}-${mode}`, COUNTS_SECONDS, COUNTS_RATE);
     await target.reach(load.ok * MATCHES_PER_EVENT, DRAIN_QUIET_MS, DRAIN_TIMEOUT_MS);
+    const drained = performance.now();
     await sleep(SETTLE_MS + STATS_FLUSH_MS);
     const afterLoad = await snapshot();
-    const idle = burst ? undefined : (await sleep(IDLE_SECONDS * 1000), await snapshot());
+    const idleFrom = burst ? undefined : (await sleep(drained + IDLE_SETTLE_MS - performance.now()), await snapshot());
+    const idle = idleFrom && (await sleep(IDLE_SECONDS * 1000), await snapshot());
     const created = idle && (await createOneByOne(server.url), await sleep(STATS_FLUSH_MS), await snapshot());
     if (typeof trace === 'object') await trace.stop();
     const walPath = `${url.slice('sqlite:'.length)}-wal`;
@@ -150,6 +169,7 @@ async function countedRun(kind: 'sqlite' | 'postgres', database: string | BenchP
       postgres: from.postgres && to.postgres && difference(from.postgres, to.postgres),
       roundTrips: from.roundTrips !== undefined && to.roundTrips !== undefined ? to.roundTrips - from.roundTrips : undefined,
       chunks: from.chunks !== undefined && to.chunks !== undefined ? to.chunks - from.chunks : undefined,
+      connections: from.connections !== undefined && to.connections !== undefined ? to.connections - from.connections : undefined,
       sqlite: typeof trace === 'object' ? sqliteCounts(trace, from.mark!, to.mark!, walPath) : undefined,
     });
     const delivered = target.delivered() >= load.ok * MATCHES_PER_EVENT;
@@ -164,8 +184,8 @@ async function countedRun(kind: 'sqlite' | 'postgres', database: string | BenchP
         'all delivered': delivered ? 'yes' : `${target.delivered()} of ${load.ok * MATCHES_PER_EVENT}`,
       },
     ];
-    if (idle && created) {
-      const counted = between(afterLoad, idle);
+    if (idleFrom && idle && created) {
+      const counted = between(idleFrom, idle);
       rows.push({ phase: 'idle', database: kind, seconds: counted.seconds, ...perUnit(counted, counted.seconds, trace) });
       rows.push({ phase: 'creates', database: kind, creates: CREATES, ...perUnit(between(idle, created), CREATES, trace) });
     }
@@ -212,6 +232,8 @@ function perUnit(counted: Counted, units: number, trace: SyscallTrace | string |
     commits: of(pg?.commits, '–'),
     'round trips': of(counted.roundTrips, '–'),
     'chunks sent': of(counted.chunks, '–'),
+    'connections opened': of(counted.connections, '–'),
+    'autovacuum runs': of(pg?.autovacuums, '–'),
     fsyncs: of(sqlite?.syncs, perf),
     'database file bytes': of(sqlite?.databaseBytes, perf),
     'other databases’ commits': of(pg?.otherCommits, '–'),
@@ -255,6 +277,13 @@ async function startUp(kind: 'sqlite' | 'postgres', url: string): Promise<Row> {
   };
 }
 
+/** How long a runner's waits after empty rounds, doubling from `pollMs`, take to reach `maxMs`. */
+function backOffMs(pollMs: number, maxMs: number): number {
+  let total = 0;
+  for (let wait = pollMs; wait < maxMs; wait *= 2) total += wait;
+  return total;
+}
+
 function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+  return new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
 }

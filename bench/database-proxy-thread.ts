@@ -16,12 +16,14 @@ export interface CountingProxy {
   sent(): Promise<number>;
   /** ReadyForQuery messages PostgreSQL has sent so far: the round trips (and one a connection). */
   readyForQuery(): Promise<number>;
+  /** Connections the server has opened through it so far. */
+  accepted(): Promise<number>;
   close(): Promise<void>;
 }
 
 const ROLE = 'bench-database-proxy';
 
-type Request = { id: number; op: 'sent' | 'readyForQuery' | 'close' };
+type Request = { id: number; op: 'sent' | 'readyForQuery' | 'accepted' | 'close' };
 type Reply = { id: number; value: number };
 
 export async function startDatabaseProxyThread(upstream: string): Promise<CountingProxy> {
@@ -53,6 +55,7 @@ export async function startDatabaseProxyThread(upstream: string): Promise<Counti
     url,
     sent: () => ask('sent'),
     readyForQuery: () => ask('readyForQuery'),
+    accepted: () => ask('accepted'),
     close: async () => {
       await ask('close');
       await worker.terminate();
@@ -66,6 +69,7 @@ if (!isMainThread && (workerData as { role?: string } | null)?.role === ROLE) {
   port.on('message', (request: Request) => {
     if (request.op === 'sent') port.postMessage({ id: request.id, value: proxy.sent() } satisfies Reply);
     else if (request.op === 'readyForQuery') port.postMessage({ id: request.id, value: proxy.answered().roundTrips } satisfies Reply);
+    else if (request.op === 'accepted') port.postMessage({ id: request.id, value: proxy.accepted() } satisfies Reply);
     else void proxy.close().then(() => port.postMessage({ id: request.id, value: proxy.sent() } satisfies Reply));
   });
   port.postMessage({ url: proxy.url });

@@ -2,7 +2,10 @@
  * PostgreSQL's own counters of what the service did in a database of the bench's own (created
  * here and dropped after): commits (pg_stat_database.xact_commit, every transaction, reads
  * included), rows inserted and updated (pg_stat_user_tables, in total and for `matches`), and
- * WAL records and bytes (pg_stat_wal, PostgreSQL 14 and later).
+ * WAL records and bytes (pg_stat_wal, PostgreSQL 14 and later). xact_commit also counts what is
+ * not a statement of the service: the transaction each new connection's start-up runs, and
+ * autovacuum's in the database, whose runs (autovacuum and autoanalyze of a table, catalogs
+ * included) are counted beside it.
  *
  * pg_stat_wal counts the whole cluster: its figures are the service's only on a quiet cluster.
  * Each snapshot also reads the commits of every other database, which says how quiet it was.
@@ -28,6 +31,7 @@ export interface PostgresSnapshot {
   matchesUpdated: number;
   walRecords: number;
   walBytes: number;
+  autovacuums: number;
 }
 
 export interface BenchPostgres {
@@ -68,11 +72,22 @@ export async function createBenchPostgres(base: string): Promise<BenchPostgres> 
           (select coalesce(sum(n_tup_upd), 0) from pg_stat_user_tables),
           (select coalesce(sum(n_tup_hot_upd), 0) from pg_stat_user_tables),
           (select coalesce(sum(n_tup_upd), 0) from pg_stat_user_tables where relname = 'matches'),
-          ${wal}`,
+          ${wal},
+          (select coalesce(sum(autovacuum_count + autoanalyze_count), 0) from pg_stat_all_tables)`,
       });
       const values = rows[0]!.slice(flush ? 1 : 0).map((v) => (v === null ? NaN : Number(v)));
-      const [commits, otherCommits, inserted, updated, hotUpdated, matchesUpdated, walRecords, walBytes] = values as number[];
-      return { commits, otherCommits, inserted, updated, hotUpdated, matchesUpdated, walRecords, walBytes } as PostgresSnapshot;
+      const [commits, otherCommits, inserted, updated, hotUpdated, matchesUpdated, walRecords, walBytes, autovacuums] = values as number[];
+      return {
+        commits,
+        otherCommits,
+        inserted,
+        updated,
+        hotUpdated,
+        matchesUpdated,
+        walRecords,
+        walBytes,
+        autovacuums,
+      } as PostgresSnapshot;
     },
     drop: async () => {
       await reader.end();
@@ -97,5 +112,6 @@ export function difference(before: PostgresSnapshot, after: PostgresSnapshot): P
     matchesUpdated: delta('matchesUpdated'),
     walRecords: delta('walRecords'),
     walBytes: delta('walBytes'),
+    autovacuums: delta('autovacuums'),
   };
 }

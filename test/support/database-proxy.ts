@@ -41,6 +41,8 @@ export interface DatabaseProxy {
   readonly url: string;
   /** Chunks the clients have sent through it so far: a client's write, unless it waits for none of its answers between writes. */
   sent(): number;
+  /** Connections the clients have opened through it so far. */
+  accepted(): number;
   /** What PostgreSQL's answers through it say so far: round trips ended, and transactions committed. */
   answered(): ServerCounts;
   /** From now on nothing passes either way: bytes, ends and new connections wait. */
@@ -57,6 +59,7 @@ export async function startDatabaseProxy(upstream: string): Promise<DatabaseProx
   /** What arrived during a hold, to pass on at release. */
   let backlog: Array<() => void> = [];
   let sent = 0;
+  let accepted = 0;
   const answered: ServerCounts = { roundTrips: 0, commits: 0 };
   const pass = (action: () => void) => (held ? backlog.push(action) : action());
   const forward = (from: Socket, to: Socket) => {
@@ -64,6 +67,7 @@ export async function startDatabaseProxy(upstream: string): Promise<DatabaseProx
     from.on('close', () => pass(() => to.destroy()));
   };
   const server = createServer((client) => {
+    accepted++;
     track(sockets, client);
     const database = connect(Number(target.port || 5432), target.hostname);
     track(sockets, database);
@@ -79,6 +83,7 @@ export async function startDatabaseProxy(upstream: string): Promise<DatabaseProx
   return {
     url: url.toString(),
     sent: () => sent,
+    accepted: () => accepted,
     answered: () => ({ ...answered }),
     hold: () => {
       held = true;
