@@ -59,6 +59,13 @@ export interface DatabaseHandle {
 const PG_INT8 = 20;
 const POSTGRES_POOL_SIZE = 10;
 /**
+ * A pooled connection left idle this long is closed: longer than the longest wait between an
+ * idle instance's statements (the runners' 30 s, the subscription poll's 60 s). With pg's 10 s
+ * each of those found its connection closed and opened another, and PostgreSQL counts a
+ * connection's start as a commit: 2 to 5 of an idle instance's 7 to 12 a minute.
+ */
+const POSTGRES_IDLE_CONNECTION_MS = 75_000;
+/**
  * NOTIFICATIONS_DATABASE_TIMEOUT's default. A database that accepts the connection but never
  * speaks (or a blackholed address, where TCP itself waits about two minutes) must not hang a
  * request, the server's start or the CLI; five seconds cover a slow TLS handshake or
@@ -181,6 +188,7 @@ function openPostgres(url: string, options: OpenOptions): DatabaseHandle {
   const pool = new pg.Pool({
     connectionString,
     max: POSTGRES_POOL_SIZE,
+    idleTimeoutMillis: POSTGRES_IDLE_CONNECTION_MS,
     connectionTimeoutMillis: timeoutMs,
     application_name: options.applicationName ?? 'svc-notifications',
     // A peer that vanished (a failover, a dropped route) is noticed by the kernel on idle connections too.

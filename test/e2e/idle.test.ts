@@ -136,8 +136,11 @@ describeOn(POSTGRES, 'an idle server (postgres)', () => {
       await deliverOne(server, database.url, target.url, delivered);
       await sleep(SETTLE_MS);
       const before = proxy.answered();
+      const connectionsBefore = proxy.accepted();
       await sleep(QUIET_MS);
       const after = proxy.answered();
+      // The pool keeps its connections across the waits: PostgreSQL counts each start as a commit.
+      assert.equal(proxy.accepted() - connectionsBefore, 0, 'connections opened in the quiet window');
       const commits = after.commits - before.commits;
       const roundTrips = after.roundTrips - before.roundTrips;
       // Before: a claim round (begin, two claims, commit) every second, a subscription poll every
