@@ -6,11 +6,10 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Keyring } from '../config/keyring.js';
 import type { Config } from '../config/settings.js';
 import { type DatabaseHandle, DatabaseMissing, openDatabase } from '../db/connect.js';
-import { readAhead } from '../db/read-ahead.js';
 import { releaseAllLeases } from '../db/stores/matches.js';
 import { schemaStatus, syncSchema } from '../db/migrate.js';
 import { isStorageFull, StorageWatch } from '../db/storage-full.js';
-import { liveSubscriptionPages, type MatchableRow } from '../db/stores/subscriptions.js';
+import { loadLiveSubscriptions, type MatchableRow } from '../db/stores/subscriptions.js';
 import { loadSubscriptionsWithState, type SubscriptionsState } from '../db/stores/subscriptions-fingerprint.js';
 import type { LiveMatcher } from '../matching/live-matcher.js';
 import { sealStoredSecrets } from '../subscriptions/seal-at-rest.js';
@@ -72,7 +71,7 @@ export async function prepareDatabase(
     const load = (page: MatchableRow[]) => matcher.load(page);
     // Instances sharing PostgreSQL hear of each other's writes otherwise (subscription-sync.ts).
     if (database.capabilities.sharedByInstances) {
-      for await (const page of readAhead(liveSubscriptionPages(database.db))) load(page);
+      await loadLiveSubscriptions(database.db, load);
       return { loadedFrom: undefined };
     }
     const loadedFrom = await loadSubscriptionsWithState(database.db, load);
