@@ -106,7 +106,11 @@ export function fingerprintWith(fingerprint: SubscriptionsFingerprint, rows: rea
 
 type FingerprintedColumns = Pick<SubscriptionRow, 'updated' | 'deleted' | 'disabled'>;
 
-function addToFingerprint(sum: { -readonly [K in keyof SubscriptionsFingerprint]: number }, rowid: number, row: FingerprintedColumns): void {
+function addToFingerprint(
+  sum: { -readonly [K in keyof SubscriptionsFingerprint]: number },
+  rowid: number,
+  row: FingerprintedColumns,
+): void {
   sum.rows += 1;
   sum.lastRowid = Math.max(sum.lastRowid, rowid);
   sum.updatedSum = (sum.updatedSum + (row.updated % UPDATED_PART)) % UPDATED_SUM_MODULUS;
@@ -138,7 +142,10 @@ export async function loadSubscriptionsWithState(
   });
 }
 
-async function* pagesByRowid(db: Kysely<Database>, pageSize: number): AsyncGenerator<(MatchableRow & { rowid: number; updated: number })[]> {
+async function* pagesByRowid(
+  db: Kysely<Database>,
+  pageSize: number,
+): AsyncGenerator<(MatchableRow & { rowid: number; updated: number })[]> {
   const rowid = sql<number>`rowid`;
   let after = 0;
   for (;;) {

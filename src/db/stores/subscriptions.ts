@@ -247,11 +247,7 @@ export async function* liveSubscriptionPages(db: Kysely<Database>, pageSize = 5_
  * 200 pages of 24 ms, against 0.27 s for the whole scan). Each page is asked for before the one
  * before is loaded.
  */
-export async function loadLiveSubscriptions(
-  db: Kysely<Database>,
-  load: (page: MatchableRow[]) => void,
-  pageSize = 5_000,
-): Promise<void> {
+export async function loadLiveSubscriptions(db: Kysely<Database>, load: (page: MatchableRow[]) => void, pageSize = 5_000): Promise<void> {
   await db.transaction().execute(async (tx) => {
     const every = tx.selectFrom('subscriptions').select(['uuid', 'owner', 'jsonpath', 'dialect', 'deleted', 'disabled', 'notices']);
     await sql`declare live_subscriptions no scroll cursor for ${every}`.execute(tx);
@@ -261,7 +257,7 @@ export async function loadLiveSubscriptions(
       page.catch(() => undefined);
       return page;
     };
-    for (let next = fetchPage(); ; ) {
+    for (let next = fetchPage(); ;) {
       const { rows } = await next;
       if (rows.length === pageSize) next = fetchPage();
       load(rows.filter((row) => row.deleted === null));
