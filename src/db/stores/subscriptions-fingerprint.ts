@@ -119,6 +119,25 @@ function addToFingerprint(
 }
 
 /**
+ * `addToFingerprint` for each of `page`'s rows, in rowid order, with `updated` summed a page at a
+ * time: the sum of up to 2^21 values below 2^32 is exact in a JS number.
+ */
+function addPageToFingerprint(
+  sum: { -readonly [K in keyof SubscriptionsFingerprint]: number },
+  page: readonly (FingerprintedColumns & { rowid: number })[],
+): void {
+  let updated = 0;
+  for (const row of page) {
+    updated += row.updated % UPDATED_PART;
+    if (row.deleted !== null) sum.deleted += 1;
+    if (row.disabled !== null) sum.disabled += 1;
+  }
+  sum.rows += page.length;
+  sum.lastRowid = Math.max(sum.lastRowid, page.at(-1)?.rowid ?? 0);
+  sum.updatedSum = (sum.updatedSum + updated) % UPDATED_SUM_MODULUS;
+}
+
+/**
  * SQLite: every live subscription, a page at a time to `load` (the start-up load), and what the
  * table held as they were read (subscriptionsState), of one moment: one read transaction, the
  * fingerprint summed from the rows rather than by a scan of its own. The rows come in rowid
@@ -135,7 +154,7 @@ export async function loadSubscriptionsWithState(
     const dataVersion = (await sql<{ data_version: number }>`select ${DATA_VERSION} as data_version`.execute(tx)).rows[0]!.data_version;
     const fingerprint = { rows: 0, lastRowid: 0, updatedSum: 0, deleted: 0, disabled: 0 };
     for await (const page of readAhead(pagesByRowid(tx, pageSize))) {
-      for (const row of page) addToFingerprint(fingerprint, row.rowid, row);
+      addPageToFingerprint(fingerprint, page);
       load(page.filter((row) => row.deleted === null));
     }
     return { dataVersion, fingerprint };
