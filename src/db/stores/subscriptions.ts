@@ -217,7 +217,7 @@ export type MatchableRow = Pick<SubscriptionRow, 'uuid' | 'owner' | 'jsonpath' |
 
 /**
  * Every live subscription of every owner, a page at a time, with only what the matcher needs:
- * what a reload reads (the start-up load reads in one statement: loadLiveSubscriptions). Read whole, 100,000 rows with credentials and extensions were
+ * what a reload reads (the start-up load reads the table in one read: live-subscriptions-load.ts). Read whole, 100,000 rows with credentials and extensions were
  * 200 MB of garbage at once, and the process kept the memory. The pages are of every row in
  * primary-key order, the deleted ones left out here rather than in the query: PostgreSQL,
  * without statistics of the table, answered `deleted is null` through the partial index of live
@@ -238,32 +238,6 @@ export async function* liveSubscriptionPages(db: Kysely<Database>, pageSize = 5_
     if (page.length < pageSize) return;
     after = page.at(-1)!.uuid;
   }
-}
-
-/**
- * PostgreSQL: every live subscription, a page at a time to `load` (the start-up load), read by
- * one statement through a cursor: one snapshot, and a sequential scan of the table, where pages
- * along the primary key fetched every row from the table on its own (1,000,000 subscriptions:
- * 200 pages of 24 ms, against 0.27 s for the whole scan). Each page is asked for before the one
- * before is loaded.
- */
-export async function loadLiveSubscriptions(db: Kysely<Database>, load: (page: MatchableRow[]) => void, pageSize = 5_000): Promise<void> {
-  await db.transaction().execute(async (tx) => {
-    const every = tx.selectFrom('subscriptions').select(['uuid', 'owner', 'jsonpath', 'dialect', 'deleted', 'disabled', 'notices']);
-    await sql`declare live_subscriptions no scroll cursor for ${every}`.execute(tx);
-    const fetchPage = () => {
-      const page = sql<MatchableRow>`fetch forward ${sql.lit(pageSize)} from live_subscriptions`.execute(tx);
-      // A page asked for while `load` failed is not awaited: its failure is not left unhandled.
-      page.catch(() => undefined);
-      return page;
-    };
-    for (let next = fetchPage(); ;) {
-      const { rows } = await next;
-      if (rows.length === pageSize) next = fetchPage();
-      load(rows.filter((row) => row.deleted === null));
-      if (rows.length < pageSize) return;
-    }
-  });
 }
 
 export type StoredSecrets = Pick<SubscriptionRow, 'uuid' | 'auth' | 'signing_secret' | 'previous_signing_secret'>;
