@@ -86,6 +86,8 @@ async function serve(config: Config, egress: EgressSettings): Promise<number> {
   const clock = systemClock();
   const metrics = serverMetrics(database, clock, log);
   const matcher = serverMatcher(metrics, log);
+  // The load reads the table as it is when it begins: what other instances write from then on is polled for.
+  const loadStartedAt = clock();
   const prepared = await prepareDatabase(database, matcher);
   if (prepared === undefined) return 1;
   if (config.secretKey !== null) await sealPlainSecrets(database, config.secretKey, log);
@@ -117,7 +119,7 @@ async function serve(config: Config, egress: EgressSettings): Promise<number> {
     policy.wake();
     deliveries.wake();
   };
-  const jobs = backgroundJobs({ ...base, waiters, onChange, expected, loadedFrom: prepared.loadedFrom, wakeRunners });
+  const jobs = backgroundJobs({ ...base, waiters, onChange, expected, loadedFrom: prepared.loadedFrom, loadStartedAt, wakeRunners });
   const http = await buildHttp({ ...base, egress, tracing, runners, holder, waiters, pullReads, onChange, expected });
 
   // Stopped in reverse: no new requests, then no new work, then what is left recorded, the

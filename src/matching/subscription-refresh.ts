@@ -29,6 +29,11 @@ export interface SubscriptionRefreshDependencies {
   clock: Clock;
   /** How much further back than the previous poll each poll looks (µs): the clock skew tolerated. */
   windowUs: number;
+  /**
+   * What the first poll reaches back to (µs, before the window): when the matcher's load began,
+   * since it read the table as it was then. By default, when this is created.
+   */
+  since?: number;
   /** A fetch for notified rows failed (the poll will find them). */
   onError: (error: unknown) => void;
   /** This instance's creates, applied already: their notifications are not read back. */
@@ -50,7 +55,7 @@ export interface SubscriptionRefresh {
 const FETCH_BATCH = 500;
 
 export function subscriptionRefresh(deps: SubscriptionRefreshDependencies): SubscriptionRefresh {
-  let coveredFrom = deps.clock();
+  let coveredFrom = deps.since ?? deps.clock();
   let tail: Promise<unknown> = Promise.resolve();
   const pending = new Set<string>();
   let fetchQueued = false;

@@ -48,6 +48,8 @@ export interface SubscriptionSyncOptions {
   listeningPollMs: number;
   /** Clock skew between instances tolerated (µs). */
   skewUs: number;
+  /** When the matcher's load began (µs): writes from then on are polled for, though the listener was not yet listening. */
+  loadStartedAt?: number;
   maxErrorPauseMs: number;
   log: SubscriptionSyncLog;
   /** Rows of a pull subscription became readable, on any instance (heard on the same connection). */
@@ -79,6 +81,7 @@ export function startSubscriptionSync(options: SubscriptionSyncOptions): Subscri
     apply: options.apply,
     clock: options.clock,
     windowUs: options.skewUs,
+    ...(options.loadStartedAt === undefined ? {} : { since: options.loadStartedAt }),
     onError: (error) => {
       log.error({ err: error }, 'reading notified subscriptions failed; the poll will find them');
       pollDue = true;

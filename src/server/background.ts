@@ -25,6 +25,8 @@ export interface BackgroundOptions extends ServerBase {
   expected: ExpectedNotifications | undefined;
   /** Given on a SQLite file (prepareDatabase): other processes' commits are followed from there. */
   loadedFrom: SubscriptionsState | undefined;
+  /** When the matcher's load began (µs, the clock's): other instances' writes are followed from then. */
+  loadStartedAt: number;
   /** Work may have come to the queue unannounced (another process committed, listening began again): the runners look. */
   wakeRunners: () => void;
 }
@@ -38,7 +40,7 @@ export interface BackgroundJobs {
 }
 
 export function backgroundJobs(options: BackgroundOptions): BackgroundJobs {
-  const { config, log, database, clock, metrics, matcher, waiters, onChange, expected, loadedFrom, wakeRunners } = options;
+  const { config, log, database, clock, metrics, matcher, waiters, onChange, expected, loadedFrom, loadStartedAt, wakeRunners } = options;
   const sync =
     expected === undefined
       ? undefined
@@ -54,6 +56,7 @@ export function backgroundJobs(options: BackgroundOptions): BackgroundJobs {
             pollMs: SYNC_POLL_MS,
             listeningPollMs: SYNC_LISTENING_POLL_MS,
             skewUs: SYNC_CLOCK_SKEW_US,
+            loadStartedAt,
             maxErrorPauseMs: MAX_ERROR_PAUSE_MS,
             log,
             // Other instances' readable rows, heard on the same connection; missed ones while it was down.

@@ -6,12 +6,12 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Keyring } from '../config/keyring.js';
 import type { Config } from '../config/settings.js';
 import { type DatabaseHandle, DatabaseMissing, openDatabase } from '../db/connect.js';
-import { readAhead } from '../db/read-ahead.js';
 import { releaseAllLeases } from '../db/stores/matches.js';
 import { schemaStatus, syncSchema } from '../db/migrate.js';
 import { isStorageFull, StorageWatch } from '../db/storage-full.js';
-import { liveSubscriptionPages } from '../db/stores/subscriptions.js';
-import { type SubscriptionsState, subscriptionsState } from '../db/stores/subscriptions-fingerprint.js';
+import { loadLiveSubscriptions } from '../db/stores/live-subscriptions-load.js';
+import type { MatchableRow } from '../db/stores/subscriptions.js';
+import { loadSubscriptionsWithState, type SubscriptionsState } from '../db/stores/subscriptions-fingerprint.js';
 import type { LiveMatcher } from '../matching/live-matcher.js';
 import { sealStoredSecrets } from '../subscriptions/seal-at-rest.js';
 import { PROGRAM } from './program.js';
@@ -69,10 +69,14 @@ export async function prepareDatabase(
     }
     // One database serves one SQLite instance: any lease in it belonged to this instance's previous life.
     if (!database.capabilities.sharedByInstances) await releaseAllLeases(database.db);
+    const load = (page: MatchableRow[]) => matcher.load(page);
     // Instances sharing PostgreSQL hear of each other's writes otherwise (subscription-sync.ts).
-    const loadedFrom = database.capabilities.sharedByInstances || database.inMemory ? undefined : await subscriptionsState(database.db);
-    for await (const page of readAhead(liveSubscriptionPages(database.db))) matcher.load(page);
-    return { loadedFrom };
+    if (database.capabilities.sharedByInstances) {
+      await loadLiveSubscriptions(database.db, load);
+      return { loadedFrom: undefined };
+    }
+    const loadedFrom = await loadSubscriptionsWithState(database.db, load);
+    return { loadedFrom: database.inMemory ? undefined : loadedFrom };
   } catch (error) {
     console.error(`${PROGRAM}: cannot use the database ${database.description}: ${error instanceof Error ? error.message : String(error)}`);
     await database.close();

@@ -1,10 +1,13 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { it } from 'node:test';
 import { readAhead } from '../../src/db/read-ahead.js';
-import { insertSubscription, liveSubscriptionPages } from '../../src/db/stores/subscriptions.js';
+import { loadLiveSubscriptions } from '../../src/db/stores/live-subscriptions-load.js';
+import { insertSubscription, liveSubscriptionPages, type MatchableRow } from '../../src/db/stores/subscriptions.js';
+import { loadSubscriptionsWithState, subscriptionsState } from '../../src/db/stores/subscriptions-fingerprint.js';
 import type { SubscriptionRow } from '../../src/db/tables.js';
 import { LiveMatcher } from '../../src/matching/live-matcher.js';
-import { describeOn, openTestDatabase, testBackends } from '../support/database.js';
+import { describeOn, openTestDatabase, POSTGRES, SQLITE, testBackends } from '../support/database.js';
 import { facilityEvent } from '../support/fixtures.js';
 import { subscriptionRow } from '../support/subscription-row.js';
 
@@ -88,3 +91,80 @@ for (const backend of testBackends()) {
     });
   });
 }
+
+/**
+ * Inserts `row` through a connection of another process, and returns once it has committed: a
+ * write that a load under way can be made to meet at a chosen page.
+ */
+function insertElsewhere(url: string, row: SubscriptionRow): void {
+  const program = new URL('../support/insert-subscription.js', import.meta.url);
+  execFileSync(process.execPath, [program.pathname, url, JSON.stringify(row)], { stdio: 'pipe' });
+}
+
+/** Eight subscriptions: 4, 5, 6 deleted, 3 disabled; and a ninth, written once a load has begun, whose uuid comes last. */
+async function startUpRows(t: Awaited<ReturnType<typeof openTestDatabase>>): Promise<SubscriptionRow> {
+  for (const n of [5, 1, 4, 8, 2, 3, 7, 6])
+    await insertSubscription(t.handle.db, t.handle.capabilities, subscription(n, [4, 5, 6].includes(n) ? 9 : null));
+  return subscription(9);
+}
+
+const uuidsOf = (pages: MatchableRow[][]) => pages.flat().map((row) => row.owner);
+
+describeOn(SQLITE, 'the start-up load (SQLite)', () => {
+  it('loads every live row in pages of one read, and says what the table held then, as a scan of its own would', async () => {
+    const t = await openTestDatabase(SQLITE);
+    try {
+      const written = await startUpRows(t);
+      const before = await subscriptionsState(t.handle.db);
+      const pages: MatchableRow[][] = [];
+      const state = await loadSubscriptionsWithState(
+        t.handle.db,
+        (page) => {
+          if (pages.length === 0) insertElsewhere(t.database.url, written);
+          pages.push(page);
+        },
+        2,
+      );
+      assert.deepEqual(
+        uuidsOf(pages).sort(),
+        ['user-1', 'user-2', 'user-3', 'user-7', 'user-8'],
+        'deleted rows left out, a disabled one kept',
+      );
+      assert.deepEqual(state, before, 'of the moment the load began: the write committed meanwhile is neither loaded nor counted');
+      const after = await subscriptionsState(t.handle.db);
+      assert.notEqual(after.dataVersion, state.dataVersion, 'so the commit after it is followed');
+      assert.equal(after.fingerprint.rows, state.fingerprint.rows + 1);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describeOn(POSTGRES, 'the start-up load (PostgreSQL)', () => {
+  it('loads every live row in pages of one statement: a write committed meanwhile is not half seen', async () => {
+    const t = await openTestDatabase(POSTGRES);
+    try {
+      const written = await startUpRows(t);
+      const pages: MatchableRow[][] = [];
+      await loadLiveSubscriptions(
+        t.handle.db,
+        (page) => {
+          if (pages.length === 0) insertElsewhere(t.database.url, written);
+          pages.push(page);
+        },
+        2,
+      );
+      assert.deepEqual(
+        uuidsOf(pages).sort(),
+        ['user-1', 'user-2', 'user-3', 'user-7', 'user-8'],
+        'deleted rows left out, a disabled one kept',
+      );
+      assert.ok(
+        pages.every((page) => page.length <= 2),
+        'pages of two rows at most',
+      );
+    } finally {
+      await t.close();
+    }
+  });
+});
