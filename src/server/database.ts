@@ -9,9 +9,9 @@ import { type DatabaseHandle, DatabaseMissing, openDatabase } from '../db/connec
 import { releaseAllLeases } from '../db/stores/matches.js';
 import { schemaStatus, syncSchema } from '../db/migrate.js';
 import { isStorageFull, StorageWatch } from '../db/storage-full.js';
-import { loadLiveSubscriptions } from '../db/stores/live-subscriptions-load.js';
+import { loadLiveSubscriptions, loadSubscriptionsWithState } from '../db/stores/live-subscriptions-load.js';
 import type { MatchableRow } from '../db/stores/subscriptions.js';
-import { loadSubscriptionsWithState, type SubscriptionsState } from '../db/stores/subscriptions-fingerprint.js';
+import type { SubscriptionsState } from '../db/stores/subscriptions-fingerprint.js';
 import type { LiveMatcher } from '../matching/live-matcher.js';
 import { sealStoredSecrets } from '../subscriptions/seal-at-rest.js';
 import { PROGRAM } from './program.js';

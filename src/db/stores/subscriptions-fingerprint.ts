@@ -5,9 +5,7 @@
  */
 import { type Kysely, sql } from 'kysely';
 import { DATA_VERSION } from '../data-version.js';
-import { readAhead } from '../read-ahead.js';
 import type { Database, SubscriptionRow } from '../tables.js';
-import type { MatchableRow } from './subscriptions.js';
 
 /**
  * SQLite: what any write to the table moves, whoever makes it (see subscriptionsState). A write
@@ -99,87 +97,34 @@ export async function subscriptionsByRowid(db: Kysely<Database>, after: number, 
 
 /** `fingerprint` with `rows` inserted: what subscriptionsFingerprint reads after their inserts, if nothing else was written. */
 export function fingerprintWith(fingerprint: SubscriptionsFingerprint, rows: readonly RowidRow[]): SubscriptionsFingerprint {
-  const sum = { ...fingerprint };
-  for (const { rowid, row } of rows) addToFingerprint(sum, rowid, row);
-  return sum;
+  return fingerprintAdding(
+    fingerprint,
+    rows.map(({ rowid, row }) => ({ rowid, updated: row.updated, deleted: row.deleted, disabled: row.disabled })),
+  );
 }
 
-type FingerprintedColumns = Pick<SubscriptionRow, 'updated' | 'deleted' | 'disabled'>;
+export const EMPTY_FINGERPRINT: SubscriptionsFingerprint = { rows: 0, lastRowid: 0, updatedSum: 0, deleted: 0, disabled: 0 };
 
-function addToFingerprint(
-  sum: { -readonly [K in keyof SubscriptionsFingerprint]: number },
-  rowid: number,
-  row: FingerprintedColumns,
-): void {
-  sum.rows += 1;
-  sum.lastRowid = Math.max(sum.lastRowid, rowid);
-  sum.updatedSum = (sum.updatedSum + (row.updated % UPDATED_PART)) % UPDATED_SUM_MODULUS;
-  if (row.deleted !== null) sum.deleted += 1;
-  if (row.disabled !== null) sum.disabled += 1;
-}
-
-/**
- * `addToFingerprint` for each of `page`'s rows, in rowid order, with `updated` summed a page at a
- * time: the sum of up to 2^21 values below 2^32 is exact in a JS number.
- */
-function addPageToFingerprint(
-  sum: { -readonly [K in keyof SubscriptionsFingerprint]: number },
-  page: readonly (FingerprintedColumns & { rowid: number })[],
-): void {
+/** `fingerprint` with `rows` counted in; `updated` summed over them first: up to 2^21 values below 2^32 add up exactly in a JS number. */
+export function fingerprintAdding(
+  fingerprint: SubscriptionsFingerprint,
+  rows: ReadonlyArray<Pick<SubscriptionRow, 'updated' | 'deleted' | 'disabled'> & { rowid: number }>,
+): SubscriptionsFingerprint {
+  let { lastRowid, deleted, disabled } = fingerprint;
   let updated = 0;
-  for (const row of page) {
+  for (const row of rows) {
+    lastRowid = Math.max(lastRowid, row.rowid);
     updated += row.updated % UPDATED_PART;
-    if (row.deleted !== null) sum.deleted += 1;
-    if (row.disabled !== null) sum.disabled += 1;
+    if (row.deleted !== null) deleted += 1;
+    if (row.disabled !== null) disabled += 1;
   }
-  sum.rows += page.length;
-  sum.lastRowid = Math.max(sum.lastRowid, page.at(-1)?.rowid ?? 0);
-  sum.updatedSum = (sum.updatedSum + updated) % UPDATED_SUM_MODULUS;
-}
-
-/**
- * SQLite: every live subscription, a page at a time to `load` (the start-up load), and what the
- * table held as they were read (subscriptionsState), of one moment: one read transaction, the
- * fingerprint summed from the rows rather than by a scan of its own. The rows come in rowid
- * order, a plain scan of the table: read along the primary key, every row was a page of the
- * table read on its own (1,000,000 subscriptions: 2.9 s in sqlite3, against 0.3 s).
- */
-export async function loadSubscriptionsWithState(
-  db: Kysely<Database>,
-  load: (page: MatchableRow[]) => void,
-  pageSize = 5_000,
-): Promise<SubscriptionsState> {
-  return db.transaction().execute(async (tx) => {
-    // The first read of the transaction: the moment every page is read at.
-    const dataVersion = (await sql<{ data_version: number }>`select ${DATA_VERSION} as data_version`.execute(tx)).rows[0]!.data_version;
-    const fingerprint = { rows: 0, lastRowid: 0, updatedSum: 0, deleted: 0, disabled: 0 };
-    for await (const page of readAhead(pagesByRowid(tx, pageSize))) {
-      addPageToFingerprint(fingerprint, page);
-      load(page.filter((row) => row.deleted === null));
-    }
-    return { dataVersion, fingerprint };
-  });
-}
-
-async function* pagesByRowid(
-  db: Kysely<Database>,
-  pageSize: number,
-): AsyncGenerator<(MatchableRow & { rowid: number; updated: number })[]> {
-  const rowid = sql<number>`rowid`;
-  let after = 0;
-  for (;;) {
-    const page = await db
-      .selectFrom('subscriptions')
-      .select(['uuid', 'owner', 'jsonpath', 'dialect', 'deleted', 'disabled', 'notices', 'updated'])
-      .select(rowid.as('rowid'))
-      .where(rowid, '>', after)
-      .orderBy(rowid)
-      .limit(pageSize)
-      .execute();
-    if (page.length > 0) yield page;
-    if (page.length < pageSize) return;
-    after = page.at(-1)!.rowid;
-  }
+  return {
+    rows: fingerprint.rows + rows.length,
+    lastRowid,
+    updatedSum: (fingerprint.updatedSum + updated) % UPDATED_SUM_MODULUS,
+    deleted,
+    disabled,
+  };
 }
 
 export function sameFingerprint(a: SubscriptionsFingerprint, b: SubscriptionsFingerprint): boolean {

@@ -217,7 +217,8 @@ export type MatchableRow = Pick<SubscriptionRow, 'uuid' | 'owner' | 'jsonpath' |
 
 /**
  * Every live subscription of every owner, a page at a time, with only what the matcher needs:
- * what a reload reads (the start-up load reads the table in one read: live-subscriptions-load.ts). Read whole, 100,000 rows with credentials and extensions were
+ * what a reload reads (the start-up load is live-subscriptions-load.ts). Read whole, 100,000
+ * rows with credentials and extensions were
  * 200 MB of garbage at once, and the process kept the memory. The pages are of every row in
  * primary-key order, the deleted ones left out here rather than in the query: PostgreSQL,
  * without statistics of the table, answered `deleted is null` through the partial index of live
