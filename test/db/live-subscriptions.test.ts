@@ -108,7 +108,7 @@ async function startUpRows(t: Awaited<ReturnType<typeof openTestDatabase>>): Pro
   return subscription(9);
 }
 
-const uuidsOf = (pages: MatchableRow[][]) => pages.flat().map((row) => row.owner);
+const ownersOf = (pages: MatchableRow[][]) => pages.flat().map((row) => row.owner);
 
 describeOn(SQLITE, 'the start-up load (SQLite)', () => {
   it('loads every live row in pages of one read, and says what the table held then, as a scan of its own would', async () => {
@@ -126,7 +126,7 @@ describeOn(SQLITE, 'the start-up load (SQLite)', () => {
         2,
       );
       assert.deepEqual(
-        uuidsOf(pages).sort(),
+        ownersOf(pages).sort(),
         ['user-1', 'user-2', 'user-3', 'user-7', 'user-8'],
         'deleted rows left out, a disabled one kept',
       );
@@ -155,7 +155,7 @@ describeOn(POSTGRES, 'the start-up load (PostgreSQL)', () => {
         2,
       );
       assert.deepEqual(
-        uuidsOf(pages).sort(),
+        ownersOf(pages).sort(),
         ['user-1', 'user-2', 'user-3', 'user-7', 'user-8'],
         'deleted rows left out, a disabled one kept',
       );
