@@ -116,6 +116,6 @@ for (const backend of testBackends()) {
       { skip: MOSQUITTO_SKIP },
     );
 
-    itSurvivesTheBrokerDown(scene, MOSQUITTO_PORT, 'Mosquitto', (proxyPort) => `mqtt://127.0.0.1:${proxyPort}/down`);
+    itSurvivesTheBrokerDown(scene, 'Mosquitto', (port) => `mqtt://127.0.0.1:${port}/down`);
   });
 }

@@ -115,6 +115,6 @@ for (const backend of testBackends()) {
       { once: true, skip: NATS_SKIP },
     );
 
-    itSurvivesTheBrokerDown(scene, NATS_PORT, 'NATS', (proxyPort) => `nats://127.0.0.1:${proxyPort}/a.b`);
+    itSurvivesTheBrokerDown(scene, 'NATS', (port) => `nats://127.0.0.1:${port}/a.b`);
   });
 }

@@ -115,7 +115,7 @@ for (const backend of testBackends()) {
       { skip: RABBITMQ_SKIP },
     );
 
-    itSurvivesTheBrokerDown(scene, RABBITMQ_PORT, 'RabbitMQ', (proxyPort) => `amqp://127.0.0.1:${proxyPort}/?routing_key=q`);
+    itSurvivesTheBrokerDown(scene, 'RabbitMQ', (port) => `amqp://127.0.0.1:${port}/?routing_key=q`);
 
     it(
       'with tracing on, the message carries the delivery span as a traceparent header',

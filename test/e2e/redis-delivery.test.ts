@@ -88,6 +88,6 @@ for (const backend of testBackends()) {
       { skip: REDIS_SKIP },
     );
 
-    itSurvivesTheBrokerDown(scene, REDIS_PORT, 'Redis', (proxyPort) => `redis://127.0.0.1:${proxyPort}/k`);
+    itSurvivesTheBrokerDown(scene, 'Redis', (port) => `redis://127.0.0.1:${port}/k`);
   });
 }

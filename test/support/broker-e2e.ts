@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { after, it, type TestContext } from 'node:test';
 import type { TestBackend, TestDatabase } from './database.js';
 import { eventually, type HttpStub, startStub } from './http-stub.js';
-import type { RunningServer } from './processes.js';
+import { refusedPort, type RunningServer } from './processes.js';
 import { serverOn } from './server-on.js';
 import { startTcpProxy } from './tcp-proxy.js';
 
@@ -159,19 +159,16 @@ export function itReconnectsAfterCuts(
 }
 
 /**
- * The broker behind a stopped proxy: its lane goes down, its deliveries are retried and the
- * subscription is disabled at the end of the schedule, while an HTTP subscription to the same
- * events is served. `name`: the broker as the test's messages say it.
+ * The broker down (its address refusing connections): its lane goes down, its deliveries are
+ * retried and the subscription is disabled at the end of the schedule, while an HTTP
+ * subscription to the same events is served. `name`: the broker as the test's messages say it.
  */
-export function itSurvivesTheBrokerDown(scene: BrokerScene, brokerPort: number, name: string, url: (proxyPort: number) => string): void {
-  it(`${name} down: its lane down, retried, disabled at the end of the schedule; an HTTP subscription meanwhile is served`, async (t) => {
+export function itSurvivesTheBrokerDown(scene: BrokerScene, name: string, url: (port: number) => string): void {
+  it(`${name} down: its lane down, retried, disabled at the end of the schedule; an HTTP subscription meanwhile is served`, async () => {
     // Few: a down lane is probed once a second, one row at a time (pacing is measured in test/delivery/broker-runner.test.ts).
     const EVENTS = 3;
-    const proxy = await startTcpProxy(brokerPort);
-    t.after(() => proxy.close());
-    await proxy.stop();
     const http = await scene.stub();
-    const down = await scene.subscribe(url(proxy.port), '/down');
+    const down = await scene.subscribe(url(await refusedPort()), '/down');
     await scene.subscribe(http.url, '/down');
     for (let i = 0; i < EVENTS; i++) await scene.send(event('/down', `d${i}`), 2);
     await eventually(() => http.requests.length === EVENTS, 'the HTTP target has every event');

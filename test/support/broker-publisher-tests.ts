@@ -14,7 +14,7 @@ import { BROKER_CONTENT_TYPE } from '../../src/delivery/broker-destination.js';
 import { type BrokerClient, type BrokerRequest, createBrokerPublisher } from '../../src/delivery/broker-publisher.js';
 import { addressGuard } from '../../src/net/address-guard.js';
 import type { Auth } from '../../src/subscriptions/input.js';
-import { freePort } from './processes.js';
+import { refusedPort } from './processes.js';
 import { startTcpProxy } from './tcp-proxy.js';
 
 export const SECRET = `whsec_${randomBytes(32).toString('base64')}`;
@@ -73,7 +73,7 @@ export function connectionTests(protocol: Protocol): void {
 
 function itIsLaterWhenNothingListens(protocol: Protocol): void {
   it('nothing listening: later (connection refused), never permanent', async (t) => {
-    const port = await freePort();
+    const port = await refusedPort();
     assert.deepEqual(outcome(await publisher(t).publish(request(protocol.url(port)))), { error: 'connection refused', permanent: false });
   });
 }

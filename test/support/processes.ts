@@ -3,7 +3,7 @@
  * it says where it listens.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { type AddressInfo, createServer } from 'node:net';
+import { type AddressInfo, connect, createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { ROOT } from './project.js';
 
@@ -73,6 +73,28 @@ export interface RunningServer {
   logs(): string;
   /** Sends SIGTERM and waits for the exit code. */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/**
+ * A port of 127.0.0.1 that refuses connections and that no test will take: one below the range
+ * the kernel hands out to listen(0) (32768 and up by default), where nothing of this machine's
+ * listens. A port freed by `freePort` can be handed to another test's server meanwhile: an
+ * AMQP client meant to find nothing there once read an HTTP answer from it.
+ */
+export async function refusedPort(): Promise<number> {
+  for (let port = 1; port < 1024; port++) if (await refuses(port)) return port;
+  throw new Error('every port of 127.0.0.1 below 1024 answers or fails otherwise than refusing');
+}
+
+function refuses(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code === 'ECONNREFUSED'));
+  });
 }
 
 /** A port nobody listens on right now (the kernel picks it). */
