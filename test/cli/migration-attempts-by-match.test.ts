@@ -6,27 +6,17 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { sql } from 'kysely';
-import { Migrator } from 'kysely/migration';
 import { type DatabaseHandle, openDatabase } from '../../src/db/connect.js';
-import { MIGRATIONS } from '../../src/db/migrations/index.js';
 import { attemptsOfMatches } from '../../src/db/stores/deliveries.js';
 import { recordAttempts } from '../../src/db/stores/matches.js';
 import { describeOn, testBackends } from '../support/database.js';
 import { eventRow } from '../support/event-row.js';
 import { matchRow } from '../support/match-row.js';
+import { migrateBefore, migratorOf } from '../support/migrations.js';
 import { runCli } from '../support/processes.js';
 import { subscriptionRow } from '../support/subscription-row.js';
 
 const ATTEMPTS_BY_MATCH = '0011-attempts-by-match';
-
-function migratorOf(handle: DatabaseHandle, names: (name: string) => boolean): Migrator {
-  const migrations = Object.fromEntries(Object.entries(MIGRATIONS).filter(([name]) => names(name)));
-  return new Migrator({
-    db: handle.db,
-    provider: { getMigrations: async () => migrations },
-    ...(handle.schema ? { migrationTableSchema: handle.schema } : {}),
-  });
-}
 
 /** The columns of `attempts`' primary key, in order, and its other indexes' names. */
 async function keysOfAttempts(handle: DatabaseHandle): Promise<{ primaryKey: string[]; indexes: string[] }> {
@@ -52,8 +42,7 @@ for (const backend of testBackends()) {
       const database = await backend.create();
       const handle = openDatabase(database.url);
       try {
-        if (handle.schema) await handle.db.schema.createSchema(handle.schema).ifNotExists().execute();
-        assert.equal((await migratorOf(handle, (name) => name < ATTEMPTS_BY_MATCH).migrateToLatest()).error, undefined);
+        await migrateBefore(handle, ATTEMPTS_BY_MATCH);
         const subscription = subscriptionRow();
         const event = eventRow();
         const [first, second] = [

@@ -4,10 +4,9 @@
  */
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { Migrator } from 'kysely/migration';
 import { openDatabase } from '../../src/db/connect.js';
-import { MIGRATIONS } from '../../src/db/migrations/index.js';
 import { describeOn, testBackends } from '../support/database.js';
+import { migrateBefore } from '../support/migrations.js';
 import { runCli } from '../support/processes.js';
 import { subscriptionRow } from '../support/subscription-row.js';
 
@@ -34,14 +33,7 @@ for (const backend of testBackends()) {
       const database = await backend.create();
       const handle = openDatabase(database.url);
       try {
-        const atVersion1 = new Migrator({
-          db: handle.db,
-          provider: { getMigrations: async () => ({ '0001-initial': MIGRATIONS['0001-initial']! }) },
-          ...(handle.schema ? { migrationTableSchema: handle.schema } : {}),
-        });
-        if (handle.schema) await handle.db.schema.createSchema(handle.schema).ifNotExists().execute();
-        const { error } = await atVersion1.migrateToLatest();
-        assert.equal(error, undefined);
+        await migrateBefore(handle, '0002-signing-secrets');
         const rows = [subscriptionRow(), subscriptionRow({ deleted: 5 }), subscriptionRow({ owner: 'bob' })];
         for (const row of rows) {
           // Only the columns of version 0001 (frozen, as it is): later migrations add the others.

@@ -4,11 +4,10 @@
  */
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { Migrator } from 'kysely/migration';
 import { openDatabase } from '../../src/db/connect.js';
-import { MIGRATIONS } from '../../src/db/migrations/index.js';
 import { toRecord } from '../../src/subscriptions/record.js';
 import { describeOn, testBackends } from '../support/database.js';
+import { migrateBefore } from '../support/migrations.js';
 import { runCli } from '../support/processes.js';
 import { subscriptionRow } from '../support/subscription-row.js';
 
@@ -20,15 +19,7 @@ for (const backend of testBackends()) {
       const database = await backend.create();
       const handle = openDatabase(database.url);
       try {
-        const before = Object.fromEntries(Object.entries(MIGRATIONS).filter(([name]) => name < NOTICES));
-        const atVersion9 = new Migrator({
-          db: handle.db,
-          provider: { getMigrations: async () => before },
-          ...(handle.schema ? { migrationTableSchema: handle.schema } : {}),
-        });
-        if (handle.schema) await handle.db.schema.createSchema(handle.schema).ifNotExists().execute();
-        const { error } = await atVersion9.migrateToLatest();
-        assert.equal(error, undefined);
+        await migrateBefore(handle, NOTICES);
         const rows = [
           subscriptionRow({ jsonpath: '$' }),
           subscriptionRow({ jsonpath: '$.data', disabled: 3 }),

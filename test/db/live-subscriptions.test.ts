@@ -110,21 +110,27 @@ async function startUpRows(t: Awaited<ReturnType<typeof openTestDatabase>>): Pro
 
 const ownersOf = (pages: MatchableRow[][]) => pages.flat().map((row) => row.owner);
 
+/** A start-up load's `load`, keeping its pages; `written` is committed by another process as the first page comes. */
+function loadingWithAWriteAtFirstPage(
+  url: string,
+  written: SubscriptionRow,
+): { load: (page: MatchableRow[]) => void; pages: MatchableRow[][] } {
+  const pages: MatchableRow[][] = [];
+  const load = (page: MatchableRow[]) => {
+    if (pages.length === 0) insertElsewhere(url, written);
+    pages.push(page);
+  };
+  return { load, pages };
+}
+
 describeOn(SQLITE, 'the start-up load (SQLite)', () => {
   it('loads every live row in pages of one read, and says what the table held then, as a scan of its own would', async () => {
     const t = await openTestDatabase(SQLITE);
     try {
       const written = await startUpRows(t);
       const before = await subscriptionsState(t.handle.db);
-      const pages: MatchableRow[][] = [];
-      const state = await loadSubscriptionsWithState(
-        t.handle.db,
-        (page) => {
-          if (pages.length === 0) insertElsewhere(t.database.url, written);
-          pages.push(page);
-        },
-        2,
-      );
+      const { load, pages } = loadingWithAWriteAtFirstPage(t.database.url, written);
+      const state = await loadSubscriptionsWithState(t.handle.db, load, 2);
       assert.deepEqual(
         ownersOf(pages).sort(),
         ['user-1', 'user-2', 'user-3', 'user-7', 'user-8'],
@@ -145,15 +151,8 @@ describeOn(POSTGRES, 'the start-up load (PostgreSQL)', () => {
     const t = await openTestDatabase(POSTGRES);
     try {
       const written = await startUpRows(t);
-      const pages: MatchableRow[][] = [];
-      await loadLiveSubscriptions(
-        t.handle.db,
-        (page) => {
-          if (pages.length === 0) insertElsewhere(t.database.url, written);
-          pages.push(page);
-        },
-        2,
-      );
+      const { load, pages } = loadingWithAWriteAtFirstPage(t.database.url, written);
+      await loadLiveSubscriptions(t.handle.db, load, 2);
       assert.deepEqual(
         ownersOf(pages).sort(),
         ['user-1', 'user-2', 'user-3', 'user-7', 'user-8'],
