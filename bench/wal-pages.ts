@@ -2,7 +2,7 @@
  * SQLite's log, page by page: what each commit writes, by the table or index each page belongs
  * to. The counts workload (receive.ts: 999 subscriptions, three matching each event, targets
  * answering at once) at 300 events/s, for 2 s only, so that the log holds it all: it restarts
- * after a checkpoint (every 10,000 pages), and the frames read afterwards would be the last
+ * after a checkpoint (every 40 MB), and the frames read afterwards would be the last
  * checkpoint's only; the log is emptied (a checkpoint) before the load. It is read after the drain: each frame is one page, whole (its
  * number, and a commit's size on its last frame); the pages are named by SQLite's `dbstat`
  * table on a copy of the database. Pages a commit freed and a later one reused count for their

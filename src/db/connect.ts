@@ -138,17 +138,14 @@ function openSqlite(path: string, options: OpenOptions): DatabaseHandle {
     fileMustExist: mustExist,
     timeoutMs,
     ...(inMemory ? {} : { walPath: `${path}-wal` }),
+    newFilePageSize: SQLITE_PAGE_SIZE,
+    walCheckpointBytes: WAL_CHECKPOINT_BYTES,
     pragmas: [
       walSync ? 'synchronous = NORMAL' : 'synchronous = FULL',
       'foreign_keys = ON',
       // A multi-row insert keeps a statement journal (to undo itself alone); in a file, a batch
       // of matches spilled it to disk: a temporary file written, then deleted, at every commit.
       'temp_store = MEMORY',
-      // Each commit writes every page it changed to the log, and each match row changes a page
-      // of its subscription's in the index of deliveries by subscription: a commit of 32 events
-      // wrote ~130 pages. A checkpoint copies each page once however many commits changed it,
-      // so checkpointing every 10,000 pages (40 MB of log) instead of every 1,000 copies far fewer.
-      `wal_autocheckpoint = ${WAL_CHECKPOINT_PAGES}`,
     ],
   });
   const db = new Kysely<Database>({ dialect: new SqliteThreadDialect(thread) });
@@ -253,8 +250,19 @@ function watched<T>(write: () => Promise<T>, storage: StorageWatch, options: Wri
   );
 }
 
-/** SQLite's automatic checkpoint runs when the log holds this many pages (its default: 1,000). */
-const WAL_CHECKPOINT_PAGES = 10_000;
+/**
+ * Each commit writes every page it changed to the log, whole, and a delivery changes a page of
+ * each of its indexes, most of them at places of their own (the index of deliveries by
+ * subscription: anywhere). With SQLite's default 4 KiB pages the counts workload wrote ~48 KB of
+ * log per event for ~2 KB of data; with 1 KiB pages, ~21 KB, and the file itself was smaller
+ * (bench/history.md). Reads touch more, smaller pages, and the start-up load did not slow.
+ */
+const SQLITE_PAGE_SIZE = 1024;
+/**
+ * A checkpoint copies each page once however many commits changed it, so checkpointing at 40 MB
+ * of log (SQLite's default is 1,000 pages: 1 MB at 1 KiB) copies far fewer.
+ */
+const WAL_CHECKPOINT_BYTES = 40 * 1024 * 1024;
 function seconds(ms: number): string {
   return `${ms / 1000} s`;
 }

@@ -24,6 +24,10 @@ export interface SqliteThreadOptions {
   readonly timeoutMs: number;
   /** The write-ahead log the group commit syncs before answering; none for `:memory:`. */
   readonly walPath?: string;
+  /** The page size a new file is made with; a file made earlier keeps its own. */
+  readonly newFilePageSize: number;
+  /** SQLite checkpoints its log when it holds this much, whatever the file's page size. */
+  readonly walCheckpointBytes: number;
   /** Set on the connection once it is open, in order. */
   readonly pragmas: readonly string[];
   /** The thread failed or ended unasked; told once. Not sent to the thread. */

@@ -50,8 +50,12 @@ async function open(): Promise<OpenAnswer> {
 function openConnection(sqlite: typeof SQLiteModule, settings: SqliteThreadOptions): SQLiteModule.Database {
   const database = new sqlite(settings.path, { timeout: settings.busyTimeoutMs, fileMustExist: settings.fileMustExist });
   try {
+    // Only a file with nothing in it yet takes it: turning it to WAL below is its first write.
+    database.pragma(`page_size = ${settings.newFilePageSize}`);
     switchToWal(sqlite, database, settings.timeoutMs);
     for (const pragma of settings.pragmas) database.pragma(pragma);
+    const pageSize = database.pragma('page_size', { simple: true }) as number;
+    database.pragma(`wal_autocheckpoint = ${Math.ceil(settings.walCheckpointBytes / pageSize)}`);
     return database;
   } catch (error) {
     database.close();

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { it } from 'node:test';
 import pg from 'pg';
-import { createPostgres, describeOn, POSTGRES, POSTGRES_TEST_URL } from '../support/database.js';
+import { createPostgres, describeOn, makeSqliteFileWithPages, POSTGRES, POSTGRES_TEST_URL } from '../support/database.js';
 import { eventually, startStub } from '../support/http-stub.js';
 import { type RunningServer, runCli, startServer } from '../support/processes.js';
 import { mountSmallFilesystem, SMALL_FILESYSTEM } from '../support/small-filesystem.js';
@@ -39,8 +39,12 @@ interface FaultyDatabase {
 
 async function sqliteOnSmallDisk(): Promise<FaultyDatabase> {
   const volume = mountSmallFilesystem(8 * 1024 * 1024);
+  const path = join(volume.dir, 'notifications.sqlite3');
+  // With 4 KiB pages a claim's page or two fit in the 8 KB left and a settlement's pages do not;
+  // with 1 KiB pages they differ by less than the room left in the log's last tmpfs page.
+  makeSqliteFileWithPages(path, 4096);
   return {
-    url: `sqlite:${join(volume.dir, 'notifications.sqlite3')}`,
+    url: `sqlite:${path}`,
     fault: { begin: async () => volume.fillLeaving(8 * 1024), end: async () => volume.free() },
     close: async () => volume.unmount(),
   };

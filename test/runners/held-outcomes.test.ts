@@ -26,7 +26,7 @@ import { createTargetClient } from '../../src/delivery/target-client.js';
 import { addressGuard } from '../../src/net/address-guard.js';
 import { createPolicyClient } from '../../src/policy/policy-client.js';
 import { Settler } from '../../src/runners/settler.js';
-import { createPostgres, describeOn, POSTGRES, POSTGRES_TEST_URL } from '../support/database.js';
+import { createPostgres, describeOn, makeSqliteFileWithPages, POSTGRES, POSTGRES_TEST_URL } from '../support/database.js';
 import { eventually, type HttpStub, startStub } from '../support/http-stub.js';
 import { TEST_LEASE_US, testDeliveryRunner, testPolicyRunner } from '../support/runners.js';
 import { mountSmallFilesystem, SMALL_FILESYSTEM } from '../support/small-filesystem.js';
@@ -58,7 +58,11 @@ interface Faulty {
 
 async function sqliteOnSmallDisk(): Promise<Faulty> {
   const volume = mountSmallFilesystem(4 * 1024 * 1024);
-  const url = `sqlite:${join(volume.dir, 'notifications.sqlite3')}`;
+  const path = join(volume.dir, 'notifications.sqlite3');
+  // With 4 KiB pages a claim's page or two fit in the 8 KB left and a settlement's pages do not;
+  // with 1 KiB pages they differ by less than the room left in the log's last tmpfs page.
+  makeSqliteFileWithPages(path, 4096);
+  const url = `sqlite:${path}`;
   const handle = openDatabase(url);
   await syncSchema(handle);
   return {

@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
+import Database from 'better-sqlite3';
 import pg from 'pg';
 import { type DatabaseHandle, openDatabase } from '../../src/db/connect.js';
 import { syncSchema } from '../../src/db/migrate.js';
@@ -58,6 +59,20 @@ export function testBackends(): TestBackend[] {
 export function describeOn(backend: Pick<TestBackend, 'skip'>, name: string, body: () => void): void {
   if (backend.skip) test(name, { skip: backend.skip }, () => undefined);
   else describe(name, body);
+}
+
+/**
+ * Makes the SQLite file at `path` empty, in WAL mode, with pages of `pageSize` bytes, as an
+ * earlier version made every file (4 KiB, SQLite's default): the service keeps a file's pages.
+ */
+export function makeSqliteFileWithPages(path: string, pageSize: number): void {
+  const file = new Database(path);
+  try {
+    file.pragma(`page_size = ${pageSize}`);
+    file.pragma('journal_mode = WAL');
+  } finally {
+    file.close();
+  }
 }
 
 /** A fresh SQLite file in its own temporary directory. */
