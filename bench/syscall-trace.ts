@@ -7,14 +7,15 @@
  *
  * `perf trace` filters the system calls in the kernel: the server runs at its own pace, where
  * strace would stop it at every system call. It follows the threads the process has when it
- * starts (the server starts all of its own at start-up); a thread started later would be
+ * starts (the server starts all of its own at start-up, libuv's pool at its first sync, which
+ * is waited for); a thread started later would be
  * missed, and so would events perf reports lost: either makes the window an error, not a
  * smaller count. A window is between two marks: the bench writes a marker file with pwrite64
  * (of as many bytes as the mark's number), and the lines are split at the marks' kernel
  * timestamps once perf has stopped, so nothing depends on when its output arrives.
  */
 import { spawn } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readdirSync, readlinkSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, readlinkSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -43,16 +44,31 @@ interface Call {
 }
 
 const READY_TIMEOUT_MS = 15_000;
+const POOL_TIMEOUT_MS = 5_000;
+/** How Node.js names the threads of libuv's pool. */
+const LIBUV_POOL_THREAD = 'libuv-worker';
 /** perf's buffer per CPU (its default is 512 KB): room for a loaded server's calls on a busy machine. */
 const PERF_BUFFER_PAGES = '16M';
 const LOST = /LOST (\d+) events/;
 const LINE = /^\s*([\d.]+) \([^)]*\): .*\/(\d+) (pwrite64|fdatasync|fsync)\(fd: (\d+)(?:, buf: \w+, count: (\d+))?/;
+
+/**
+ * Until libuv's pool has started in `pid`: at the log's first sync, up to SYNC_SOON_MS after the
+ * first claim of a server just started. Without it, after POOL_TIMEOUT_MS (`window` then says
+ * which threads came later).
+ */
+async function poolStarted(pid: number): Promise<void> {
+  const deadline = performance.now() + POOL_TIMEOUT_MS;
+  const names = () => readdirSync(`/proc/${pid}/task`).map((tid) => readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim());
+  while (!names().includes(LIBUV_POOL_THREAD) && performance.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+}
 
 /** Starts tracing `pid`; rejects with a reason when perf cannot trace here. */
 export async function startSyscallTrace(pid: number): Promise<SyscallTrace> {
   const dir = mkdtempSync(join(tmpdir(), 'notifications-bench-marker-'));
   const marker = openSync(join(dir, 'marker'), 'w');
   const threads = () => new Set(readdirSync(`/proc/${pid}/task`));
+  await poolStarted(pid);
   const traced = threads();
   const perf = spawn('perf', ['trace', '-p', `${pid},${process.pid}`, '-m', PERF_BUFFER_PAGES, '-e', 'pwrite64,fdatasync,fsync'], {
     stdio: ['ignore', 'ignore', 'pipe'],

@@ -28,7 +28,7 @@ const WAL_HEADER_BYTES = 32;
 const FRAME_HEADER_BYTES = 24;
 const DRAIN_QUIET_MS = 3_000;
 const DRAIN_TIMEOUT_MS = 120_000;
-/** After the last answer: its outcome is written (a commit, up to NOTIFICATIONS_SQLITE_OUTCOME_DELAY later) well within this. */
+/** After the last delivery: its outcome is committed, and synced (within SYNC_SOON_MS), well within this. */
 const SETTLE_MS = 2_000;
 
 interface Frame {

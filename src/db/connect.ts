@@ -152,7 +152,7 @@ function openSqlite(path: string, options: OpenOptions): DatabaseHandle {
   const group = new GroupCommit(
     immediateTransaction(db, () => thread.rollback(), timeoutMs),
     1,
-    walSync && (() => walSync.sync()),
+    walSync,
   );
   const storage = options.storage ?? new StorageWatch();
   const write = watchedWrite(group, storage);
@@ -160,7 +160,8 @@ function openSqlite(path: string, options: OpenOptions): DatabaseHandle {
   return {
     db,
     write,
-    perform: (name, args, options) => watched(() => thread.perform(name, args, transfersOf(name, args)), storage, options),
+    perform: (name, args, options) =>
+      watched(() => thread.perform(name, args, options?.syncLater === true, transfersOf(name, args)), storage, options),
     storage,
     capabilities: SQLITE_CAPABILITIES,
     inMemory,

@@ -9,9 +9,10 @@
  * batch runs again alone, so that its failure is its own and the others still commit. A
  * write's promise settles only after the commit, so an answer sent on it is durable.
  *
- * With `durable`, a commit's writers are answered only once it settles: SQLite's commit is
+ * With `log`, a commit's writers are answered only once it is synced: SQLite's commit is
  * made durable by syncing its log off the main thread (wal-sync.ts), while the next commit
- * is already being written.
+ * is already being written. A commit whose writes all `syncLater` is answered at once, and
+ * synced soon.
  *
  * `concurrency` commits may be in flight at once: 1 for SQLite (one writer anyway), the pool
  * size less one (kept for reads) for PostgreSQL, whose connections commit in parallel (one lane held PostgreSQL to
@@ -44,11 +45,26 @@ export interface WriteOptions {
    * due), and such a write commits even on a full disk. It does not end a storage-full state.
    */
   mayChangeNothing?: boolean;
+  /**
+   * No one outside the service hears of its commit (a claim, a settlement): on SQLite it is
+   * answered once committed, and made durable by the next sync or within SYNC_SOON_MS. A power
+   * cut meanwhile loses it, as it would an instant earlier: the deliveries it recorded are made
+   * again. Writes answered to a client (an event received, a subscription) never use it.
+   */
+  syncLater?: boolean;
+}
+
+/** SQLite's write-ahead log, synced (wal-sync.ts). */
+export interface LogSync {
+  sync(): Promise<void>;
+  /** Throws once the log cannot be synced. */
+  syncSoon(): void;
 }
 
 interface Pending {
   write: Write<unknown>;
   oneStatement: boolean;
+  syncLater: boolean;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
@@ -62,7 +78,7 @@ export class GroupCommit {
   constructor(
     private readonly transaction: TransactionRunner,
     concurrency: number,
-    private readonly durable?: () => Promise<void>,
+    private readonly log?: LogSync,
     private readonly statements?: StatementRunner,
   ) {
     // Let the writes of requests already read off the sockets join this commit.
@@ -71,7 +87,13 @@ export class GroupCommit {
 
   run<T>(write: Write<T>, options: WriteOptions = {}): Promise<T> {
     return new Promise<T>((resolve, reject) =>
-      this.add({ write, oneStatement: options.oneStatement === true, resolve: resolve as (value: unknown) => void, reject }),
+      this.add({
+        write,
+        oneStatement: options.oneStatement === true,
+        syncLater: options.syncLater === true,
+        resolve: resolve as (value: unknown) => void,
+        reject,
+      }),
     );
   }
 
@@ -141,8 +163,16 @@ export class GroupCommit {
         else pending.reject(outcome.error);
       }
     };
-    if (this.durable && outcomes.some((outcome) => outcome.ok)) this.durable().then(settle, (error) => rejectAll(batch, error));
-    else settle();
+    if (!this.log || !outcomes.some((outcome) => outcome.ok)) return settle();
+    if (batch.every((pending) => pending.syncLater)) {
+      try {
+        this.log.syncSoon();
+      } catch (error) {
+        return rejectAll(batch, error);
+      }
+      return settle();
+    }
+    this.log.sync().then(settle, (error) => rejectAll(batch, error));
   }
 }
 

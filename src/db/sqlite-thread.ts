@@ -37,7 +37,7 @@ export interface SqliteThreadOptions {
 export type ThreadRequest =
   | { kind: 'query'; id: number; sql: string; parameters: readonly unknown[] }
   /** One of the named operations, in the thread's group commit. */
-  | { kind: 'perform'; id: number; name: OperationName; args: unknown }
+  | { kind: 'perform'; id: number; name: OperationName; args: unknown; syncLater: boolean }
   /** ROLLBACK, when a transaction is still open. */
   | { kind: 'rollback'; id: number }
   | { kind: 'backup'; id: number; file: string }
@@ -125,11 +125,17 @@ export class SqliteThread {
   }
 
   /**
-   * Runs operation `name` in the thread's group commit: settles once it is committed and synced.
+   * Runs operation `name` in the thread's group commit: settles once it is committed and synced
+   * (with `syncLater`, once committed: WriteOptions).
    * The buffers in `transfer` move to the thread: they are empty here afterwards.
    */
-  perform<N extends OperationName>(name: N, args: OperationArgs<N>, transfer: ArrayBuffer[] = []): Promise<OperationResult<N>> {
-    return this.send({ kind: 'perform', id: 0, name, args }, transfer).then((answer) => {
+  perform<N extends OperationName>(
+    name: N,
+    args: OperationArgs<N>,
+    syncLater: boolean,
+    transfer: ArrayBuffer[] = [],
+  ): Promise<OperationResult<N>> {
+    return this.send({ kind: 'perform', id: 0, name, args, syncLater }, transfer).then((answer) => {
       if ('error' in answer) throw toError(answer.error);
       return (answer as { value: OperationResult<N> }).value;
     });

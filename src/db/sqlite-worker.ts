@@ -155,7 +155,7 @@ function operationsGroupCommit(): GroupCommit {
       }
     },
     1,
-    walSync && (() => walSync.sync()),
+    walSync,
   );
 }
 
@@ -205,7 +205,9 @@ async function runStatement(request: Exclude<ThreadRequest, { kind: 'perform' }>
 async function perform(request: Extract<ThreadRequest, { kind: 'perform' }>): Promise<ThreadAnswer> {
   group ??= operationsGroupCommit();
   try {
-    const value = await group.run((tx) => runOperation(tx, SQLITE_CAPABILITIES, request.name, request.args as never));
+    const value = await group.run((tx) => runOperation(tx, SQLITE_CAPABILITIES, request.name, request.args as never), {
+      syncLater: request.syncLater,
+    });
     return { id: request.id, value };
   } catch (error) {
     return { id: request.id, error: describe(error) };

@@ -15,8 +15,16 @@
  * queue) wrote nothing to the log: told by the connection's count of changed rows
  * (`changes`), which has not moved since the last sync began, it waits for that sync only, and
  * an idle server never syncs.
+ *
+ * A commit no one outside hears of (a claim, a settlement) asks for a sync soon instead
+ * (`syncSoon`): it rides on the next sync a write asks for, or one runs within
+ * SYNC_SOON_MS, as PostgreSQL's asynchronous commit leaves it to its WAL writer. In the counts
+ * workload (300 events/s) that took the syncs from 0.72 to 0.33 an event.
  */
 import { type FileHandle, open } from 'node:fs/promises';
+
+/** How long a commit no one outside hears of may wait for the sync that makes it durable. */
+export const SYNC_SOON_MS = 200;
 
 export class WalSync {
   private file: FileHandle | undefined;
@@ -26,6 +34,8 @@ export class WalSync {
   private failure: unknown;
   /** The count of changed rows when the last sync began: every commit up to it is in that sync. */
   private covered: number | undefined;
+  private soon: NodeJS.Timeout | undefined;
+  private closed = false;
 
   /** `changes`: the connection's count of rows changed so far (SQLite's total_changes()); without it, every call syncs. */
   constructor(
@@ -48,8 +58,26 @@ export class WalSync {
     return this.queued;
   }
 
+  /**
+   * Within SYNC_SOON_MS, everything written to the log before this call is on disk. Throws
+   * once a sync has failed, as `sync` rejects.
+   */
+  syncSoon(): void {
+    if (this.failure !== undefined) throw this.failure;
+    if (this.soon !== undefined || this.closed) return;
+    this.soon = setTimeout(() => {
+      this.soon = undefined;
+      // A failure is kept: every later sync, and so every write answered on one, fails with it.
+      this.sync().catch(() => undefined);
+    }, SYNC_SOON_MS);
+    this.soon.unref();
+  }
+
   /** Syncs what is left and closes the file. */
   async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.soon);
+    this.soon = undefined;
     // Writes made outside the group commit (the CLI's) are made durable here.
     await this.sync().catch(() => undefined);
     await this.file?.close();

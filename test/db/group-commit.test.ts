@@ -61,8 +61,8 @@ for (const backend of testBackends()) {
       const { handle, close } = await openTestDatabase(backend);
       try {
         const syncs: Array<{ resolve: () => void; reject: (error: Error) => void }> = [];
-        const durable = () => new Promise<void>((resolve, reject) => syncs.push({ resolve, reject }));
-        const group = new GroupCommit(inTransaction(handle.db), 1, durable);
+        const log = { sync: () => new Promise<void>((resolve, reject) => syncs.push({ resolve, reject })), syncSoon: () => undefined };
+        const group = new GroupCommit(inTransaction(handle.db), 1, log);
         let settled = false;
         const first = group
           .run((tx) => insertSubscription(tx, handle.capabilities, row('00000000-0000-0000-0000-000000000001')))
@@ -79,6 +79,47 @@ for (const backend of testBackends()) {
         await turnsUntil(() => syncs.length === 2);
         syncs[1]!.reject(new Error('disk gone'));
         await assert.rejects(second, /disk gone/);
+      } finally {
+        await close();
+      }
+    });
+
+    it('answers writes that sync later at their commit, asking for a sync soon (failing them when it cannot); with any other write, after the sync', async () => {
+      const { handle, close } = await openTestDatabase(backend);
+      try {
+        let syncs = 0;
+        let soon = 0;
+        let synced: () => void = () => undefined;
+        const log = {
+          sync: () => new Promise<void>((resolve) => ((synced = resolve), syncs++)),
+          syncSoon: () => void soon++,
+        };
+        const group = new GroupCommit(inTransaction(handle.db), 1, log);
+        const insert = (uuid: string) => (tx: Kysely<Database>) => insertSubscription(tx, handle.capabilities, row(uuid));
+        await Promise.all([
+          group.run(insert('00000000-0000-0000-0000-000000000001'), { syncLater: true }),
+          group.run(insert('00000000-0000-0000-0000-000000000002'), { syncLater: true }),
+        ]);
+        assert.deepEqual({ syncs, soon }, { syncs: 0, soon: 1 });
+
+        let settled = false;
+        const mixed = Promise.all([
+          group.run(insert('00000000-0000-0000-0000-000000000003'), { syncLater: true }),
+          group.run(insert('00000000-0000-0000-0000-000000000004')),
+        ]).finally(() => (settled = true));
+        await turnsUntil(() => syncs === 1);
+        assert.equal(settled, false);
+        synced();
+        await mixed;
+        assert.deepEqual({ syncs, soon }, { syncs: 1, soon: 1 });
+
+        const failed = new GroupCommit(inTransaction(handle.db), 1, {
+          ...log,
+          syncSoon: () => {
+            throw new Error('log gone');
+          },
+        });
+        await assert.rejects(failed.run(insert('00000000-0000-0000-0000-000000000005'), { syncLater: true }), /log gone/);
       } finally {
         await close();
       }

@@ -77,12 +77,17 @@ export function matchQueue(database: DatabaseHandle, notices?: NoticeEvents): Ma
   return {
     // A claim is a write: it shares a commit with the writes of the moment rather than pay its
     // own, and being one statement it needs no transaction when it commits alone.
+    // Neither is told to anyone outside once committed: they are synced later (WriteOptions).
     claim: (stage, lease, limit, filter) =>
-      database.perform('claim', { stage, lease, limit, filter }, { oneStatement: true, mayChangeNothing: true }),
+      database.perform('claim', { stage, lease, limit, filter }, { oneStatement: true, mayChangeNothing: true, syncLater: true }),
     settle: (holder, settlement, at) =>
       notices !== undefined && mayTell(settlement)
-        ? database.write((tx) => settleClaimed(tx, capabilities, { holder, settlement, at }, notices))
-        : database.perform('settle', { holder, settlement, at }, { oneStatement: capabilities.roundTrips && isPlain(settlement) }),
+        ? database.write((tx) => settleClaimed(tx, capabilities, { holder, settlement, at }, notices), { syncLater: true })
+        : database.perform(
+            'settle',
+            { holder, settlement, at },
+            { oneStatement: capabilities.roundTrips && isPlain(settlement), syncLater: true },
+          ),
     // One statement by itself, outside the group commit: a commit it shared with a settlement
     // the database refuses would fail with it. Not told to the storage watch: that so small a
     // write fits says nothing of room for a settlement.
