@@ -255,7 +255,7 @@ function watched<T>(write: () => Promise<T>, storage: StorageWatch, options: Wri
  * Each commit writes every page it changed to the log, whole, and a delivery changes a page of
  * each of its indexes, most of them at places of their own (the index of deliveries by
  * subscription: anywhere). With SQLite's default 4 KiB pages the counts workload wrote ~48 KB of
- * log per event for ~2 KB of data; with 1 KiB pages, ~21 KB, and the file itself was smaller
+ * log per event for ~2 KB of data; with 1 KiB pages, ~20 KB, and the file itself was smaller
  * (bench/history.md). Reads touch more, smaller pages, and the start-up load did not slow.
  */
 const SQLITE_PAGE_SIZE = 1024;
